@@ -1,1 +1,81 @@
-//! tmp
+//! Blackbox, the Vulkan layer (`libVkLayer_blackbox.so`, layer `VK_LAYER_blackbox`).
+//!
+//! The loader finds the layer through its manifest and calls the one exported function,
+//! [`ffi::vkNegotiateLoaderLayerInterfaceVersion`]. From then on the app's calls reach the hooks in [`ffi`],
+//! which turn raw pointers into typed calls, catch every panic, and call down the chain.
+//!
+//! - [`ffi`]: the entry points and the one list of what is intercepted; everything else resolves straight to
+//!   the next layer.
+//! - [`registry`]: per-object state ([`instance::Instance`], [`device::Device`]) found by dispatch key.
+//! - [`dispatch`]: the next layer's commands that the layer calls itself, each optional.
+//! - [`config`]: every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go.
+//!
+//! A failure inside the layer is logged and the layer steps aside; it never takes the app down.
+#![deny(unsafe_op_in_unsafe_fn)]
+// The crate is named after the library file the loader looks for.
+#![allow(non_snake_case)]
+
+/// Log macros for the layer: every message carries the target `blackbox`, which `VK_BLACKBOX_LOG` filters.
+macro_rules! log_at {
+    ($level:ident, $($arg:tt)+) => { ::log::$level!(target: "blackbox", $($arg)+) };
+}
+macro_rules! error { ($($arg:tt)+) => { log_at!(error, $($arg)+) }; }
+macro_rules! warn { ($($arg:tt)+) => { log_at!(warn, $($arg)+) }; }
+macro_rules! info { ($($arg:tt)+) => { log_at!(info, $($arg)+) }; }
+macro_rules! debug { ($($arg:tt)+) => { log_at!(debug, $($arg)+) }; }
+
+pub mod config;
+pub mod device;
+pub mod dispatch;
+pub mod ffi;
+pub mod instance;
+pub mod logging;
+pub mod registry;
+
+use once_cell::sync::Lazy;
+
+/// The layer's settings, set up on first use: variables parsed, log opened, bad values warned about and the
+/// report folder checked writable (or replaced by a fallback, with a warning).
+pub fn config() -> &'static config::Config {
+    static CONFIG: Lazy<config::Config> = Lazy::new(|| {
+        let parsed = config::Config::from_process_env();
+        let mut config = parsed.config;
+        let log_warning = logging::init(&config);
+        install_panic_hook();
+        for warning in parsed.warnings.iter().chain(log_warning.iter()) {
+            warn!("{warning}");
+        }
+        if let Err(e) = config::check_writable(&config.output_dir) {
+            let fallback = config::fallback_output_dir();
+            let from_variable = std::env::var_os("VK_BLACKBOX_OUTPUT").is_some_and(|v| !v.is_empty());
+            warn!(
+                "{}{}: cannot create or write the report folder ({e}); accepted: a writable folder; reports go to \
+                 {} instead",
+                if from_variable { "VK_BLACKBOX_OUTPUT=" } else { "default report folder " },
+                config.output_dir.display(),
+                fallback.display()
+            );
+            if let Err(e) = config::check_writable(&fallback) {
+                warn!("the fallback report folder {} is not writable either ({e})", fallback.display());
+            }
+            config.output_dir = fallback;
+        }
+        config
+    });
+    &CONFIG
+}
+
+/// Routes panics inside the layer to its log instead of the app's stderr. This library has its own copy of
+/// std, so the hook covers the layer's code only, never the host app's.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        error!("internal error{location}: {message}");
+    }));
+}

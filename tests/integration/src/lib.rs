@@ -1,1 +1,200 @@
-//! Helpers for the end-to-end tests.
+//! Helpers for the end-to-end tests: they run real programs (the test app, `vulkaninfo`, `vkcube`, the
+//! `blackbox` CLI) through the real Vulkan loader on lavapipe, with the Khronos validation layer below
+//! Blackbox, and look at what came out.
+//!
+//! The programs are built by `cargo build --workspace` (which `scripts/test.sh` runs before the tests).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// lavapipe's ICD manifest on Debian 12: the tests use lavapipe alone, whatever else is installed.
+pub const LAVAPIPE_ICD: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+/// The Khronos validation layer.
+pub const VALIDATION: &str = "VK_LAYER_KHRONOS_validation";
+/// What the layer logs once per device when it is active.
+pub const START_UP_LINE: &str = "[blackbox] info: Blackbox ";
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
+/// Where cargo put the workspace's binaries for this profile.
+pub fn bin_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"));
+    // Tests are built in the same profile as the binaries they drive.
+    target.join(if cfg!(debug_assertions) { "debug" } else { "release" })
+}
+
+fn built(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(path.exists(), "{} is not built: run scripts/test.sh (it builds the workspace first)", path.display());
+    path
+}
+
+/// `libVkLayer_blackbox.so`.
+pub fn layer_library() -> PathBuf {
+    built("libVkLayer_blackbox.so")
+}
+/// The test app.
+pub fn testapp() -> PathBuf {
+    built("bb-testapp")
+}
+/// The CLI.
+pub fn blackbox() -> PathBuf {
+    built("blackbox")
+}
+
+/// A fresh folder under the target dir, removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates `target/e2e/<label>-<pid>-<n>`.
+    pub fn new(label: &str) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = bin_dir().join("e2e").join(format!("{label}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        Self(dir)
+    }
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// Writes `manifest/<template>` into `dir` with `library_path` set to the built layer's absolute path.
+pub fn write_manifest(dir: &Path, template: &str) -> PathBuf {
+    let text = std::fs::read_to_string(workspace_root().join("manifest").join(template)).expect("manifest template");
+    let mut json: serde_json::Value = serde_json::from_str(&text).expect("manifest is JSON");
+    json["layer"]["library_path"] = layer_library().to_string_lossy().into_owned().into();
+    std::fs::create_dir_all(dir).expect("manifest dir");
+    let path = dir.join("VkLayer_blackbox.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write manifest");
+    path
+}
+
+/// A command with a controlled Vulkan environment: lavapipe only, no layer variables inherited from the
+/// caller, reports and state in `home`.
+pub fn vulkan_command(program: impl AsRef<Path>, home: &Path) -> Command {
+    let mut cmd = Command::new(program.as_ref());
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("VK_") || key.starts_with("XDG_") || key == "DISPLAY" {
+            cmd.env_remove(&key);
+        }
+    }
+    let runtime = home.join("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    cmd.env("VK_DRIVER_FILES", LAVAPIPE_ICD)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Enables Blackbox through its explicit manifest, with the validation layer below it.
+pub fn enable_explicit(cmd: &mut Command, manifest_dir: &Path) {
+    cmd.env("VK_ADD_LAYER_PATH", manifest_dir).env("VK_INSTANCE_LAYERS", format!("VK_LAYER_blackbox:{VALIDATION}"));
+}
+
+/// A finished run, with its output as text.
+pub struct Run {
+    /// How it ended.
+    pub status: std::process::ExitStatus,
+    /// Its stdout.
+    pub stdout: String,
+    /// Its stderr.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Everything it printed, for assertion messages.
+    pub fn dump(&self) -> String {
+        format!("status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}", self.status, self.stdout, self.stderr)
+    }
+
+    /// Asserts a zero exit status.
+    pub fn assert_success(&self) -> &Self {
+        assert!(self.status.success(), "expected success\n{}", self.dump());
+        self
+    }
+
+    /// Asserts that the validation layer said nothing, in any of the ways it speaks.
+    pub fn assert_no_validation_messages(&self) -> &Self {
+        for needle in ["Validation Error", "Validation Warning", "Validation Performance", "VUID-", "debug-utils message:"] {
+            assert!(!self.stdout.contains(needle) && !self.stderr.contains(needle), "validation message `{needle}`\n{}", self.dump());
+        }
+        self
+    }
+
+    /// How many start-up lines Blackbox logged (one per device).
+    pub fn start_up_lines(&self) -> usize {
+        self.stderr.lines().filter(|l| l.starts_with(START_UP_LINE)).count()
+    }
+
+    /// The `scenario NAME checksum HEX` lines of the test app.
+    pub fn checksums(&self) -> BTreeMap<String, String> {
+        self.stdout
+            .lines()
+            .filter_map(|line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                ["scenario", name, "checksum", sum] => Some((name.to_owned(), sum.to_owned())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Runs `cmd` to completion.
+pub fn run(cmd: &mut Command) -> Run {
+    let Output { status, stdout, stderr } = cmd.output().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    Run { status, stdout: String::from_utf8_lossy(&stdout).into_owned(), stderr: String::from_utf8_lossy(&stderr).into_owned() }
+}
+
+/// An Xvfb server on a free display, stopped when dropped.
+pub struct Xvfb {
+    child: std::process::Child,
+    /// `:N`.
+    pub display: String,
+}
+
+impl Xvfb {
+    /// Starts Xvfb and waits until it announces its display.
+    pub fn start() -> Self {
+        use std::io::Read;
+        let mut child = Command::new("Xvfb")
+            .args(["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb (scripts/setup.sh installs it)");
+        let mut out = child.stdout.take().unwrap();
+        let mut number = String::new();
+        let mut byte = [0u8; 1];
+        while out.read(&mut byte).map(|n| n == 1).unwrap_or(false) && byte[0] != b'\n' {
+            number.push(byte[0] as char);
+        }
+        assert!(!number.trim().is_empty(), "Xvfb did not report a display");
+        Self { child, display: format!(":{}", number.trim()) }
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,208 @@
+//! Every `VK_BLACKBOX_*` variable, parsed once, in this one place.
+//!
+//! A bad value never stops the app: it becomes a warning that names the variable, the value and what is
+//! accepted, and the default is used. The warnings are kept until the log is set up, then logged.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// One documented variable (the README's table mirrors this list).
+pub struct Variable {
+    /// The environment variable.
+    pub name: &'static str,
+    /// What it accepts.
+    pub accepted: &'static str,
+    /// What happens when it is unset.
+    pub default: &'static str,
+}
+
+/// The variables this build reads. `VK_BLACKBOX_ENABLE` / `VK_BLACKBOX_DISABLE` are the loader's.
+pub const VARIABLES: &[Variable] = &[
+    Variable {
+        name: "VK_BLACKBOX_OUTPUT",
+        accepted: "a folder path (created if missing)",
+        default: "$XDG_STATE_HOME/blackbox, else ~/.local/state/blackbox",
+    },
+    Variable {
+        name: "VK_BLACKBOX_LOG",
+        accepted: "a level (off, error, warn, info, debug, trace) or env_logger directives for blackbox targets",
+        default: "info",
+    },
+    Variable { name: "VK_BLACKBOX_LOG_FILE", accepted: "a file path (appended to)", default: "stderr" },
+];
+
+/// Levels the log filter accepts.
+const LEVELS: &[&str] = &["off", "error", "warn", "info", "debug", "trace"];
+
+/// The layer's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Folder reports are written to; checked writable (or replaced by a fallback) at start-up.
+    pub output_dir: PathBuf,
+    /// An env_logger filter, already validated.
+    pub log_filter: String,
+    /// Where the log goes; `None` is stderr.
+    pub log_file: Option<PathBuf>,
+}
+
+/// A config and the warnings its parsing produced.
+pub struct Parsed {
+    /// The settings in force.
+    pub config: Config,
+    /// One message per bad value, to be logged once logging exists.
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_process_env() -> Parsed {
+        Self::from_env(|name| std::env::var_os(name))
+    }
+
+    /// Reads the variables through `var`, so tests can feed any environment.
+    pub fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Parsed {
+        let mut warnings = Vec::new();
+        let set = |name: &str| var(name).filter(|v| !v.is_empty());
+
+        let log_filter = match set("VK_BLACKBOX_LOG").map(|v| v.to_string_lossy().into_owned()) {
+            None => "info".to_owned(),
+            Some(value) => match check_log_filter(&value) {
+                Ok(()) => value,
+                Err(why) => {
+                    warnings.push(format!(
+                        "VK_BLACKBOX_LOG={value:?} is not valid ({why}); accepted: a level ({}) or \
+                         directives like `blackbox=debug`; using the default `info`",
+                        LEVELS.join(", ")
+                    ));
+                    "info".to_owned()
+                }
+            },
+        };
+
+        let log_file = set("VK_BLACKBOX_LOG_FILE").map(PathBuf::from);
+
+        let default_output = default_output_dir(&var);
+        let output_dir = match set("VK_BLACKBOX_OUTPUT").map(PathBuf::from) {
+            None => default_output,
+            Some(dir) if dir.is_relative() => {
+                // A relative path would follow the app's working directory, which apps change; anchor it now.
+                std::env::current_dir().map(|cwd| cwd.join(&dir)).unwrap_or(dir)
+            }
+            Some(dir) => dir,
+        };
+
+        Parsed { config: Config { output_dir, log_filter, log_file }, warnings }
+    }
+}
+
+/// `$XDG_STATE_HOME/blackbox`, else `~/.local/state/blackbox`, else a folder under the temp dir.
+fn default_output_dir(var: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
+    if let Some(state) = var("XDG_STATE_HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
+        return state.join("blackbox");
+    }
+    if let Some(home) = var("HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
+        return home.join(".local/state/blackbox");
+    }
+    fallback_output_dir()
+}
+
+/// Where reports go when the chosen folder cannot be written: a per-user folder under the temp dir.
+pub fn fallback_output_dir() -> PathBuf {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("blackbox-{uid}"))
+}
+
+/// Checks an env_logger filter: comma-separated `level`, `target` or `target=level` directives. Targets must
+/// be Blackbox's own (`blackbox`, `blackbox::...`): the layer logs nothing else, so any other word is a typo.
+pub fn check_log_filter(value: &str) -> Result<(), String> {
+    // A `/regex` suffix filters message text; only the directives before it are checked.
+    let directives = value.split('/').next().unwrap_or_default();
+    for directive in directives.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let is_level = |s: &str| LEVELS.iter().any(|l| l.eq_ignore_ascii_case(s));
+        let is_target = |s: &str| s == "blackbox" || s.starts_with("blackbox::");
+        let ok = match directive.split_once('=') {
+            Some((target, level)) => is_target(target.trim()) && is_level(level.trim()),
+            None => is_level(directive) || is_target(directive),
+        };
+        if !ok {
+            return Err(format!("`{directive}` is neither a level nor `blackbox[=level]`"));
+        }
+    }
+    Ok(())
+}
+
+/// Makes sure reports can be written to `dir` (creating it), or returns why not.
+pub fn check_writable(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".blackbox-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(vars: &[(&str, &str)]) -> Parsed {
+        let map: HashMap<String, OsString> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        Config::from_env(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let p = parse(&[("HOME", "/home/u")]);
+        assert!(p.warnings.is_empty());
+        assert_eq!(p.config.log_filter, "info");
+        assert_eq!(p.config.output_dir, PathBuf::from("/home/u/.local/state/blackbox"));
+        assert_eq!(p.config.log_file, None);
+    }
+
+    #[test]
+    fn xdg_state_home_wins_over_home() {
+        let p = parse(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "/state")]);
+        assert_eq!(p.config.output_dir, PathBuf::from("/state/blackbox"));
+        // A relative XDG value is invalid per the XDG spec and ignored.
+        let p = parse(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "rel")]);
+        assert_eq!(p.config.output_dir, PathBuf::from("/home/u/.local/state/blackbox"));
+    }
+
+    #[test]
+    fn log_filters() {
+        for ok in ["debug", "WARN", "blackbox=trace", "blackbox::device=debug,info", "off", "info/device"] {
+            assert_eq!(check_log_filter(ok), Ok(()), "{ok}");
+        }
+        for bad in ["verbose", "blackbox=loud", "wgpu=debug", "2"] {
+            assert!(check_log_filter(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bad_log_value_warns_and_uses_default() {
+        let p = parse(&[("VK_BLACKBOX_LOG", "verbose")]);
+        assert_eq!(p.config.log_filter, "info");
+        assert_eq!(p.warnings.len(), 1);
+        assert!(p.warnings[0].contains("VK_BLACKBOX_LOG=\"verbose\""), "{}", p.warnings[0]);
+        assert!(p.warnings[0].contains("off, error, warn, info, debug, trace"), "{}", p.warnings[0]);
+    }
+
+    #[test]
+    fn empty_values_are_unset() {
+        let p = parse(&[("VK_BLACKBOX_LOG", ""), ("VK_BLACKBOX_OUTPUT", ""), ("HOME", "/h")]);
+        assert!(p.warnings.is_empty());
+        assert_eq!(p.config.output_dir, PathBuf::from("/h/.local/state/blackbox"));
+    }
+
+    #[test]
+    fn every_variable_is_documented_once() {
+        let mut names: Vec<_> = VARIABLES.iter().map(|v| v.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), VARIABLES.len());
+        let readme = include_str!("../../README.md");
+        for v in VARIABLES {
+            assert!(readme.contains(&format!("`{}`", v.name)), "{} missing from the README's table", v.name);
+        }
+    }
+}

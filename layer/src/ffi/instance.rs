@@ -1,0 +1,162 @@
+//! Hooks dispatched on an instance: creating and destroying it, and creating devices.
+
+use ash::vk;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+use super::loader::{self, LayerDeviceCreateInfo, LayerInstanceCreateInfo};
+use super::{contained, entry};
+use crate::device::Device;
+use crate::dispatch::DeviceDispatch;
+use crate::instance::{version_string, Instance};
+use crate::registry::{self, dispatch_key, INSTANCES};
+
+/// `vkCreateInstance`: takes the next link from the loader's chain info, calls down, and records the instance.
+pub(super) unsafe extern "system" fn create_instance(
+    create_info: *const vk::InstanceCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out_instance: *mut vk::Instance,
+) -> vk::Result {
+    entry("vkCreateInstance", vk::Result::ERROR_INITIALIZATION_FAILED, || {
+        // SAFETY: the loader passes the app's valid create info.
+        let Some(info) = (unsafe { create_info.as_ref() }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: a valid pNext chain.
+        let chain: *mut LayerInstanceCreateInfo = unsafe {
+            loader::find_loader_info(info.p_next, loader::LOADER_INSTANCE_CREATE_INFO, loader::LAYER_LINK_INFO)
+        };
+        // SAFETY: the loader's link info and its current link are valid during this call.
+        let Some(link) = (unsafe { chain.as_mut().and_then(|c| c.u.p_layer_info.as_ref()) }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        let next_gipa = link.pfn_next_get_instance_proc_addr;
+        // SAFETY: the next layer resolves global commands with a null instance.
+        let Some(next_create) = (unsafe { next_gipa(vk::Instance::null(), c"vkCreateInstance".as_ptr()) }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the command named vkCreateInstance has this type.
+        let next_create: vk::PFN_vkCreateInstance = unsafe { std::mem::transmute(next_create) };
+        // The next layer finds its own link after ours.
+        // SAFETY: `chain` is non-null (checked above) and the loader's to modify.
+        unsafe { (*chain).u.p_layer_info = link.p_next };
+
+        contained("reading VK_BLACKBOX_* settings", crate::config);
+
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next_create(create_info, allocator, out_instance) };
+        if result != vk::Result::SUCCESS {
+            return result;
+        }
+        // SAFETY: on success the next layer wrote a valid instance.
+        let handle = unsafe { *out_instance };
+        // SAFETY: the instance was created from `info`.
+        let state = unsafe { Instance::new(handle, next_gipa, info) };
+        contained("instance start-up", || {
+            debug!("instance created for \"{}\" (API {})", state.app_name, version_string(state.api_version));
+        });
+        // SAFETY: a live instance created through the loader.
+        INSTANCES.insert(unsafe { dispatch_key(handle) }, Arc::new(state));
+        result
+    })
+}
+
+/// `vkDestroyInstance`: forgets the instance and calls down.
+pub(super) unsafe extern "system" fn destroy_instance(instance: vk::Instance, allocator: *const vk::AllocationCallbacks) {
+    entry("vkDestroyInstance", (), || {
+        // SAFETY: a valid (or null) instance handle from the app.
+        let Some(state) = INSTANCES.remove(unsafe { dispatch_key(instance) }) else {
+            return;
+        };
+        if let Some(destroy) = state.next.destroy_instance {
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { destroy(instance, allocator) };
+        }
+    })
+}
+
+/// `vkCreateDevice`: takes the next link, calls down, records the device and logs the start-up line.
+pub(super) unsafe extern "system" fn create_device(
+    physical_device: vk::PhysicalDevice,
+    create_info: *const vk::DeviceCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out_device: *mut vk::Device,
+) -> vk::Result {
+    entry("vkCreateDevice", vk::Result::ERROR_INITIALIZATION_FAILED, || {
+        // SAFETY: a physical device of a live instance, passed by the app.
+        let Some(instance) = (unsafe { registry::instance_of(physical_device) }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the loader passes the app's valid create info.
+        let Some(info) = (unsafe { create_info.as_ref() }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: a valid pNext chain.
+        let chain: *mut LayerDeviceCreateInfo =
+            unsafe { loader::find_loader_info(info.p_next, loader::LOADER_DEVICE_CREATE_INFO, loader::LAYER_LINK_INFO) };
+        // SAFETY: as for the link; the loader-data struct, when present, carries the callback.
+        let set_loader_data = unsafe {
+            let data: *mut LayerDeviceCreateInfo = loader::find_loader_info(
+                info.p_next,
+                loader::LOADER_DEVICE_CREATE_INFO,
+                loader::LOADER_DATA_CALLBACK,
+            );
+            data.as_ref().and_then(|d| d.u.pfn_set_device_loader_data)
+        };
+        // SAFETY: the loader's link info and its current link are valid during this call.
+        let Some(link) = (unsafe { chain.as_mut().and_then(|c| c.u.p_layer_info.as_ref()) }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        let next_gipa = link.pfn_next_get_instance_proc_addr;
+        let next_gdpa = link.pfn_next_get_device_proc_addr;
+        // SAFETY: the next layer resolves instance commands for its live instance.
+        let Some(next_create) = (unsafe { next_gipa(instance.handle, c"vkCreateDevice".as_ptr()) }) else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the command named vkCreateDevice has this type.
+        let next_create: vk::PFN_vkCreateDevice = unsafe { std::mem::transmute(next_create) };
+        // SAFETY: `chain` is non-null (checked above) and the loader's to modify.
+        unsafe { (*chain).u.p_layer_info = link.p_next };
+
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next_create(physical_device, create_info, allocator, out_device) };
+        if result != vk::Result::SUCCESS {
+            return result;
+        }
+        // SAFETY: on success the next layer wrote a valid device.
+        let handle = unsafe { *out_device };
+        // SAFETY: the next layer resolves device commands for its live device.
+        let next = DeviceDispatch::load(|name| unsafe { next_gdpa(handle, name.as_ptr()) });
+        // SAFETY: the physical device belongs to `instance`.
+        let description = unsafe { instance.describe(physical_device) };
+        let device = Arc::new(Device {
+            handle,
+            physical_device,
+            instance,
+            next_get_device_proc_addr: next_gdpa,
+            next,
+            set_loader_data,
+            description,
+            queues: Mutex::new(Vec::new()),
+        });
+        // SAFETY: a live device created through the loader.
+        registry::DEVICES.insert(unsafe { dispatch_key(handle) }, device.clone());
+        contained("device start-up", || log_start_up(&device));
+        result
+    })
+}
+
+/// The one line that says the layer is active, on what, and with which settings.
+fn log_start_up(device: &Device) {
+    let config = crate::config();
+    info!(
+        "Blackbox {} active in \"{}\" on {} (Vulkan {}, {}); features: none active in this build (calls pass \
+         through); reports: {}",
+        env!("CARGO_PKG_VERSION"),
+        device.instance.app_name,
+        device.description.name,
+        version_string(device.description.api_version),
+        device.description.driver.trim(),
+        config.output_dir.display()
+    );
+}

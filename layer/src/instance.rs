@@ -1,0 +1,123 @@
+//! State kept per `VkInstance`.
+
+use ash::vk;
+use std::ffi::CStr;
+
+use crate::dispatch::InstanceDispatch;
+
+/// An instance the layer sits in.
+pub struct Instance {
+    /// The app's handle.
+    pub handle: vk::Instance,
+    /// The next layer's `vkGetInstanceProcAddr`, which resolves every command Blackbox does not intercept.
+    pub next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    /// The next layer's commands Blackbox calls itself.
+    pub next: InstanceDispatch,
+    /// `VkApplicationInfo::pApplicationName`, else the process name.
+    pub app_name: String,
+    /// The API version the app asked for (1.0 when it gave none): the layer may call only what it allows.
+    pub api_version: u32,
+}
+
+/// What the start-up line and the reports say about a device.
+pub struct DeviceDescription {
+    /// `VkPhysicalDeviceProperties::deviceName`.
+    pub name: String,
+    /// The driver's name and version, e.g. `Mesa 22.3.6 (llvmpipe)`, or the decoded `driverVersion`.
+    pub driver: String,
+    /// The device's Vulkan version.
+    pub api_version: u32,
+}
+
+impl Instance {
+    /// Builds the state from the app's create info and the next layer's `vkGetInstanceProcAddr`.
+    ///
+    /// # Safety
+    /// `create_info` must be the valid create info the instance was created from.
+    pub unsafe fn new(
+        handle: vk::Instance,
+        next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+        create_info: &vk::InstanceCreateInfo,
+    ) -> Self {
+        // SAFETY: the loader resolves instance commands of a live instance.
+        let next = InstanceDispatch::load(|name| unsafe { next_get_instance_proc_addr(handle, name.as_ptr()) });
+        // SAFETY: the app's create info is valid (forwarded to the caller).
+        let app_info = unsafe { create_info.p_application_info.as_ref() };
+        let app_name = app_info
+            .filter(|info| !info.p_application_name.is_null())
+            // SAFETY: a non-null pApplicationName is a NUL-terminated string.
+            .map(|info| unsafe { CStr::from_ptr(info.p_application_name) }.to_string_lossy().into_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(process_name);
+        let api_version = app_info.map_or(0, |info| info.api_version).max(vk::API_VERSION_1_0);
+        Self { handle, next_get_instance_proc_addr, next, app_name, api_version }
+    }
+
+    /// Name, driver and version of `physical_device`, asked in the ways the app's API version allows (the
+    /// validation layer below Blackbox would flag anything else).
+    ///
+    /// # Safety
+    /// `physical_device` must belong to this instance.
+    pub unsafe fn describe(&self, physical_device: vk::PhysicalDevice) -> DeviceDescription {
+        let mut props = vk::PhysicalDeviceProperties::default();
+        if let Some(get) = self.next.get_physical_device_properties {
+            // SAFETY: valid physical device, valid output struct.
+            unsafe { get(physical_device, &mut props) };
+        }
+        let name = c_chars(&props.device_name);
+        let mut driver = None;
+        let can_ask_driver = self.api_version >= vk::API_VERSION_1_1 && props.api_version >= vk::API_VERSION_1_2;
+        if let (true, Some(get2)) = (can_ask_driver, self.next.get_physical_device_properties2) {
+            let mut driver_props = vk::PhysicalDeviceDriverProperties::default();
+            let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_props);
+            // SAFETY: core 1.1 command on a 1.2 device, with a chain of valid structs.
+            unsafe { get2(physical_device, &mut props2) };
+            driver = Some(format!("{} {}", c_chars(&driver_props.driver_name), c_chars(&driver_props.driver_info)));
+        }
+        let driver = driver.unwrap_or_else(|| decode_driver_version(props.vendor_id, props.driver_version));
+        DeviceDescription { name, driver, api_version: props.api_version }
+    }
+}
+
+/// The process name, for apps that give no application name.
+fn process_name() -> String {
+    std::fs::read_to_string("/proc/self/comm")
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// A fixed-size NUL-terminated char array from a Vulkan struct.
+pub fn c_chars(chars: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `driverVersion` as its vendor encodes it (NVIDIA packs 10.8.8.6 bits; most others use `VK_MAKE_VERSION`).
+pub fn decode_driver_version(vendor_id: u32, v: u32) -> String {
+    const NVIDIA: u32 = 0x10de;
+    if vendor_id == NVIDIA {
+        format!("driver {}.{}.{}.{}", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff, v & 0x3f)
+    } else {
+        format!("driver {}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+    }
+}
+
+/// `1.3.239`.
+pub fn version_string(v: u32) -> String {
+    format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_versions() {
+        // NVIDIA 580.95.5.0 as the H200's driver reports it.
+        let nv = (580 << 22) | (95 << 14) | (5 << 6);
+        assert_eq!(decode_driver_version(0x10de, nv), "driver 580.95.5.0");
+        assert_eq!(decode_driver_version(0x10005, vk::make_api_version(0, 22, 3, 6)), "driver 22.3.6");
+    }
+}

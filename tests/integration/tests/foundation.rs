@@ -1,0 +1,198 @@
+//! The foundation: the layer loads through the real loader (explicit and implicit manifests), steps aside
+//! cleanly (the app computes the same results), keeps the validation layer below it silent, and handles its
+//! variables as documented.
+
+use blackbox_integration::*;
+use std::collections::BTreeMap;
+use std::process::Command;
+
+fn testapp_all(home: &TempDir) -> Command {
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("all");
+    cmd
+}
+
+/// Runs `bb-testapp all` with validation alone: the reference checksums.
+fn reference_checksums() -> BTreeMap<String, String> {
+    let home = TempDir::new("reference");
+    let mut cmd = testapp_all(&home);
+    cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
+    let run = run(&mut cmd);
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.start_up_lines(), 0, "the layer must not be loaded here\n{}", run.dump());
+    let sums = run.checksums();
+    assert!(sums.len() >= 9, "expected every scenario's checksum\n{}", run.dump());
+    sums
+}
+
+#[test]
+fn explicit_layer_keeps_every_checksum_and_validation_silent() {
+    let reference = reference_checksums();
+    let home = TempDir::new("explicit");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = testapp_all(&home);
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.checksums(), reference, "\n{}", run.dump());
+    // One start-up line per device: `instances` creates six devices, every other scenario shares the app's.
+    assert!(run.start_up_lines() >= 2, "{}", run.dump());
+}
+
+#[test]
+fn explicit_layer_found_through_vk_layer_path() {
+    let home = TempDir::new("layer-path");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("compute").env("VK_LAYER_PATH", &manifests).env("VK_INSTANCE_LAYERS", format!("VK_LAYER_blackbox:{VALIDATION}"));
+    let run = run(&mut cmd);
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.start_up_lines(), 1, "{}", run.dump());
+}
+
+#[test]
+fn implicit_layer_via_blackbox_run_keeps_every_checksum() {
+    let reference = reference_checksums();
+    let home = TempDir::new("implicit-run");
+    let mut cmd = vulkan_command(blackbox(), home.path());
+    cmd.args(["run", "--validation", "--"]).arg(testapp()).arg("all");
+    let run = run(&mut cmd);
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.checksums(), reference, "\n{}", run.dump());
+    assert!(run.start_up_lines() >= 2, "{}", run.dump());
+}
+
+#[test]
+fn implicit_manifest_obeys_enable_and_disable_variables() {
+    let home = TempDir::new("implicit-env");
+    write_manifest(&home.path().join("data/vulkan/implicit_layer.d"), "VkLayer_blackbox_implicit.json");
+    let compute = |vars: &[(&str, &str)]| {
+        let mut cmd = vulkan_command(testapp(), home.path());
+        cmd.arg("compute").env("VK_INSTANCE_LAYERS", VALIDATION).envs(vars.iter().copied());
+        let run = run(&mut cmd);
+        run.assert_success().assert_no_validation_messages();
+        run.start_up_lines()
+    };
+    assert_eq!(compute(&[]), 0, "an implicit layer is off until VK_BLACKBOX_ENABLE=1");
+    assert_eq!(compute(&[("VK_BLACKBOX_ENABLE", "1")]), 1);
+    assert_eq!(compute(&[("VK_BLACKBOX_ENABLE", "1"), ("VK_BLACKBOX_DISABLE", "1")]), 0);
+}
+
+#[test]
+fn vulkaninfo_through_the_layer() {
+    let home = TempDir::new("vulkaninfo");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command("vulkaninfo", home.path());
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    run.assert_success().assert_no_validation_messages();
+    assert!(run.stdout.contains("VK_LAYER_blackbox"), "{}", run.dump());
+    assert!(run.stdout.contains("llvmpipe"), "{}", run.dump());
+    assert!(run.start_up_lines() >= 1, "{}", run.dump());
+}
+
+#[test]
+fn vkcube_renders_100_frames_under_xvfb() {
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("vkcube");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command("vkcube", home.path());
+    cmd.args(["--c", "100"]).env("DISPLAY", &xvfb.display);
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.start_up_lines(), 1, "{}", run.dump());
+    assert!(run.stderr.contains("active in \"vkcube\""), "{}", run.dump());
+}
+
+/// Runs the compute scenario through the explicit layer with extra variables.
+fn compute_with(home: &TempDir, vars: &[(&str, &str)]) -> Run {
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("compute").envs(vars.iter().copied());
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.checksums().len(), 1, "{}", run.dump());
+    run
+}
+
+#[test]
+fn bad_log_filter_warns_and_uses_info() {
+    let home = TempDir::new("bad-log");
+    let run = compute_with(&home, &[("VK_BLACKBOX_LOG", "verbose")]);
+    assert!(
+        run.stderr.contains("[blackbox] warn: VK_BLACKBOX_LOG=\"verbose\" is not valid")
+            && run.stderr.contains("off, error, warn, info, debug, trace")
+            && run.stderr.contains("using the default `info`"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(run.start_up_lines(), 1, "the default `info` is in force\n{}", run.dump());
+}
+
+#[test]
+fn log_filter_is_obeyed() {
+    let home = TempDir::new("log-warn");
+    let run = compute_with(&home, &[("VK_BLACKBOX_LOG", "warn")]);
+    assert_eq!(run.start_up_lines(), 0, "{}", run.dump());
+    assert!(!run.stderr.contains("[blackbox]"), "{}", run.dump());
+}
+
+#[test]
+fn log_file_receives_the_log() {
+    let home = TempDir::new("log-file");
+    let log = home.path().join("blackbox.log");
+    let run = compute_with(&home, &[("VK_BLACKBOX_LOG_FILE", log.to_str().unwrap())]);
+    assert!(!run.stderr.contains("[blackbox]"), "{}", run.dump());
+    let text = std::fs::read_to_string(&log).expect("log file written");
+    assert!(text.contains(START_UP_LINE), "{text}");
+}
+
+#[test]
+fn unopenable_log_file_warns_and_uses_stderr() {
+    let home = TempDir::new("bad-log-file");
+    let run = compute_with(&home, &[("VK_BLACKBOX_LOG_FILE", "/proc/no-such-dir/blackbox.log")]);
+    assert!(
+        run.stderr.contains("[blackbox] warn: VK_BLACKBOX_LOG_FILE=/proc/no-such-dir/blackbox.log: cannot open it"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(run.start_up_lines(), 1, "{}", run.dump());
+}
+
+#[test]
+fn unwritable_output_folder_warns_and_falls_back() {
+    let home = TempDir::new("bad-output");
+    let run = compute_with(&home, &[("VK_BLACKBOX_OUTPUT", "/proc/blackbox-reports")]);
+    assert!(
+        run.stderr.contains("[blackbox] warn: VK_BLACKBOX_OUTPUT=/proc/blackbox-reports: cannot create or write the report folder"),
+        "{}",
+        run.dump()
+    );
+    // SAFETY: getuid has no preconditions.
+    let fallback = std::env::temp_dir().join(format!("blackbox-{}", unsafe { libc_getuid() }));
+    assert!(run.stderr.contains(&format!("reports: {}", fallback.display())), "{}", run.dump());
+}
+
+#[test]
+fn output_folder_is_created_and_named_in_the_start_up_line() {
+    let home = TempDir::new("output");
+    let out = home.path().join("reports/deep");
+    let run = compute_with(&home, &[("VK_BLACKBOX_OUTPUT", out.to_str().unwrap())]);
+    assert!(out.is_dir());
+    assert!(run.stderr.contains(&format!("reports: {}", out.display())), "{}", run.dump());
+    // The default: $XDG_STATE_HOME/blackbox.
+    let run = compute_with(&home, &[]);
+    assert!(run.stderr.contains(&format!("reports: {}", home.path().join("state/blackbox").display())), "{}", run.dump());
+}
+
+extern "C" {
+    #[link_name = "getuid"]
+    fn libc_getuid() -> u32;
+}
