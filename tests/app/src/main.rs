@@ -1,1 +1,307 @@
-fn main() { println!("todo"); }
+//! bb-testapp: a small Vulkan program whose scenarios the Blackbox integration tests drive.
+//!
+//! `bb-testapp [OPTIONS] SCENARIO...` prints one line per scenario on stdout,
+//! `scenario <name> checksum <16 hex digits>` (FNV-1a 64 of the bytes read back from the GPU), or
+//! `scenario <name> skipped <reason>`. Everything else goes to stderr.
+//!
+//! Exit codes: 0 success; 1 a Vulkan (or other runtime) error; 2 bad command line; 3 the debug-utils
+//! messenger received a message (e.g. from the validation layer); 4 a scenario was skipped.
+//!
+//! The app never enables layers itself: tests do it with `VK_INSTANCE_LAYERS`.
+
+mod context;
+mod scenarios;
+mod shaders;
+
+use std::ffi::{c_void, CStr};
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{bail, Context as _, Result};
+use ash::vk;
+
+use context::{Context, VkResultExt};
+use scenarios::{Outcome, SCENARIOS};
+
+const USAGE: &str = "\
+usage: bb-testapp [OPTIONS] SCENARIO...
+  SCENARIO       a name from --list, or `all` (every scenario except record-bench)
+options:
+  --list         print the scenario names, one per line, and exit
+  --device-index N   physical device to use (default 0)
+  --cmdbufs N    record-bench: command buffers per iteration (default 32)
+  --draws M      record-bench: draws per command buffer (default 500)
+  --iters K      record-bench: iterations (default 20)";
+
+/// record-bench parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchOptions {
+    pub cmdbufs: u32,
+    pub draws: u32,
+    pub iters: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub device_index: usize,
+    pub bench: BenchOptions,
+    pub scenarios: Vec<&'static str>,
+}
+
+enum Command {
+    Run(Options),
+    List,
+    Help,
+}
+
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
+    let mut options = Options {
+        device_index: 0,
+        bench: BenchOptions {
+            cmdbufs: 32,
+            draws: 500,
+            iters: 20,
+        },
+        scenarios: Vec::new(),
+    };
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| -> Result<u32> {
+            let v = args
+                .next()
+                .with_context(|| format!("{name} needs a value"))?;
+            v.parse()
+                .with_context(|| format!("{name}: `{v}` is not a non-negative integer"))
+        };
+        match arg.as_str() {
+            "--list" => return Ok(Command::List),
+            "-h" | "--help" => return Ok(Command::Help),
+            "--device-index" => options.device_index = value("--device-index")? as usize,
+            "--cmdbufs" => options.bench.cmdbufs = value("--cmdbufs")?.max(1),
+            "--draws" => options.bench.draws = value("--draws")?.max(1),
+            "--iters" => options.bench.iters = value("--iters")?.max(1),
+            "all" => options
+                .scenarios
+                .extend(SCENARIOS.iter().filter(|s| s.in_all).map(|s| s.name)),
+            name if name.starts_with('-') => bail!("unknown option `{name}`"),
+            name => match SCENARIOS.iter().find(|s| s.name == name) {
+                Some(s) => options.scenarios.push(s.name),
+                None => bail!("unknown scenario `{name}` (see --list)"),
+            },
+        }
+    }
+    if options.scenarios.is_empty() {
+        bail!("no scenario given");
+    }
+    Ok(Command::Run(options))
+}
+
+fn main() -> ExitCode {
+    let options = match parse_args(std::env::args().skip(1)) {
+        Ok(Command::Run(options)) => options,
+        Ok(Command::List) => {
+            for s in SCENARIOS {
+                println!("{}", s.name);
+            }
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("bb-testapp: {e:#}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+
+    let result = run(&options);
+    let messages = DEBUG_MESSAGES.load(Ordering::SeqCst);
+    eprintln!("debug-utils messages: {messages}");
+    match result {
+        Err(e) => {
+            eprintln!("bb-testapp: error: {e:#}");
+            ExitCode::from(1)
+        }
+        Ok(_) if messages > 0 => ExitCode::from(3),
+        Ok(RunSummary { skipped: true }) => ExitCode::from(4),
+        Ok(_) => ExitCode::SUCCESS,
+    }
+}
+
+struct RunSummary {
+    skipped: bool,
+}
+
+fn run(options: &Options) -> Result<RunSummary> {
+    // SAFETY: loading the system Vulkan loader; nothing else in this process loads a different one.
+    let entry =
+        unsafe { ash::Entry::load() }.context("cannot load the Vulkan loader (libvulkan.so.1)")?;
+    let app = AppInstance::create(&entry)?;
+    if app.debug_utils.is_none() {
+        eprintln!("bb-testapp: VK_EXT_debug_utils is not available: validation messages cannot be counted");
+    }
+    let cx = Context::new(&app, options.device_index)?;
+    eprintln!(
+        "bb-testapp: device {}: {}",
+        options.device_index, cx.device_name
+    );
+
+    let mut summary = RunSummary { skipped: false };
+    for &name in &options.scenarios {
+        let scenario = SCENARIOS
+            .iter()
+            .find(|s| s.name == name)
+            .expect("validated by parse_args");
+        let outcome = (scenario.run)(&cx, options).with_context(|| format!("scenario {name}"))?;
+        cx.destroy_owned();
+        match outcome {
+            Outcome::Checksum(sum) => println!("scenario {name} checksum {sum:016x}"),
+            Outcome::Skipped(reason) => {
+                println!("scenario {name} skipped {reason}");
+                summary.skipped = true;
+            }
+        }
+    }
+
+    cx.destroy();
+    app.destroy();
+    Ok(summary)
+}
+
+// ---- instance and debug messenger ----
+
+/// Messages received by every messenger this process created (all instances share the count).
+static DEBUG_MESSAGES: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "system" fn on_debug_message(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    _user_data: *mut c_void,
+) -> vk::Bool32 {
+    // SAFETY: the loader passes valid callback data for the duration of the call.
+    let (id, message) = match unsafe { data.as_ref() } {
+        Some(data) => unsafe {
+            (
+                data.message_id_name_as_c_str()
+                    .map(CStr::to_string_lossy)
+                    .unwrap_or_default(),
+                data.message_as_c_str()
+                    .map(CStr::to_string_lossy)
+                    .unwrap_or_default(),
+            )
+        },
+        None => Default::default(),
+    };
+    // writeln! rather than eprintln!: a panic must not unwind out of an extern "system" callback.
+    let mut stderr = std::io::stderr();
+    if is_env_var_note(severity, types, &id, &message) {
+        let _ = writeln!(stderr, "bb-testapp: loader note (not counted): {message}");
+    } else {
+        DEBUG_MESSAGES.fetch_add(1, Ordering::SeqCst);
+        let _ = writeln!(
+            stderr,
+            "bb-testapp: debug-utils message: [{severity:?}] [{types:?}] {id}: {message}"
+        );
+    }
+    vk::FALSE
+}
+
+/// The loader warns (1.3.239: `env var 'VK_INSTANCE_LAYERS' defined and adding layers ...`, `Layer ... forced
+/// enabled due to env var ...`) whenever an environment variable selects layers or drivers, which is exactly
+/// how the tests enable layers. Those warnings only echo the test setup: they are shown but not counted.
+fn is_env_var_note(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    types: vk::DebugUtilsMessageTypeFlagsEXT,
+    id: &str,
+    message: &str,
+) -> bool {
+    severity == vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+        && types == vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+        && id == "Loader Message"
+        && message.contains("env var '")
+}
+
+fn messenger_info() -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
+    vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+        )
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
+        .pfn_user_callback(Some(on_debug_message))
+}
+
+pub struct DebugUtils {
+    loader: ash::ext::debug_utils::Instance,
+    messenger: vk::DebugUtilsMessengerEXT,
+}
+
+/// A Vulkan instance with, when VK_EXT_debug_utils exists, a messenger counting warnings and errors.
+pub struct AppInstance {
+    pub entry: ash::Entry,
+    pub instance: ash::Instance,
+    pub debug_utils: Option<DebugUtils>,
+}
+
+impl AppInstance {
+    pub fn create(entry: &ash::Entry) -> Result<AppInstance> {
+        // SAFETY (whole function): plain Vulkan calls with create infos that outlive them.
+        let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
+            .vk_context("vkEnumerateInstanceExtensionProperties")?;
+        let has_debug_utils = extensions
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::debug_utils::NAME));
+
+        let app_info = vk::ApplicationInfo::default()
+            .application_name(c"bb-testapp")
+            .application_version(1)
+            .engine_name(c"none")
+            .api_version(vk::API_VERSION_1_3);
+        let enabled = [ash::ext::debug_utils::NAME.as_ptr()];
+        let enabled = if has_debug_utils { &enabled[..] } else { &[] };
+        // Chained into vkCreateInstance too, so that messages from instance creation and destruction count.
+        let mut creation_messenger = messenger_info();
+        let mut info = vk::InstanceCreateInfo::default()
+            .application_info(&app_info)
+            .enabled_extension_names(enabled);
+        if has_debug_utils {
+            info = info.push_next(&mut creation_messenger);
+        }
+        let instance =
+            unsafe { entry.create_instance(&info, None) }.vk_context("vkCreateInstance")?;
+
+        let debug_utils = if has_debug_utils {
+            let loader = ash::ext::debug_utils::Instance::new(entry, &instance);
+            let messenger = unsafe { loader.create_debug_utils_messenger(&messenger_info(), None) }
+                .vk_context("vkCreateDebugUtilsMessengerEXT")?;
+            Some(DebugUtils { loader, messenger })
+        } else {
+            None
+        };
+        Ok(AppInstance {
+            entry: entry.clone(),
+            instance,
+            debug_utils,
+        })
+    }
+
+    /// Destroys the messenger and the instance; every device created on it must be destroyed already.
+    pub fn destroy(self) {
+        // SAFETY: no child objects remain.
+        unsafe {
+            if let Some(debug_utils) = &self.debug_utils {
+                debug_utils
+                    .loader
+                    .destroy_debug_utils_messenger(debug_utils.messenger, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+    }
+}

@@ -1,0 +1,797 @@
+//! The device every scenario runs on, and the small helpers they share: buffers, images, shader modules,
+//! sync objects, one-shot submits, readback and the FNV-1a checksum.
+//!
+//! Ownership rule: every object a helper creates is recorded in `Context::owned` and destroyed by
+//! `Context::destroy_owned` after the scenario finished (the run loop calls it). Scenarios therefore wait for
+//! their own GPU work (fence or semaphore) before returning, and never destroy helper-created objects
+//! themselves. This keeps the scenarios short and guarantees that nothing outlives the device.
+
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::ptr::NonNull;
+
+use anyhow::{bail, Context as _, Result};
+use ash::vk;
+
+use crate::AppInstance;
+
+/// How long any host wait may take before the app gives up (lavapipe is slow, but not this slow).
+pub const WAIT_TIMEOUT_NS: u64 = 60_000_000_000;
+
+/// Attaches the name of the failing Vulkan call to a `VkResult`, keeping the result's enum name
+/// (`ERROR_OUT_OF_DEVICE_MEMORY`), which ash's `Display` alone would replace by its description.
+pub trait VkResultExt<T> {
+    fn vk_context(self, call: &'static str) -> Result<T>;
+}
+
+impl<T> VkResultExt<T> for std::result::Result<T, vk::Result> {
+    fn vk_context(self, call: &'static str) -> Result<T> {
+        self.map_err(|r| anyhow::anyhow!("{call} failed: {r:?} ({r})"))
+    }
+}
+
+/// The optional device features some scenarios need; each is enabled when the device supports it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Features {
+    pub timeline_semaphore: bool,
+    pub dynamic_rendering: bool,
+    pub synchronization2: bool,
+}
+
+/// Where a buffer lives: device-local for GPU work, host-visible (mapped, coherent) for upload and readback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memory {
+    Device,
+    Host,
+}
+
+#[derive(Clone, Copy)]
+pub struct Buffer {
+    pub handle: vk::Buffer,
+    pub size: vk::DeviceSize,
+    /// Persistent mapping of host buffers (coherent memory: no flush or invalidate needed).
+    mapped: Option<NonNull<u8>>,
+}
+
+impl Buffer {
+    /// The buffer's bytes as the host sees them. Only for `Memory::Host` buffers, and only once the GPU
+    /// work writing them has completed and made them visible to the host (a barrier to HOST_READ).
+    pub fn bytes(&self) -> &[u8] {
+        let ptr = self
+            .mapped
+            .expect("Buffer::bytes on a buffer that is not host-visible");
+        // SAFETY: the mapping covers `size` bytes and stays valid until the context destroys the buffer.
+        unsafe { std::slice::from_raw_parts(ptr.as_ptr(), self.size as usize) }
+    }
+
+    /// Writes `data` at the start of a host buffer (before the GPU work that reads it is submitted).
+    pub fn write(&self, data: &[u8]) {
+        let ptr = self
+            .mapped
+            .expect("Buffer::write on a buffer that is not host-visible");
+        assert!(data.len() as u64 <= self.size, "Buffer::write past the end");
+        // SAFETY: in bounds (checked above); the GPU is not using the buffer yet.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.as_ptr(), data.len()) }
+    }
+}
+
+/// A 2D color image with a view on its single mip level and layer.
+#[derive(Clone, Copy)]
+pub struct Image {
+    pub handle: vk::Image,
+    pub view: vk::ImageView,
+    pub format: vk::Format,
+    pub extent: vk::Extent2D,
+}
+
+impl Image {
+    pub fn byte_size(&self) -> vk::DeviceSize {
+        // Only 4-byte formats are used here (RGBA8).
+        u64::from(self.extent.width) * u64::from(self.extent.height) * 4
+    }
+}
+
+/// Objects created through the context, destroyed in reverse creation order by `destroy_owned`.
+pub enum Owned {
+    Memory(vk::DeviceMemory),
+    Buffer(vk::Buffer),
+    Image(vk::Image),
+    ImageView(vk::ImageView),
+    DescriptorSetLayout(vk::DescriptorSetLayout),
+    DescriptorPool(vk::DescriptorPool),
+    PipelineLayout(vk::PipelineLayout),
+    Pipeline(vk::Pipeline),
+    RenderPass(vk::RenderPass),
+    Framebuffer(vk::Framebuffer),
+    CommandPool(vk::CommandPool),
+    Fence(vk::Fence),
+    Semaphore(vk::Semaphore),
+}
+
+pub struct Context {
+    pub entry: ash::Entry,
+    pub device_name: String,
+    pub device: ash::Device,
+    /// A family with both graphics and compute.
+    pub queue_family: u32,
+    /// Two queues of `queue_family`; both the same queue when the family has only one (lavapipe).
+    pub queues: [vk::Queue; 2],
+    pub features: Features,
+    /// Present when the instance enabled VK_EXT_debug_utils.
+    pub debug_utils: Option<ash::ext::debug_utils::Device>,
+    memory_properties: vk::PhysicalDeviceMemoryProperties,
+    /// Pool for `submit_and_wait`'s command buffers (main thread only).
+    one_shot_pool: vk::CommandPool,
+    owned: RefCell<Vec<Owned>>,
+}
+
+impl Context {
+    /// Creates the device on physical device `device_index` of `app`'s instance.
+    pub fn new(app: &AppInstance, device_index: usize) -> Result<Context> {
+        let instance = &app.instance;
+        // SAFETY (whole function): plain Vulkan calls on valid handles, with create infos that outlive them.
+        let physical_devices = unsafe { instance.enumerate_physical_devices() }
+            .vk_context("vkEnumeratePhysicalDevices")?;
+        let Some(&physical_device) = physical_devices.get(device_index) else {
+            bail!(
+                "--device-index {device_index}: only {} physical device(s)",
+                physical_devices.len()
+            );
+        };
+        let properties = unsafe { instance.get_physical_device_properties(physical_device) };
+        let device_name = properties
+            .device_name_as_c_str()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let api = properties.api_version;
+
+        let families =
+            unsafe { instance.get_physical_device_queue_family_properties(physical_device) };
+        let wanted = vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE;
+        let Some(queue_family) = families.iter().position(|f| f.queue_flags.contains(wanted))
+        else {
+            bail!("{device_name}: no queue family with graphics and compute");
+        };
+        let queue_count = families[queue_family].queue_count.min(2);
+        let queue_family = queue_family as u32;
+
+        // Ask which optional features exist. Vulkan12/13 feature structs may only be chained when the
+        // device supports that version, otherwise the query itself is invalid usage.
+        let mut supported12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut supported13 = vk::PhysicalDeviceVulkan13Features::default();
+        {
+            let mut query = vk::PhysicalDeviceFeatures2::default();
+            if api >= vk::API_VERSION_1_2 {
+                query = query.push_next(&mut supported12);
+            }
+            if api >= vk::API_VERSION_1_3 {
+                query = query.push_next(&mut supported13);
+            }
+            unsafe { instance.get_physical_device_features2(physical_device, &mut query) };
+        }
+        let features = Features {
+            timeline_semaphore: supported12.timeline_semaphore == vk::TRUE,
+            dynamic_rendering: supported13.dynamic_rendering == vk::TRUE,
+            synchronization2: supported13.synchronization2 == vk::TRUE,
+        };
+
+        let priorities = [1.0f32; 2];
+        let queue_infos = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(queue_family)
+            .queue_priorities(&priorities[..queue_count as usize])];
+        let mut enable12 = vk::PhysicalDeviceVulkan12Features::default()
+            .timeline_semaphore(features.timeline_semaphore);
+        let mut enable13 = vk::PhysicalDeviceVulkan13Features::default()
+            .dynamic_rendering(features.dynamic_rendering)
+            .synchronization2(features.synchronization2);
+        let mut device_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_infos);
+        if api >= vk::API_VERSION_1_2 {
+            device_info = device_info.push_next(&mut enable12);
+        }
+        if api >= vk::API_VERSION_1_3 {
+            device_info = device_info.push_next(&mut enable13);
+        }
+        let device = unsafe { instance.create_device(physical_device, &device_info, None) }
+            .vk_context("vkCreateDevice")?;
+
+        let queues = unsafe {
+            [
+                device.get_device_queue(queue_family, 0),
+                device.get_device_queue(queue_family, queue_count - 1),
+            ]
+        };
+        let memory_properties =
+            unsafe { instance.get_physical_device_memory_properties(physical_device) };
+        let debug_utils = app
+            .debug_utils
+            .as_ref()
+            .map(|_| ash::ext::debug_utils::Device::new(instance, &device));
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(queue_family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        let one_shot_pool = unsafe { device.create_command_pool(&pool_info, None) }
+            .vk_context("vkCreateCommandPool")?;
+
+        Ok(Context {
+            entry: app.entry.clone(),
+            device_name,
+            device,
+            queue_family,
+            queues,
+            features,
+            debug_utils,
+            memory_properties,
+            one_shot_pool,
+            owned: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Destroys the device. Everything created through the context must be gone (`destroy_owned`).
+    pub fn destroy(self) {
+        assert!(
+            self.owned.borrow().is_empty(),
+            "Context::destroy with objects still owned"
+        );
+        // SAFETY: all work has completed (every scenario waits for its own) and all children are destroyed.
+        unsafe {
+            self.device.destroy_command_pool(self.one_shot_pool, None);
+            self.device.destroy_device(None);
+        }
+    }
+
+    /// Records `object` for destruction by `destroy_owned`.
+    pub fn own(&self, object: Owned) {
+        self.owned.borrow_mut().push(object);
+    }
+
+    /// Destroys every object created through the context, newest first. The GPU must be done with them.
+    pub fn destroy_owned(&self) {
+        let d = &self.device;
+        let objects = std::mem::take(&mut *self.owned.borrow_mut());
+        // SAFETY: every handle was created on this device and is destroyed exactly once, after its users.
+        for object in objects.into_iter().rev() {
+            unsafe {
+                match object {
+                    Owned::Memory(h) => d.free_memory(h, None),
+                    Owned::Buffer(h) => d.destroy_buffer(h, None),
+                    Owned::Image(h) => d.destroy_image(h, None),
+                    Owned::ImageView(h) => d.destroy_image_view(h, None),
+                    Owned::DescriptorSetLayout(h) => d.destroy_descriptor_set_layout(h, None),
+                    Owned::DescriptorPool(h) => d.destroy_descriptor_pool(h, None),
+                    Owned::PipelineLayout(h) => d.destroy_pipeline_layout(h, None),
+                    Owned::Pipeline(h) => d.destroy_pipeline(h, None),
+                    Owned::RenderPass(h) => d.destroy_render_pass(h, None),
+                    Owned::Framebuffer(h) => d.destroy_framebuffer(h, None),
+                    Owned::CommandPool(h) => d.destroy_command_pool(h, None),
+                    Owned::Fence(h) => d.destroy_fence(h, None),
+                    Owned::Semaphore(h) => d.destroy_semaphore(h, None),
+                }
+            }
+        }
+    }
+
+    // ---- memory, buffers, images ----
+
+    fn memory_type(&self, type_bits: u32, wanted: vk::MemoryPropertyFlags) -> Option<u32> {
+        let props = &self.memory_properties;
+        (0..props.memory_type_count).find(|&i| {
+            type_bits & (1 << i) != 0
+                && props.memory_types[i as usize]
+                    .property_flags
+                    .contains(wanted)
+        })
+    }
+
+    fn allocate(
+        &self,
+        requirements: vk::MemoryRequirements,
+        memory: Memory,
+    ) -> Result<vk::DeviceMemory> {
+        let type_index = match memory {
+            // Prefer device-local, but any type works (all memory is "device-local" on a CPU driver anyway).
+            Memory::Device => self
+                .memory_type(
+                    requirements.memory_type_bits,
+                    vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                )
+                .or_else(|| {
+                    self.memory_type(
+                        requirements.memory_type_bits,
+                        vk::MemoryPropertyFlags::empty(),
+                    )
+                }),
+            Memory::Host => self.memory_type(
+                requirements.memory_type_bits,
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            ),
+        }
+        .with_context(|| {
+            format!(
+                "no memory type for {memory:?} memory (bits {:#x})",
+                requirements.memory_type_bits
+            )
+        })?;
+        let info = vk::MemoryAllocateInfo::default()
+            .allocation_size(requirements.size)
+            .memory_type_index(type_index);
+        let handle =
+            unsafe { self.device.allocate_memory(&info, None) }.vk_context("vkAllocateMemory")?;
+        self.own(Owned::Memory(handle));
+        Ok(handle)
+    }
+
+    pub fn create_buffer(
+        &self,
+        size: vk::DeviceSize,
+        usage: vk::BufferUsageFlags,
+        memory: Memory,
+    ) -> Result<Buffer> {
+        let d = &self.device;
+        let info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let handle = unsafe { d.create_buffer(&info, None) }.vk_context("vkCreateBuffer")?;
+        let requirements = unsafe { d.get_buffer_memory_requirements(handle) };
+        // Owned after its memory, so that it is destroyed before the memory is freed.
+        let device_memory = self.allocate(requirements, memory)?;
+        self.own(Owned::Buffer(handle));
+        unsafe { d.bind_buffer_memory(handle, device_memory, 0) }
+            .vk_context("vkBindBufferMemory")?;
+        let mapped = match memory {
+            Memory::Device => None,
+            Memory::Host => {
+                let ptr = unsafe {
+                    d.map_memory(
+                        device_memory,
+                        0,
+                        vk::WHOLE_SIZE,
+                        vk::MemoryMapFlags::empty(),
+                    )
+                }
+                .vk_context("vkMapMemory")?;
+                NonNull::new(ptr.cast::<u8>())
+            }
+        };
+        Ok(Buffer {
+            handle,
+            size,
+            mapped,
+        })
+    }
+
+    /// A host-visible buffer holding `data`, e.g. vertices: host writes before vkQueueSubmit are visible to
+    /// the device without a barrier.
+    pub fn create_buffer_with_data(
+        &self,
+        data: &[u8],
+        usage: vk::BufferUsageFlags,
+    ) -> Result<Buffer> {
+        let buffer = self.create_buffer(data.len() as u64, usage, Memory::Host)?;
+        buffer.write(data);
+        Ok(buffer)
+    }
+
+    /// A device-local 2D RGBA8 image with one mip level and layer, and a view on it.
+    pub fn create_image(&self, extent: vk::Extent2D, usage: vk::ImageUsageFlags) -> Result<Image> {
+        let d = &self.device;
+        let format = vk::Format::R8G8B8A8_UNORM;
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(format)
+            .extent(vk::Extent3D {
+                width: extent.width,
+                height: extent.height,
+                depth: 1,
+            })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        let handle = unsafe { d.create_image(&info, None) }.vk_context("vkCreateImage")?;
+        let requirements = unsafe { d.get_image_memory_requirements(handle) };
+        let device_memory = self.allocate(requirements, Memory::Device)?;
+        self.own(Owned::Image(handle));
+        unsafe { d.bind_image_memory(handle, device_memory, 0) }.vk_context("vkBindImageMemory")?;
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(handle)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(format)
+            .subresource_range(COLOR_RANGE);
+        let view =
+            unsafe { d.create_image_view(&view_info, None) }.vk_context("vkCreateImageView")?;
+        self.own(Owned::ImageView(view));
+        Ok(Image {
+            handle,
+            view,
+            format,
+            extent,
+        })
+    }
+
+    // ---- shaders, pipelines, sync objects, command pools ----
+
+    /// A shader module from SPIR-V bytes (embedded by `shaders.rs`). Not owned: callers destroy it right
+    /// after creating their pipelines, as most real apps do (a layer must not assume modules outlive pipelines).
+    pub fn create_shader_module(&self, spirv: &[u8]) -> Result<vk::ShaderModule> {
+        let words = ash::util::read_spv(&mut std::io::Cursor::new(spirv))
+            .context("embedded SPIR-V is malformed")?;
+        let info = vk::ShaderModuleCreateInfo::default().code(&words);
+        unsafe { self.device.create_shader_module(&info, None) }.vk_context("vkCreateShaderModule")
+    }
+
+    pub fn destroy_shader_module(&self, module: vk::ShaderModule) {
+        // SAFETY: only called once the pipelines using it are created.
+        unsafe { self.device.destroy_shader_module(module, None) }
+    }
+
+    pub fn create_fence(&self) -> Result<vk::Fence> {
+        let fence = unsafe {
+            self.device
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+        }
+        .vk_context("vkCreateFence")?;
+        self.own(Owned::Fence(fence));
+        Ok(fence)
+    }
+
+    pub fn create_semaphore(&self) -> Result<vk::Semaphore> {
+        let semaphore = unsafe {
+            self.device
+                .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+        }
+        .vk_context("vkCreateSemaphore")?;
+        self.own(Owned::Semaphore(semaphore));
+        Ok(semaphore)
+    }
+
+    pub fn create_timeline_semaphore(&self, initial_value: u64) -> Result<vk::Semaphore> {
+        let mut type_info = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(initial_value);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut type_info);
+        let semaphore =
+            unsafe { self.device.create_semaphore(&info, None) }.vk_context("vkCreateSemaphore")?;
+        self.own(Owned::Semaphore(semaphore));
+        Ok(semaphore)
+    }
+
+    pub fn create_command_pool(
+        &self,
+        flags: vk::CommandPoolCreateFlags,
+    ) -> Result<vk::CommandPool> {
+        let pool = create_command_pool(&self.device, self.queue_family, flags)?;
+        self.own(Owned::CommandPool(pool));
+        Ok(pool)
+    }
+
+    pub fn allocate_command_buffers(
+        &self,
+        pool: vk::CommandPool,
+        level: vk::CommandBufferLevel,
+        count: u32,
+    ) -> Result<Vec<vk::CommandBuffer>> {
+        allocate_command_buffers(&self.device, pool, level, count)
+    }
+
+    pub fn wait_fence(&self, fence: vk::Fence) -> Result<()> {
+        unsafe { self.device.wait_for_fences(&[fence], true, WAIT_TIMEOUT_NS) }
+            .vk_context("vkWaitForFences")
+    }
+
+    /// Gives `object` a debug name when VK_EXT_debug_utils is enabled; a no-op otherwise.
+    pub fn set_name<H: vk::Handle>(&self, object: H, name: &CStr) -> Result<()> {
+        if let Some(debug_utils) = &self.debug_utils {
+            let info = vk::DebugUtilsObjectNameInfoEXT::default()
+                .object_handle(object)
+                .object_name(name);
+            unsafe { debug_utils.set_debug_utils_object_name(&info) }
+                .vk_context("vkSetDebugUtilsObjectNameEXT")?;
+        }
+        Ok(())
+    }
+
+    // ---- submission ----
+
+    /// Records one primary command buffer with `record`, submits it to `queues[0]` with vkQueueSubmit and
+    /// waits for its fence. The command buffer and fence are gone when this returns.
+    pub fn submit_and_wait(
+        &self,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        self.one_shot(false, record)
+    }
+
+    /// Like `submit_and_wait`, through vkQueueSubmit2 (needs synchronization2).
+    pub fn submit2_and_wait(
+        &self,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        self.one_shot(true, record)
+    }
+
+    fn one_shot(
+        &self,
+        submit2: bool,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        let d = &self.device;
+        let cmd =
+            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
+                [0];
+        begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+        record(cmd)?;
+        unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+
+        let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
+            .vk_context("vkCreateFence")?;
+        let cmds = [cmd];
+        let submitted = if submit2 {
+            let cmd_infos = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
+            let submit = vk::SubmitInfo2::default().command_buffer_infos(&cmd_infos);
+            unsafe { d.queue_submit2(self.queues[0], &[submit], fence) }
+                .vk_context("vkQueueSubmit2")
+        } else {
+            let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+            unsafe { d.queue_submit(self.queues[0], &[submit], fence) }.vk_context("vkQueueSubmit")
+        };
+        let waited = submitted.and_then(|()| self.wait_fence(fence));
+        // SAFETY: on success the work is complete; on failure the app exits with an error anyway.
+        unsafe {
+            d.destroy_fence(fence, None);
+            d.free_command_buffers(self.one_shot_pool, &cmds);
+        }
+        waited
+    }
+
+    // ---- recording helpers ----
+
+    /// A buffer memory barrier over all of `buffer` (synchronization1).
+    pub fn buffer_barrier(
+        &self,
+        cmd: vk::CommandBuffer,
+        buffer: &Buffer,
+        src: Access,
+        dst: Access,
+    ) {
+        buffer_barrier(
+            &self.device,
+            cmd,
+            buffer.handle,
+            0,
+            vk::WHOLE_SIZE,
+            src,
+            dst,
+        );
+    }
+
+    /// Copies all of `src` (last written by `src_access`) into host buffer `dst` and makes it host-readable.
+    pub fn record_buffer_readback(
+        &self,
+        cmd: vk::CommandBuffer,
+        src: &Buffer,
+        src_access: Access,
+        dst: &Buffer,
+    ) {
+        record_buffer_readback(
+            &self.device,
+            cmd,
+            src.handle,
+            0,
+            dst.handle,
+            0,
+            src.size,
+            src_access,
+        );
+    }
+
+    /// Copies `image` (in TRANSFER_SRC_OPTIMAL, its writes already visible to transfer reads) into host
+    /// buffer `dst` and makes it host-readable.
+    pub fn record_image_readback(&self, cmd: vk::CommandBuffer, image: &Image, dst: &Buffer) {
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(COLOR_LAYERS)
+            .image_extent(vk::Extent3D {
+                width: image.extent.width,
+                height: image.extent.height,
+                depth: 1,
+            });
+        unsafe {
+            self.device.cmd_copy_image_to_buffer(
+                cmd,
+                image.handle,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                dst.handle,
+                &[region],
+            )
+        };
+        self.buffer_barrier(cmd, dst, Access::TRANSFER_WRITE, Access::HOST_READ);
+    }
+}
+
+/// A (stage, access) pair: one side of a synchronization1 barrier.
+#[derive(Clone, Copy)]
+pub struct Access {
+    pub stage: vk::PipelineStageFlags,
+    pub access: vk::AccessFlags,
+}
+
+impl Access {
+    pub const TRANSFER_WRITE: Access = Access {
+        stage: vk::PipelineStageFlags::TRANSFER,
+        access: vk::AccessFlags::TRANSFER_WRITE,
+    };
+    pub const TRANSFER_READ: Access = Access {
+        stage: vk::PipelineStageFlags::TRANSFER,
+        access: vk::AccessFlags::TRANSFER_READ,
+    };
+    pub const COMPUTE_WRITE: Access = Access {
+        stage: vk::PipelineStageFlags::COMPUTE_SHADER,
+        access: vk::AccessFlags::SHADER_WRITE,
+    };
+    pub const COMPUTE_READ_WRITE: Access = Access {
+        stage: vk::PipelineStageFlags::COMPUTE_SHADER,
+        access: vk::AccessFlags::from_raw(
+            vk::AccessFlags::SHADER_READ.as_raw() | vk::AccessFlags::SHADER_WRITE.as_raw(),
+        ),
+    };
+    pub const HOST_READ: Access = Access {
+        stage: vk::PipelineStageFlags::HOST,
+        access: vk::AccessFlags::HOST_READ,
+    };
+}
+
+pub const COLOR_RANGE: vk::ImageSubresourceRange = vk::ImageSubresourceRange {
+    aspect_mask: vk::ImageAspectFlags::COLOR,
+    base_mip_level: 0,
+    level_count: 1,
+    base_array_layer: 0,
+    layer_count: 1,
+};
+
+pub const COLOR_LAYERS: vk::ImageSubresourceLayers = vk::ImageSubresourceLayers {
+    aspect_mask: vk::ImageAspectFlags::COLOR,
+    mip_level: 0,
+    base_array_layer: 0,
+    layer_count: 1,
+};
+
+// Free functions taking `&ash::Device` rather than `&Context`: usable from worker threads (the context
+// is not `Sync`, the device is).
+
+pub fn create_command_pool(
+    device: &ash::Device,
+    queue_family: u32,
+    flags: vk::CommandPoolCreateFlags,
+) -> Result<vk::CommandPool> {
+    let info = vk::CommandPoolCreateInfo::default()
+        .queue_family_index(queue_family)
+        .flags(flags);
+    unsafe { device.create_command_pool(&info, None) }.vk_context("vkCreateCommandPool")
+}
+
+pub fn allocate_command_buffers(
+    device: &ash::Device,
+    pool: vk::CommandPool,
+    level: vk::CommandBufferLevel,
+    count: u32,
+) -> Result<Vec<vk::CommandBuffer>> {
+    let info = vk::CommandBufferAllocateInfo::default()
+        .command_pool(pool)
+        .level(level)
+        .command_buffer_count(count);
+    unsafe { device.allocate_command_buffers(&info) }.vk_context("vkAllocateCommandBuffers")
+}
+
+pub fn begin_command_buffer(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    flags: vk::CommandBufferUsageFlags,
+) -> Result<()> {
+    let info = vk::CommandBufferBeginInfo::default().flags(flags);
+    unsafe { device.begin_command_buffer(cmd, &info) }.vk_context("vkBeginCommandBuffer")
+}
+
+pub fn buffer_barrier(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    buffer: vk::Buffer,
+    offset: vk::DeviceSize,
+    size: vk::DeviceSize,
+    src: Access,
+    dst: Access,
+) {
+    let barrier = vk::BufferMemoryBarrier::default()
+        .src_access_mask(src.access)
+        .dst_access_mask(dst.access)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .buffer(buffer)
+        .offset(offset)
+        .size(size);
+    unsafe {
+        device.cmd_pipeline_barrier(
+            cmd,
+            src.stage,
+            dst.stage,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[barrier],
+            &[],
+        )
+    };
+}
+
+/// Copies `size` bytes of `src` at `src_offset` (last written by `src_access`) into host buffer `dst` at
+/// `dst_offset`, with the barriers on both sides. Barriers cover only the copied ranges, so that several
+/// command buffers may read back disjoint parts of one buffer.
+#[allow(clippy::too_many_arguments)]
+pub fn record_buffer_readback(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    src: vk::Buffer,
+    src_offset: vk::DeviceSize,
+    dst: vk::Buffer,
+    dst_offset: vk::DeviceSize,
+    size: vk::DeviceSize,
+    src_access: Access,
+) {
+    buffer_barrier(
+        device,
+        cmd,
+        src,
+        src_offset,
+        size,
+        src_access,
+        Access::TRANSFER_READ,
+    );
+    let region = vk::BufferCopy {
+        src_offset,
+        dst_offset,
+        size,
+    };
+    unsafe { device.cmd_copy_buffer(cmd, src, dst, &[region]) };
+    buffer_barrier(
+        device,
+        cmd,
+        dst,
+        dst_offset,
+        size,
+        Access::TRANSFER_WRITE,
+        Access::HOST_READ,
+    );
+}
+
+/// FNV-1a, 64 bits: the checksum printed for each scenario.
+#[derive(Clone, Copy)]
+pub struct Fnv1a(u64);
+
+impl Fnv1a {
+    pub fn new() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) -> &mut Self {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self
+    }
+
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    Fnv1a::new().update(bytes).finish()
+}

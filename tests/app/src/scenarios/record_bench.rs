@@ -1,0 +1,203 @@
+//! `record-bench` (not part of `all`): the CPU cost of recording and submitting, which is what a layer
+//! that intercepts every command adds to. Each iteration records `--cmdbufs` command buffers of
+//! `--draws` draws each, with state changes between draws and a compute dispatch every 50 draws (the
+//! render pass is ended and begun again around it), then submits them all at once and waits.
+//!
+//! Prints `record-bench commands N` (vkCmd* calls per iteration), `record-bench record_ns_per_command X`
+//! (median over iterations, one decimal) and `record-bench submit_ns Y` (median of submit + wait, integer).
+//! The 16x16 target keeps GPU time small; numbers are for comparing runs, never for assertions.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use ash::vk;
+
+use super::compute::{record_init, ComputeKit, ComputePush, GROUP, VALUES_USAGE};
+use super::draw::{Blend, DrawKit, PassTarget, Target, QUAD, TRIANGLE};
+use super::Outcome;
+use crate::context::{begin_command_buffer, Access, Context, Fnv1a, Memory, VkResultExt};
+use crate::Options;
+
+const EXTENT: vk::Extent2D = vk::Extent2D {
+    width: 16,
+    height: 16,
+};
+/// Draws between two compute dispatches (each one ends and restarts the render pass).
+const DRAWS_PER_PASS: u32 = 50;
+const VALUES_BYTES: vk::DeviceSize = (GROUP * GROUP * 4) as vk::DeviceSize;
+
+/// Everything a recorded command buffer refers to (only handles, cheap to copy).
+#[derive(Clone, Copy)]
+struct Bench<'a> {
+    device: &'a ash::Device,
+    debug_utils: Option<&'a ash::ext::debug_utils::Device>,
+    target: &'a PassTarget,
+    draw: DrawKit,
+    compute: ComputeKit,
+    values: vk::Buffer,
+    set: vk::DescriptorSet,
+}
+
+impl Bench<'_> {
+    /// Begins the render pass and sets all draw state; returns the number of vkCmd* calls.
+    fn begin_pass(&self, cmd: vk::CommandBuffer) -> u64 {
+        let d = self.device;
+        self.target.begin(d, cmd, vk::SubpassContents::INLINE);
+        unsafe {
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.draw.opaque);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[self.draw.vertices], &[0]);
+        }
+        self.draw.set_area(d, cmd, EXTENT, super::draw::Area::Full); // viewport + scissor
+        self.draw
+            .push(d, cmd, [0.5, 0.5, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]);
+        6
+    }
+
+    /// Records one whole command buffer; returns the number of vkCmd* calls.
+    fn record(&self, cmd: vk::CommandBuffer, draws: u32, seed: u32) -> Result<u64> {
+        let d = self.device;
+        begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+        let mut commands = self.begin_pass(cmd);
+        for i in 0..draws {
+            if i > 0 && i % DRAWS_PER_PASS == 0 {
+                unsafe { d.cmd_end_render_pass(cmd) };
+                let push = ComputePush {
+                    pass: seed + i,
+                    offset: 0,
+                    width: GROUP,
+                    scale: 0.75,
+                };
+                self.compute.record_dispatch(d, cmd, self.set, push, [1, 1]); // 4 commands
+                let values = &self.values;
+                let (src, dst) = (Access::COMPUTE_WRITE, Access::COMPUTE_READ_WRITE);
+                crate::context::buffer_barrier(d, cmd, *values, 0, vk::WHOLE_SIZE, src, dst);
+                commands += 6 + self.begin_pass(cmd);
+            }
+            // One state change before each draw, cycling through the kinds a real frame has.
+            match i % 4 {
+                0 => {
+                    let blend = if (i / 4) % 2 == 0 {
+                        Blend::Opaque
+                    } else {
+                        Blend::Additive
+                    };
+                    unsafe {
+                        d.cmd_bind_pipeline(
+                            cmd,
+                            vk::PipelineBindPoint::GRAPHICS,
+                            self.draw.pipeline(blend),
+                        )
+                    };
+                }
+                2 => unsafe { d.cmd_bind_vertex_buffers(cmd, 0, &[self.draw.vertices], &[0]) },
+                3 if self.debug_utils.is_some() => {
+                    let label = vk::DebugUtilsLabelEXT::default().label_name(c"bench draw");
+                    unsafe {
+                        self.debug_utils
+                            .unwrap()
+                            .cmd_insert_debug_utils_label(cmd, &label)
+                    };
+                }
+                _ => {
+                    let k = (i.wrapping_mul(37) + seed) % 64;
+                    let transform = [
+                        0.25,
+                        0.25,
+                        (k % 8) as f32 / 4.0 - 0.875,
+                        (k / 8) as f32 / 4.0 - 0.875,
+                    ];
+                    self.draw
+                        .push(d, cmd, transform, [0.05, 0.03, 0.02, k as f32]);
+                }
+            }
+            let (first, count) = if i % 2 == 0 { TRIANGLE } else { QUAD };
+            unsafe { d.cmd_draw(cmd, count, 1, first, 0) };
+            commands += 2;
+        }
+        unsafe { d.cmd_end_render_pass(cmd) };
+        commands += 1;
+        unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+        Ok(commands)
+    }
+}
+
+fn median(mut samples: Vec<u128>) -> u128 {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
+    let d = &cx.device;
+    let opts = options.bench;
+    let target = PassTarget::new(cx, EXTENT)?;
+    let draw = DrawKit::new(cx, Target::RenderPass(target.render_pass))?;
+    let compute = ComputeKit::new(cx, 1)?;
+    let values = cx.create_buffer(VALUES_BYTES, VALUES_USAGE, Memory::Device)?;
+    let set = compute.descriptor_set(cx, values.handle, 0, VALUES_BYTES)?;
+    cx.submit_and_wait(|cmd| {
+        record_init(d, cmd, values.handle, 0, VALUES_BYTES);
+        Ok(())
+    })?;
+    let bench = Bench {
+        device: d,
+        debug_utils: cx.debug_utils.as_ref(),
+        target: &target,
+        draw,
+        compute,
+        values: values.handle,
+        set,
+    };
+
+    let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
+    let cmds = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, opts.cmdbufs)?;
+    let fence = cx.create_fence()?;
+    let (mut record_ns, mut submit_ns) = (Vec::new(), Vec::new());
+    let mut commands = 0;
+    for iter in 0..opts.iters {
+        // The previous iteration's fence was waited for: the command buffers can be reset.
+        unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) }
+            .vk_context("vkResetCommandPool")?;
+
+        let start = Instant::now();
+        commands = 0;
+        for (n, &cmd) in cmds.iter().enumerate() {
+            commands += bench.record(cmd, opts.draws, iter * 1000 + n as u32)?;
+        }
+        record_ns.push(start.elapsed().as_nanos());
+
+        let start = Instant::now();
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        unsafe { d.queue_submit(cx.queues[0], &[submit], fence) }.vk_context("vkQueueSubmit")?;
+        cx.wait_fence(fence)?;
+        submit_ns.push(start.elapsed().as_nanos());
+        unsafe { d.reset_fences(&[fence]) }.vk_context("vkResetFences")?;
+    }
+
+    let record_per_command = median(record_ns) as f64 / commands.max(1) as f64;
+    println!("record-bench commands {commands}");
+    println!("record-bench record_ns_per_command {record_per_command:.1}");
+    println!("record-bench submit_ns {}", median(submit_ns));
+
+    // A checksum of the final picture and values, like every scenario (depends on the options).
+    let image_readback = cx.create_buffer(
+        target.image.byte_size(),
+        vk::BufferUsageFlags::TRANSFER_DST,
+        Memory::Host,
+    )?;
+    let values_readback = cx.create_buffer(
+        VALUES_BYTES,
+        vk::BufferUsageFlags::TRANSFER_DST,
+        Memory::Host,
+    )?;
+    cx.submit_and_wait(|cmd| {
+        // The render pass left the image in TRANSFER_SRC_OPTIMAL, its outgoing dependency covers this copy.
+        cx.record_image_readback(cmd, &target.image, &image_readback);
+        cx.record_buffer_readback(cmd, &values, Access::COMPUTE_WRITE, &values_readback);
+        Ok(())
+    })?;
+    let sum = Fnv1a::new()
+        .update(image_readback.bytes())
+        .update(values_readback.bytes())
+        .finish();
+    Ok(Outcome::Checksum(sum))
+}
