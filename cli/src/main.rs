@@ -1,1 +1,499 @@
-fn main() { println!("todo"); }
+//! `blackbox`: runs Vulkan apps under the Blackbox layer, installs it, checks the machine.
+//!
+//! Exit codes: 0 success, 1 the verb failed, 2 usage error; `run` passes on the app's own code.
+
+mod doctor;
+mod install;
+mod layer_lib;
+mod manifest;
+mod run;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+const MAIN_HELP: &str = "\
+blackbox: reports GPU crashes, hangs and shader errors of Vulkan apps
+
+Usage: blackbox <COMMAND> [OPTIONS]
+
+Commands:
+  run        Run a Vulkan app with the Blackbox layer enabled (nothing to install)
+  install    Install the layer as an implicit layer, for this user or system-wide
+  uninstall  Remove what `blackbox install` wrote
+  doctor     Check the Vulkan loader, drivers, devices and the layer
+
+Options:
+  -h, --help     Print help (`blackbox <COMMAND> --help` for a command's)
+  -V, --version  Print the version
+";
+
+const RUN_HELP: &str = "\
+Run APP with the Blackbox layer enabled, without installing anything.
+
+Usage: blackbox run [OPTIONS] [--] APP [ARGS]...
+
+The layer is the libVkLayer_blackbox.so built beside this blackbox executable (or --layer); a manifest for
+it is written to a temporary folder, removed when APP exits. stdin, stdout and stderr are APP's.
+
+Options:
+      --explicit    Enable the layer as an explicit layer (VK_INSTANCE_LAYERS, VK_ADD_LAYER_PATH) instead
+                    of an implicit one (VK_BLACKBOX_ENABLE=1, XDG_DATA_DIRS)
+      --layer PATH  The layer library to use (a file, or a folder holding libVkLayer_blackbox.so)
+      --validation  Also enable VK_LAYER_KHRONOS_validation, below Blackbox
+  -v, --verbose     Say on stderr which layer library and manifest are used
+  -h, --help        Print help
+
+Exit status: APP's; 128+N if APP was killed by signal N; 127 if APP is not found, 126 if it cannot be run.
+";
+
+const INSTALL_HELP: &str = "\
+Install the Blackbox layer as an implicit Vulkan layer, off until VK_BLACKBOX_ENABLE=1.
+
+Usage: blackbox install [OPTIONS]
+
+Copies the layer library to $XDG_DATA_HOME/blackbox/lib/ (default ~/.local/share) and writes its manifest to
+$XDG_DATA_HOME/vulkan/implicit_layer.d/VkLayer_blackbox.json. With --system: /usr/local/lib/blackbox/ and
+/usr/local/share/vulkan/implicit_layer.d/ (needs root). Apps already running keep the library they loaded.
+
+Options:
+      --system      Install for all users
+      --layer PATH  The layer library to install (default: the one beside this blackbox executable)
+  -h, --help        Print help
+";
+
+const UNINSTALL_HELP: &str = "\
+Remove the layer library and manifest that `blackbox install` wrote.
+
+Usage: blackbox uninstall [OPTIONS]
+
+Options:
+      --system  Remove the system-wide install (needs root)
+  -h, --help    Print help
+";
+
+const DOCTOR_HELP: &str = "\
+Check what this machine offers Blackbox: the Vulkan loader, drivers and devices (and which crash-reporting
+features each device has), the layer library, installed manifests, and a real load of the layer.
+
+Usage: blackbox doctor [OPTIONS]
+
+Exit status: 0 if no problem was found, 1 otherwise.
+
+Options:
+      --layer PATH  The layer library to check (default: the one beside this blackbox executable)
+  -h, --help        Print help
+";
+
+enum Cmd {
+    Help(&'static str),
+    Version,
+    Run(run::RunOptions),
+    Install {
+        system: bool,
+        layer: Option<PathBuf>,
+    },
+    Uninstall {
+        system: bool,
+    },
+    Doctor {
+        layer: Option<PathBuf>,
+    },
+    Probe {
+        mode: String,
+        library: PathBuf,
+    },
+}
+
+/// A usage error: a message, and the command whose usage applies.
+#[derive(Debug)]
+struct Usage {
+    verb: Option<&'static str>,
+    msg: String,
+}
+
+fn usage<T>(verb: Option<&'static str>, msg: impl Into<String>) -> Result<T, Usage> {
+    Err(Usage {
+        verb,
+        msg: msg.into(),
+    })
+}
+
+/// One parsed option: its canonical name and its value, if it takes one.
+type Opt = (&'static str, Option<OsString>);
+
+/// Options of `verb`: `flags` take no value, `valued` take one (`--x V` or `--x=V`); aliases map short names.
+/// Stops at `--` or, when `command_follows`, at the first argument that is not an option; returns the
+/// options and the rest.
+fn parse_options(
+    verb: &'static str,
+    args: &mut std::collections::VecDeque<OsString>,
+    flags: &[&'static str],
+    valued: &[&'static str],
+    aliases: &[(&str, &'static str)],
+    command_follows: bool,
+) -> Result<Vec<Opt>, Usage> {
+    let mut opts = Vec::new();
+    while let Some(arg) = args.front().cloned() {
+        let Some(s) = arg.to_str() else {
+            if command_follows {
+                break;
+            }
+            return usage(
+                Some(verb),
+                format!("unexpected argument '{}'", arg.to_string_lossy()),
+            );
+        };
+        if s == "--" {
+            args.pop_front();
+            break;
+        }
+        if !s.starts_with('-') || s == "-" {
+            if command_follows {
+                break;
+            }
+            return usage(Some(verb), format!("unexpected argument '{s}'"));
+        }
+        args.pop_front();
+        let (name, inline) = match s.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(OsString::from(v))),
+            _ => (s, None),
+        };
+        let name = aliases
+            .iter()
+            .find(|(a, _)| *a == name)
+            .map(|(_, n)| *n)
+            .unwrap_or(name);
+        if name == "--help" {
+            opts.push(("--help", None));
+        } else if let Some(flag) = flags.iter().find(|f| **f == name) {
+            if inline.is_some() {
+                return usage(Some(verb), format!("{flag} takes no value"));
+            }
+            opts.push((flag, None));
+        } else if let Some(opt) = valued.iter().find(|o| **o == name) {
+            let value = match inline {
+                Some(v) => v,
+                None => match args.pop_front() {
+                    Some(v) => v,
+                    None => return usage(Some(verb), format!("{opt} needs a value")),
+                },
+            };
+            if value.is_empty() {
+                return usage(Some(verb), format!("{opt} needs a non-empty value"));
+            }
+            opts.push((opt, Some(value)));
+        } else {
+            return usage(Some(verb), format!("unknown option '{name}'"));
+        }
+    }
+    Ok(opts)
+}
+
+fn has(opts: &[Opt], name: &str) -> bool {
+    opts.iter().any(|(n, _)| *n == name)
+}
+
+fn value(opts: &[Opt], name: &str) -> Option<OsString> {
+    opts.iter()
+        .rev()
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, v)| v.clone())
+}
+
+fn verb_help(verb: &str) -> Option<&'static str> {
+    match verb {
+        "run" => Some(RUN_HELP),
+        "install" => Some(INSTALL_HELP),
+        "uninstall" => Some(UNINSTALL_HELP),
+        "doctor" => Some(DOCTOR_HELP),
+        _ => None,
+    }
+}
+
+fn verb_name(verb: &str) -> Option<&'static str> {
+    ["run", "install", "uninstall", "doctor"]
+        .into_iter()
+        .find(|v| *v == verb)
+}
+
+fn parse(args: Vec<OsString>) -> Result<Cmd, Usage> {
+    let mut args: std::collections::VecDeque<OsString> = args.into();
+    let Some(first) = args.pop_front() else {
+        return usage(None, "no command given");
+    };
+    let first = first.to_string_lossy().into_owned();
+    match first.as_str() {
+        "-h" | "--help" => return Ok(Cmd::Help(MAIN_HELP)),
+        "-V" | "--version" => return Ok(Cmd::Version),
+        "help" => {
+            return match args.pop_front() {
+                None => Ok(Cmd::Help(MAIN_HELP)),
+                Some(v) => match verb_help(&v.to_string_lossy()) {
+                    Some(h) => Ok(Cmd::Help(h)),
+                    None => usage(None, format!("unknown command '{}'", v.to_string_lossy())),
+                },
+            }
+        }
+        _ => {}
+    }
+    let Some(verb) = verb_name(&first) else {
+        if first.starts_with('-') {
+            return usage(None, format!("unknown option '{first}'"));
+        }
+        return usage(None, format!("unknown command '{first}'"));
+    };
+    match verb {
+        "run" => {
+            let opts = parse_options(
+                verb,
+                &mut args,
+                &["--explicit", "--validation", "--verbose"],
+                &["--layer"],
+                &[("-v", "--verbose"), ("-h", "--help")],
+                true,
+            )?;
+            if has(&opts, "--help") {
+                return Ok(Cmd::Help(RUN_HELP));
+            }
+            if args.is_empty() {
+                return usage(Some(verb), "no APP given");
+            }
+            Ok(Cmd::Run(run::RunOptions {
+                explicit: has(&opts, "--explicit"),
+                layer: value(&opts, "--layer").map(PathBuf::from),
+                validation: has(&opts, "--validation"),
+                verbose: has(&opts, "--verbose"),
+                command: args.into_iter().collect(),
+            }))
+        }
+        "install" => {
+            let opts = parse_options(
+                verb,
+                &mut args,
+                &["--system"],
+                &["--layer"],
+                &[("-h", "--help")],
+                false,
+            )?;
+            if has(&opts, "--help") {
+                return Ok(Cmd::Help(INSTALL_HELP));
+            }
+            no_more(verb, &args)?;
+            Ok(Cmd::Install {
+                system: has(&opts, "--system"),
+                layer: value(&opts, "--layer").map(PathBuf::from),
+            })
+        }
+        "uninstall" => {
+            let opts = parse_options(
+                verb,
+                &mut args,
+                &["--system"],
+                &[],
+                &[("-h", "--help")],
+                false,
+            )?;
+            if has(&opts, "--help") {
+                return Ok(Cmd::Help(UNINSTALL_HELP));
+            }
+            no_more(verb, &args)?;
+            Ok(Cmd::Uninstall {
+                system: has(&opts, "--system"),
+            })
+        }
+        "doctor" => {
+            // Hidden: `doctor --probe-layer MODE LIB`, the child doctor runs to load the layer.
+            if args.front().is_some_and(|a| a == "--probe-layer") {
+                args.pop_front();
+                let (Some(mode), Some(library), true) =
+                    (args.pop_front(), args.pop_front(), args.is_empty())
+                else {
+                    return usage(Some(verb), "--probe-layer takes MODE and LIBRARY");
+                };
+                return Ok(Cmd::Probe {
+                    mode: mode.to_string_lossy().into_owned(),
+                    library: PathBuf::from(library),
+                });
+            }
+            let opts = parse_options(
+                verb,
+                &mut args,
+                &[],
+                &["--layer"],
+                &[("-h", "--help")],
+                false,
+            )?;
+            if has(&opts, "--help") {
+                return Ok(Cmd::Help(DOCTOR_HELP));
+            }
+            no_more(verb, &args)?;
+            Ok(Cmd::Doctor {
+                layer: value(&opts, "--layer").map(PathBuf::from),
+            })
+        }
+        _ => unreachable!("verb_name only returns known verbs"),
+    }
+}
+
+fn no_more(verb: &'static str, args: &std::collections::VecDeque<OsString>) -> Result<(), Usage> {
+    match args.front() {
+        Some(a) => usage(
+            Some(verb),
+            format!("unexpected argument '{}'", a.to_string_lossy()),
+        ),
+        None => Ok(()),
+    }
+}
+
+fn synopsis(verb: Option<&str>) -> &'static str {
+    match verb {
+        Some("run") => {
+            "Usage: blackbox run [--explicit] [--layer PATH] [--validation] [-v] [--] APP [ARGS]..."
+        }
+        Some("install") => "Usage: blackbox install [--system] [--layer PATH]",
+        Some("uninstall") => "Usage: blackbox uninstall [--system]",
+        Some("doctor") => "Usage: blackbox doctor [--layer PATH]",
+        _ => "Usage: blackbox <run|install|uninstall|doctor> [OPTIONS]",
+    }
+}
+
+fn execute(cmd: Cmd) -> anyhow::Result<i32> {
+    match cmd {
+        Cmd::Help(text) => {
+            print!("{text}");
+            Ok(0)
+        }
+        Cmd::Version => {
+            println!("blackbox {VERSION}");
+            Ok(0)
+        }
+        Cmd::Run(opts) => run::run(&opts),
+        Cmd::Install { system, layer } => install::install(system, layer.as_deref()).map(|()| 0),
+        Cmd::Uninstall { system } => install::uninstall(system).map(|()| 0),
+        Cmd::Doctor { layer } => doctor::doctor(layer.as_deref()),
+        Cmd::Probe { mode, library } => Ok(doctor::probe(&mode, &library)),
+    }
+}
+
+fn main() {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let code = match parse(args) {
+        Ok(cmd) => match execute(cmd) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("blackbox: error: {e:#}");
+                1
+            }
+        },
+        Err(u) => {
+            eprintln!("blackbox: {}", u.msg);
+            eprintln!("{}", synopsis(u.verb));
+            match u.verb {
+                Some(v) => eprintln!("Run 'blackbox {v} --help' for more."),
+                None => eprintln!("Run 'blackbox --help' for more."),
+            }
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Cmd, Usage> {
+        parse(args.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn run_stops_at_app() {
+        let Ok(Cmd::Run(o)) = p(&[
+            "run",
+            "--explicit",
+            "--layer=/x.so",
+            "app",
+            "--explicit",
+            "-v",
+        ]) else {
+            panic!()
+        };
+        assert!(o.explicit && !o.validation && !o.verbose);
+        assert_eq!(o.layer, Some(PathBuf::from("/x.so")));
+        assert_eq!(o.command, vec!["app", "--explicit", "-v"]);
+
+        let Ok(Cmd::Run(o)) = p(&["run", "--validation", "-v", "--layer", "d", "--", "--app"])
+        else {
+            panic!()
+        };
+        assert!(o.validation && o.verbose && !o.explicit);
+        assert_eq!(o.layer, Some(PathBuf::from("d")));
+        assert_eq!(o.command, vec!["--app"]);
+
+        assert!(matches!(p(&["run", "--", "x", "--help"]), Ok(Cmd::Run(_))));
+        assert!(matches!(p(&["run", "--help", "x"]), Ok(Cmd::Help(_))));
+    }
+
+    #[test]
+    fn usage_errors() {
+        for args in [
+            &[][..],
+            &["frobnicate"],
+            &["report"],
+            &["--bogus"],
+            &["run"],
+            &["run", "--"],
+            &["run", "--bogus", "app"],
+            &["run", "--layer"],
+            &["run", "--explicit=1", "app"],
+            &["install", "extra"],
+            &["install", "--explicit"],
+            &["uninstall", "--layer", "x"],
+            &["doctor", "now"],
+            &["doctor", "--probe-layer", "dlopen"],
+            &["help", "report"],
+        ] {
+            assert!(p(args).is_err(), "{args:?} should be a usage error");
+        }
+    }
+
+    #[test]
+    fn other_verbs() {
+        assert!(matches!(p(&["--version"]), Ok(Cmd::Version)));
+        assert!(matches!(p(&["-h"]), Ok(Cmd::Help(_))));
+        assert!(matches!(p(&["help", "run"]), Ok(Cmd::Help(RUN_HELP))));
+        assert!(matches!(
+            p(&["install", "--system"]),
+            Ok(Cmd::Install {
+                system: true,
+                layer: None
+            })
+        ));
+        assert!(matches!(
+            p(&["uninstall"]),
+            Ok(Cmd::Uninstall { system: false })
+        ));
+        assert!(matches!(p(&["doctor"]), Ok(Cmd::Doctor { layer: None })));
+        assert!(matches!(p(&["doctor", "-h"]), Ok(Cmd::Help(DOCTOR_HELP))));
+        assert!(matches!(
+            p(&["doctor", "--probe-layer", "loader", "/l.so"]),
+            Ok(Cmd::Probe { .. })
+        ));
+    }
+
+    #[test]
+    fn help_lists_only_current_verbs() {
+        let commands: Vec<&str> = MAIN_HELP
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with('-'))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(commands, ["run", "install", "uninstall", "doctor"]);
+        for later in ["triage", "instrument", "shader-info", "demo"] {
+            assert!(!MAIN_HELP.contains(later), "{later}");
+        }
+        assert!(!MAIN_HELP.contains("probe"));
+    }
+}

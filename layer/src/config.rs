@@ -29,7 +29,56 @@ pub const VARIABLES: &[Variable] = &[
         default: "info",
     },
     Variable { name: "VK_BLACKBOX_LOG_FILE", accepted: "a file path (appended to)", default: "stderr" },
+    Variable { name: "VK_BLACKBOX_ASSERT", accepted: "off, log, abort, crash", default: "log" },
+    Variable { name: "VK_BLACKBOX_PRINTF", accepted: "on, off", default: "on" },
+    Variable { name: "VK_BLACKBOX_NAN", accepted: "off, outputs, ops", default: "off" },
+    Variable {
+        name: "VK_BLACKBOX_SHADERS",
+        accepted: "comma-separated shader id prefixes or debug names",
+        default: "every shader",
+    },
+    Variable { name: "VK_BLACKBOX_DUMP_SHADERS", accepted: "a folder path", default: "no dump" },
+    Variable { name: "VK_BLACKBOX_BREADCRUMBS", accepted: "off, submit, pass, command", default: "command" },
+    Variable { name: "VK_BLACKBOX_WATCHDOG_MS", accepted: "milliseconds, 0 turns the watchdog off", default: "10000" },
 ];
+
+/// `VK_BLACKBOX_ASSERT`: what a failing shader assert does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssertMode {
+    /// Asserts are not instrumented.
+    Off,
+    /// Each failing assert is logged with its values and source line.
+    Log,
+    /// The first failing assert writes a report and stops the app.
+    Abort,
+    /// The failing invocation faults the device on purpose, for vendor crash tools.
+    Crash,
+}
+
+/// `VK_BLACKBOX_NAN`: where NaN/Inf values are looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NanMode {
+    /// Not at all.
+    Off,
+    /// In every float value that leaves a shader.
+    Outputs,
+    /// At the first operation that turns finite inputs into NaN or Inf.
+    Ops,
+}
+
+/// `VK_BLACKBOX_BREADCRUMBS`: how finely GPU progress is tracked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Breadcrumbs {
+    /// Not at all.
+    #[default]
+    Off,
+    /// Per submission.
+    Submit,
+    /// Per render pass and per command outside passes.
+    Pass,
+    /// Per command.
+    Command,
+}
 
 /// Levels the log filter accepts.
 const LEVELS: &[&str] = &["off", "error", "warn", "info", "debug", "trace"];
@@ -43,6 +92,51 @@ pub struct Config {
     pub log_filter: String,
     /// Where the log goes; `None` is stderr.
     pub log_file: Option<PathBuf>,
+    /// What a failing assert does.
+    pub assert: AssertMode,
+    /// Whether `debugPrintf` calls become records.
+    pub printf: bool,
+    /// NaN/Inf guards.
+    pub nan: NanMode,
+    /// Instrument only shaders whose id starts with, or whose debug name equals, one of these; empty is all.
+    pub shader_filter: Vec<String>,
+    /// Where original and instrumented modules are written, if anywhere.
+    pub dump_shaders: Option<PathBuf>,
+    /// Progress-tracking granularity.
+    pub breadcrumbs: Breadcrumbs,
+    /// How long pending work may make no progress before the watchdog reports a hang; `None` is off.
+    pub watchdog_ms: Option<u64>,
+}
+
+impl Config {
+    /// Whether any shader instrumentation is on (asserts, printf or NaN guards).
+    pub fn instruments_shaders(&self) -> bool {
+        self.assert != AssertMode::Off || self.printf || self.nan != NanMode::Off
+    }
+}
+
+/// Parses a keyword variable: `Some(value)` on a match, else a warning and `None`.
+fn keyword<T: Copy + PartialEq>(
+    var: &impl Fn(&str) -> Option<OsString>,
+    name: &str,
+    choices: &[(&str, T)],
+    default: T,
+    warnings: &mut Vec<String>,
+) -> T {
+    let Some(value) = var(name).filter(|v| !v.is_empty()) else {
+        return default;
+    };
+    let text = value.to_string_lossy();
+    if let Some((_, v)) = choices.iter().find(|(k, _)| k.eq_ignore_ascii_case(text.trim())) {
+        return *v;
+    }
+    let accepted: Vec<&str> = choices.iter().map(|(k, _)| *k).collect();
+    let default_name = choices.iter().find(|(_, v)| *v == default).map_or("", |(k, _)| k);
+    warnings.push(format!(
+        "{name}={text:?} is not valid; accepted: {}; using the default `{default_name}`",
+        accepted.join(", ")
+    ));
+    default
 }
 
 /// A config and the warnings its parsing produced.
@@ -91,7 +185,64 @@ impl Config {
             Some(dir) => dir,
         };
 
-        Parsed { config: Config { output_dir, log_filter, log_file }, warnings }
+        use AssertMode as A;
+        let assert = keyword(
+            &var,
+            "VK_BLACKBOX_ASSERT",
+            &[("off", A::Off), ("log", A::Log), ("abort", A::Abort), ("crash", A::Crash)],
+            A::Log,
+            &mut warnings,
+        );
+        let printf = keyword(&var, "VK_BLACKBOX_PRINTF", &[("on", true), ("off", false)], true, &mut warnings);
+        let nan = keyword(
+            &var,
+            "VK_BLACKBOX_NAN",
+            &[("off", NanMode::Off), ("outputs", NanMode::Outputs), ("ops", NanMode::Ops)],
+            NanMode::Off,
+            &mut warnings,
+        );
+        use Breadcrumbs as B;
+        let breadcrumbs = keyword(
+            &var,
+            "VK_BLACKBOX_BREADCRUMBS",
+            &[("off", B::Off), ("submit", B::Submit), ("pass", B::Pass), ("command", B::Command)],
+            B::Command,
+            &mut warnings,
+        );
+        let shader_filter = set("VK_BLACKBOX_SHADERS")
+            .map(|v| v.to_string_lossy().split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        let dump_shaders = set("VK_BLACKBOX_DUMP_SHADERS").map(PathBuf::from);
+        let watchdog_ms = match set("VK_BLACKBOX_WATCHDOG_MS").map(|v| v.to_string_lossy().trim().to_owned()) {
+            None => Some(10_000),
+            Some(text) => match text.parse::<u64>() {
+                Ok(0) => None,
+                Ok(ms) => Some(ms),
+                Err(_) => {
+                    warnings.push(format!(
+                        "VK_BLACKBOX_WATCHDOG_MS={text:?} is not valid; accepted: a whole number of milliseconds, 0 \
+                         turns the watchdog off; using the default `10000`"
+                    ));
+                    Some(10_000)
+                }
+            },
+        };
+
+        Parsed {
+            config: Config {
+                output_dir,
+                log_filter,
+                log_file,
+                assert,
+                printf,
+                nan,
+                shader_filter,
+                dump_shaders,
+                breadcrumbs,
+                watchdog_ms,
+            },
+            warnings,
+        }
     }
 }
 
@@ -185,6 +336,43 @@ mod tests {
         assert_eq!(p.warnings.len(), 1);
         assert!(p.warnings[0].contains("VK_BLACKBOX_LOG=\"verbose\""), "{}", p.warnings[0]);
         assert!(p.warnings[0].contains("off, error, warn, info, debug, trace"), "{}", p.warnings[0]);
+    }
+
+    #[test]
+    fn keywords_parse_case_insensitively() {
+        let p = parse(&[
+            ("VK_BLACKBOX_ASSERT", "Abort"),
+            ("VK_BLACKBOX_PRINTF", "off"),
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_BREADCRUMBS", "pass"),
+            ("VK_BLACKBOX_WATCHDOG_MS", "0"),
+            ("VK_BLACKBOX_SHADERS", "1f3a, ParticleSim,"),
+        ]);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let c = p.config;
+        assert_eq!((c.assert, c.printf, c.nan, c.breadcrumbs), (AssertMode::Abort, false, NanMode::Ops, Breadcrumbs::Pass));
+        assert_eq!(c.watchdog_ms, None);
+        assert_eq!(c.shader_filter, vec!["1f3a".to_owned(), "ParticleSim".to_owned()]);
+    }
+
+    #[test]
+    fn bad_keywords_warn_with_accepted_values_and_default() {
+        let p = parse(&[
+            ("VK_BLACKBOX_ASSERT", "loud"),
+            ("VK_BLACKBOX_NAN", "all"),
+            ("VK_BLACKBOX_BREADCRUMBS", "draw"),
+            ("VK_BLACKBOX_PRINTF", "yes"),
+            ("VK_BLACKBOX_WATCHDOG_MS", "10s"),
+        ]);
+        let c = &p.config;
+        assert_eq!((c.assert, c.nan, c.breadcrumbs, c.printf), (AssertMode::Log, NanMode::Off, Breadcrumbs::Command, true));
+        assert_eq!(c.watchdog_ms, Some(10_000));
+        let w = p.warnings.join("\n");
+        assert!(w.contains("VK_BLACKBOX_ASSERT=\"loud\" is not valid; accepted: off, log, abort, crash; using the default `log`"), "{w}");
+        assert!(w.contains("VK_BLACKBOX_NAN=\"all\" is not valid; accepted: off, outputs, ops; using the default `off`"), "{w}");
+        assert!(w.contains("VK_BLACKBOX_BREADCRUMBS=\"draw\" is not valid; accepted: off, submit, pass, command; using the default `command`"), "{w}");
+        assert!(w.contains("VK_BLACKBOX_PRINTF=\"yes\" is not valid; accepted: on, off; using the default `on`"), "{w}");
+        assert!(w.contains("VK_BLACKBOX_WATCHDOG_MS=\"10s\" is not valid"), "{w}");
     }
 
     #[test]

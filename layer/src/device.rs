@@ -1,11 +1,14 @@
 //! State kept per `VkDevice`.
 
 use ash::vk;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 
+use crate::breadcrumbs::Markers;
+use crate::capabilities::Capabilities;
 use crate::dispatch::DeviceDispatch;
 use crate::ffi::loader::SetDeviceLoaderData;
+use crate::ffi::RecordedDispatch;
 use crate::instance::{DeviceDescription, Instance};
 
 /// A queue the app got from the device.
@@ -31,12 +34,18 @@ pub struct Device {
     pub next_get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
     /// The next layer's commands Blackbox calls itself.
     pub next: DeviceDispatch,
+    /// The next layer's recorded commands, which Blackbox logs.
+    pub recorded: RecordedDispatch,
     /// Gives dispatchable objects the layer creates itself the loader's dispatch pointer.
     pub set_loader_data: Option<SetDeviceLoaderData>,
     /// Name, driver and version, for the log and the reports.
     pub description: DeviceDescription,
+    /// What Blackbox enabled and can use on this device.
+    pub capabilities: Capabilities,
     /// The queues the app has retrieved.
     pub queues: Mutex<Vec<QueueInfo>>,
+    /// The marker buffer, when breadcrumbs are on and it could be made; taken at `vkDestroyDevice`.
+    pub markers: RwLock<Option<Markers>>,
 }
 
 impl Device {

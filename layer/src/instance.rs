@@ -15,8 +15,11 @@ pub struct Instance {
     pub next: InstanceDispatch,
     /// `VkApplicationInfo::pApplicationName`, else the process name.
     pub app_name: String,
-    /// The API version the app asked for (1.0 when it gave none): the layer may call only what it allows.
+    /// The API version the instance was created with (the app's, raised to 1.2 by the layer where the
+    /// loader allows): the layer may call only what it allows.
     pub api_version: u32,
+    /// `VK_EXT_debug_utils` is enabled on the instance (by the app).
+    pub debug_utils: bool,
 }
 
 /// What the start-up line and the reports say about a device.
@@ -50,7 +53,12 @@ impl Instance {
             .filter(|name| !name.is_empty())
             .unwrap_or_else(process_name);
         let api_version = app_info.map_or(0, |info| info.api_version).max(vk::API_VERSION_1_0);
-        Self { handle, next_get_instance_proc_addr, next, app_name, api_version }
+        let debug_utils = (0..create_info.enabled_extension_count as usize).any(|i| {
+            // SAFETY: the app's array of NUL-terminated extension names.
+            let name = unsafe { CStr::from_ptr(*create_info.pp_enabled_extension_names.add(i)) };
+            name == c"VK_EXT_debug_utils"
+        });
+        Self { handle, next_get_instance_proc_addr, next, app_name, api_version, debug_utils }
     }
 
     /// Name, driver and version of `physical_device`, asked in the ways the app's API version allows (the

@@ -24,12 +24,16 @@ macro_rules! warn { ($($arg:tt)+) => { log_at!(warn, $($arg)+) }; }
 macro_rules! info { ($($arg:tt)+) => { log_at!(info, $($arg)+) }; }
 macro_rules! debug { ($($arg:tt)+) => { log_at!(debug, $($arg)+) }; }
 
+pub mod breadcrumbs;
+pub mod capabilities;
+pub mod command_buffer;
 pub mod config;
 pub mod device;
 pub mod dispatch;
 pub mod ffi;
 pub mod instance;
 pub mod logging;
+pub mod memory;
 pub mod registry;
 
 use once_cell::sync::Lazy;

@@ -1,11 +1,12 @@
 //! Hooks dispatched on an instance: creating and destroying it, and creating devices.
 
 use ash::vk;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 
 use super::loader::{self, LayerDeviceCreateInfo, LayerInstanceCreateInfo};
 use super::{contained, entry};
+use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
 use crate::device::Device;
 use crate::dispatch::DeviceDispatch;
 use crate::instance::{version_string, Instance};
@@ -43,15 +44,32 @@ pub(super) unsafe extern "system" fn create_instance(
 
         contained("reading VK_BLACKBOX_* settings", crate::config);
 
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next_create(create_info, allocator, out_instance) };
+        // The layer asks the driver for Vulkan 1.1/1.2 properties and features (driver name, buffer device
+        // address, timeline semaphores), which an instance created for 1.0 does not allow: ask for 1.2 at
+        // least. An app written for 1.0 sees no difference.
+        let mut patched = *info;
+        // SAFETY: the app's optional application info.
+        let mut app_info = unsafe { info.p_application_info.as_ref() }.copied().unwrap_or_default();
+        let raised = app_info.api_version < vk::API_VERSION_1_2;
+        if raised {
+            app_info.api_version = vk::API_VERSION_1_2;
+            patched.p_application_info = &app_info;
+        }
+        // SAFETY: the app's arguments, with the application info patched.
+        let mut result = unsafe { next_create(&patched, allocator, out_instance) };
+        if raised && result == vk::Result::ERROR_INCOMPATIBLE_DRIVER {
+            // A Vulkan 1.0 loader refuses versions it does not know: create what the app asked for.
+            patched.p_application_info = info.p_application_info;
+            // SAFETY: the app's own arguments.
+            result = unsafe { next_create(&patched, allocator, out_instance) };
+        }
         if result != vk::Result::SUCCESS {
             return result;
         }
         // SAFETY: on success the next layer wrote a valid instance.
         let handle = unsafe { *out_instance };
-        // SAFETY: the instance was created from `info`.
-        let state = unsafe { Instance::new(handle, next_gipa, info) };
+        // SAFETY: the instance was created from `patched`, whose pointers are valid here.
+        let state = unsafe { Instance::new(handle, next_gipa, &patched) };
         contained("instance start-up", || {
             debug!("instance created for \"{}\" (API {})", state.app_name, version_string(state.api_version));
         });
@@ -118,8 +136,26 @@ pub(super) unsafe extern "system" fn create_device(
         // SAFETY: `chain` is non-null (checked above) and the loader's to modify.
         unsafe { (*chain).u.p_layer_info = link.p_next };
 
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next_create(physical_device, create_info, allocator, out_device) };
+        // SAFETY: the physical device belongs to `instance`.
+        let description = unsafe { instance.describe(physical_device) };
+        let config = crate::config();
+        let wanted = Wanted { buffer_device_address: config.instruments_shaders(), diagnostics: true };
+        let api_version = description.api_version.min(instance.api_version);
+        // SAFETY: the app's create info for this physical device; the patch is dropped before returning.
+        let patch = contained("enabling what Blackbox needs", || unsafe {
+            DeviceCreatePatch::new(&instance, physical_device, api_version, info, wanted)
+        });
+        let patched_info = patch.as_ref().map_or(create_info, |p| &p.create_info as *const _);
+        // SAFETY: the app's arguments, with the create info patched.
+        let mut result = unsafe { next_create(physical_device, patched_info, allocator, out_device) };
+        let mut capabilities = patch.as_ref().map(|p| p.capabilities).unwrap_or_default();
+        drop(patch);
+        if result != vk::Result::SUCCESS && patched_info != create_info {
+            warn!("vkCreateDevice failed with what Blackbox enables ({result:?}); creating the app's device as asked, with breadcrumbs and shader instrumentation off");
+            // SAFETY: the app's own arguments.
+            result = unsafe { next_create(physical_device, create_info, allocator, out_device) };
+            capabilities = Capabilities::default();
+        }
         if result != vk::Result::SUCCESS {
             return result;
         }
@@ -127,17 +163,20 @@ pub(super) unsafe extern "system" fn create_device(
         let handle = unsafe { *out_device };
         // SAFETY: the next layer resolves device commands for its live device.
         let next = DeviceDispatch::load(|name| unsafe { next_gdpa(handle, name.as_ptr()) });
-        // SAFETY: the physical device belongs to `instance`.
-        let description = unsafe { instance.describe(physical_device) };
+        // SAFETY: as above.
+        let recorded = super::RecordedDispatch::load(|name| unsafe { next_gdpa(handle, name.as_ptr()) });
         let device = Arc::new(Device {
             handle,
             physical_device,
             instance,
             next_get_device_proc_addr: next_gdpa,
             next,
+            recorded,
             set_loader_data,
             description,
+            capabilities,
             queues: Mutex::new(Vec::new()),
+            markers: RwLock::new(None),
         });
         // SAFETY: a live device created through the loader.
         registry::DEVICES.insert(unsafe { dispatch_key(handle) }, device.clone());

@@ -8,10 +8,25 @@
 //! Each hook runs its body through [`entry`], which catches panics: a failure inside the layer is logged and
 //! the call goes on as if the layer were not there.
 
+/// One entry of a hook table: a command name, its scope, and Blackbox's implementation.
+macro_rules! hook {
+    ($scope:ident, $name:expr, $function:path as $pfn:ident) => {
+        Hook {
+            name: $name,
+            scope: Scope::$scope,
+            // SAFETY: a function pointer of the command's own type, handed out under the command's name.
+            function: unsafe { std::mem::transmute::<vk::$pfn, unsafe extern "system" fn()>($function as vk::$pfn) },
+        }
+    };
+}
+
 pub mod loader;
 
+mod command_buffer;
 mod device;
 mod instance;
+
+pub use command_buffer::RecordedDispatch;
 
 use ash::vk;
 use std::ffi::{c_char, CStr};
@@ -40,18 +55,9 @@ pub struct Hook {
     pub function: unsafe extern "system" fn(),
 }
 
-macro_rules! hook {
-    ($scope:ident, $name:literal, $function:path as $pfn:ident) => {
-        Hook {
-            name: $name,
-            scope: Scope::$scope,
-            // SAFETY: a function pointer of the command's own type, handed out under the command's name.
-            function: unsafe { std::mem::transmute::<vk::$pfn, unsafe extern "system" fn()>($function as vk::$pfn) },
-        }
-    };
-}
 
-/// Every command Blackbox intercepts. Everything else resolves straight to the next layer.
+/// The commands Blackbox intercepts for instance and device lifetime; with the recording hooks of
+/// `command_buffer.rs`, everything Blackbox intercepts. Everything else resolves straight to the next layer.
 pub const INTERCEPTED: &[Hook] = &[
     hook!(Global, c"vkGetInstanceProcAddr", get_instance_proc_addr as PFN_vkGetInstanceProcAddr),
     hook!(Global, c"vkCreateInstance", instance::create_instance as PFN_vkCreateInstance),
@@ -63,8 +69,19 @@ pub const INTERCEPTED: &[Hook] = &[
     hook!(Device, c"vkGetDeviceQueue2", device::get_device_queue2 as PFN_vkGetDeviceQueue2),
 ];
 
+/// Every hook by name: [`INTERCEPTED`] and the recording hooks.
+static HOOKS: once_cell::sync::Lazy<std::collections::HashMap<&'static CStr, &'static Hook>> =
+    once_cell::sync::Lazy::new(|| {
+        INTERCEPTED
+            .iter()
+            .chain(command_buffer::HOOKS)
+            .chain(command_buffer::RECORDED_HOOKS)
+            .map(|hook| (hook.name, hook))
+            .collect()
+    });
+
 fn find_hook(name: &CStr) -> Option<&'static Hook> {
-    INTERCEPTED.iter().find(|hook| hook.name == name)
+    HOOKS.get(name).copied()
 }
 
 /// Runs an entry point's body. A panic is logged (by the panic hook) and `on_panic` is returned instead.
@@ -166,10 +183,13 @@ mod tests {
 
     #[test]
     fn intercepted_names_are_unique_commands() {
-        for (i, hook) in INTERCEPTED.iter().enumerate() {
+        let all: Vec<&Hook> =
+            INTERCEPTED.iter().chain(command_buffer::HOOKS).chain(command_buffer::RECORDED_HOOKS).collect();
+        for (i, hook) in all.iter().enumerate() {
             assert!(hook.name.to_bytes().starts_with(b"vk"));
-            assert!(INTERCEPTED[i + 1..].iter().all(|other| other.name != hook.name), "{:?} twice", hook.name);
+            assert!(all[i + 1..].iter().all(|other| other.name != hook.name), "{:?} twice", hook.name);
         }
+        assert_eq!(HOOKS.len(), all.len());
     }
 
     #[test]

@@ -1,0 +1,282 @@
+//! End-to-end tests of the `blackbox` binary.
+//!
+//! The tests that load the layer need `libVkLayer_blackbox.so` beside the binary (`scripts/test.sh` builds
+//! the workspace first) and `vulkaninfo` (`scripts/setup.sh`); without them they fail, saying which.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn blackbox() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_blackbox"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A file that exists, for `--layer` where the app never loads Vulkan.
+fn any_file() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_blackbox"))
+}
+
+fn layer_library() -> PathBuf {
+    let lib = Path::new(env!("CARGO_BIN_EXE_blackbox"))
+        .parent()
+        .unwrap()
+        .join("libVkLayer_blackbox.so");
+    let has_vulkaninfo = Command::new("vulkaninfo").arg("--help").output().is_ok();
+    if lib.is_file() && has_vulkaninfo {
+        return lib;
+    }
+    let why = if lib.is_file() {
+        "vulkaninfo is not installed".to_string()
+    } else {
+        format!("{} is not built", lib.display())
+    };
+    panic!("{why}: run scripts/test.sh, which sets up and builds everything first");
+}
+
+fn lists_blackbox_layer(out: &Output) -> bool {
+    let stdout = text(&out.stdout);
+    let Some(start) = stdout.find("Instance Layers") else {
+        return false;
+    };
+    let section = &stdout[start..];
+    let end = section.find("Devices:").unwrap_or(section.len());
+    section[..end].contains("VK_LAYER_blackbox")
+}
+
+#[test]
+fn run_implicit_shows_layer_to_vulkaninfo() {
+    let lib = layer_library();
+    let out = blackbox()
+        .args(["run", "--", "vulkaninfo", "--summary"])
+        .env("VK_LOADER_DEBUG", "layer")
+        .env_remove("VK_INSTANCE_LAYERS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(lists_blackbox_layer(&out), "{}", text(&out.stdout));
+    // The library the loader inserted is the one built beside blackbox.
+    let expected = format!(
+        "Insert instance layer \"VK_LAYER_blackbox\" ({})",
+        lib.canonicalize().unwrap().display()
+    );
+    assert!(
+        text(&out.stderr).contains(&expected),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn run_explicit_with_validation_shows_both_layers() {
+    layer_library();
+    let out = blackbox()
+        .args(["run", "--explicit", "--validation", "--", "sh", "-c"])
+        .arg("echo \"$VK_INSTANCE_LAYERS\"; vulkaninfo --summary")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.lines().next(),
+        Some("VK_LAYER_blackbox:VK_LAYER_KHRONOS_validation")
+    );
+    assert!(lists_blackbox_layer(&out), "{stdout}");
+}
+
+#[test]
+fn run_passes_exit_codes_and_output_through() {
+    let out = blackbox()
+        .arg("run")
+        .arg("--layer")
+        .arg(any_file())
+        .args(["--", "sh", "-c", "echo out; echo err >&2; exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(text(&out.stdout), "out\n");
+    assert_eq!(text(&out.stderr), "err\n");
+
+    let out = blackbox()
+        .arg("run")
+        .arg("--layer")
+        .arg(any_file())
+        .args(["--", "sh", "-c", "kill -SEGV $$"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(128 + 11));
+    assert!(
+        text(&out.stderr).contains("blackbox: sh killed by signal 11 (SIGSEGV)"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = blackbox()
+        .arg("run")
+        .arg("--layer")
+        .arg(any_file())
+        .args(["--", "blackbox-no-such-app"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert!(text(&out.stdout).is_empty());
+}
+
+#[test]
+fn run_sets_the_child_environment() {
+    let out = blackbox()
+        .arg("run")
+        .arg("--layer")
+        .arg(any_file())
+        .args(["--", "sh", "-c"])
+        .arg("echo \"$VK_BLACKBOX_ENABLE|${VK_BLACKBOX_DISABLE-unset}|$XDG_DATA_DIRS\"; ls \"${XDG_DATA_DIRS##*:}/vulkan/implicit_layer.d\"")
+        .env("VK_BLACKBOX_DISABLE", "1")
+        .env("XDG_DATA_DIRS", "/a:/b")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let mut lines = stdout.lines();
+    let first = lines.next().unwrap();
+    assert!(first.starts_with("1|unset|/a:/b:"), "{first}");
+    let tmp = first.rsplit(':').next().unwrap();
+    assert!(
+        Path::new(tmp)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("blackbox-run-"),
+        "{tmp}"
+    );
+    assert_eq!(lines.next(), Some("VkLayer_blackbox.json"));
+    assert!(!Path::new(tmp).exists(), "{tmp} left behind");
+}
+
+#[test]
+fn missing_layer_is_a_clear_error() {
+    let out = blackbox()
+        .args([
+            "run",
+            "--layer",
+            "/nonexistent/libVkLayer_blackbox.so",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("layer library not found at /nonexistent/libVkLayer_blackbox.so"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cargo build -p blackbox-layer"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &[][..],
+        &["frobnicate"],
+        &["report"],
+        &["run"],
+        &["run", "--nope", "x"],
+        &["install", "x"],
+        &["doctor", "--system"],
+    ] {
+        let out = blackbox().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(text(&out.stderr).contains("Usage: blackbox"), "{args:?}");
+    }
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["run", "--help"],
+        &["install", "--help"],
+        &["uninstall", "--help"],
+        &["doctor", "--help"],
+    ] {
+        let out = blackbox().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn install_and_uninstall_per_user() {
+    let data = std::env::temp_dir().join(format!("blackbox-cli-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let source = any_file();
+
+    let out = blackbox()
+        .arg("install")
+        .arg("--layer")
+        .arg(&source)
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("VK_BLACKBOX_ENABLE=1 your-app"));
+    let lib = data.join("blackbox/lib/libVkLayer_blackbox.so");
+    let manifest = data.join("vulkan/implicit_layer.d/VkLayer_blackbox.json");
+    assert_eq!(
+        std::fs::read(&lib).unwrap(),
+        std::fs::read(&source).unwrap()
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    assert_eq!(json["layer"]["library_path"], lib.to_str().unwrap());
+    assert_eq!(
+        json["layer"]["enable_environment"]["VK_BLACKBOX_ENABLE"],
+        "1"
+    );
+    assert_eq!(
+        json["layer"]["disable_environment"]["VK_BLACKBOX_DISABLE"],
+        "1"
+    );
+
+    let out = blackbox()
+        .arg("uninstall")
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("removed"));
+    assert!(!lib.exists() && !manifest.exists());
+    assert!(!data.join("blackbox").exists());
+
+    let out = blackbox()
+        .arg("uninstall")
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("not installed"));
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+#[test]
+fn doctor_reports_and_summarises() {
+    let out = blackbox()
+        .arg("doctor")
+        .env("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    for section in ["loader", "drivers", "layer"] {
+        assert!(stdout.lines().any(|l| l == section), "{stdout}");
+    }
+    let last = stdout.lines().rfind(|l| l.starts_with("doctor: ")).unwrap();
+    // Here (lavapipe, the layer built beside the binary) everything doctor checks must hold.
+    layer_library();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(last, "doctor: ok");
+    for fact in ["load test: ok: vkCreateInstance", "llvmpipe", "breadcrumbs: fill-buffer fallback", "dlopen test: ok"] {
+        assert!(stdout.contains(fact), "`{fact}` missing:\n{stdout}");
+    }
+}

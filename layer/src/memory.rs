@@ -1,0 +1,150 @@
+//! Buffers the layer owns: host-visible, host-coherent, mapped once at creation and kept mapped, so that
+//! the CPU can read what the GPU wrote at any moment (after a device loss too, as best effort).
+
+use ash::vk;
+
+use crate::dispatch::DeviceDispatch;
+
+/// A buffer of the layer's own, with its memory, mapped.
+pub struct HostBuffer {
+    /// The buffer.
+    pub buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    /// The mapping, `size` bytes, valid until [`HostBuffer::destroy`].
+    ptr: *mut u32,
+    /// Size in bytes.
+    pub size: u64,
+    /// The buffer's device address, when it was created for one.
+    pub address: Option<u64>,
+}
+
+// SAFETY: the mapping is plain host memory shared with the GPU; all access goes through volatile reads and
+// writes of u32 words, which are fine from any thread.
+unsafe impl Send for HostBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for HostBuffer {}
+
+/// Why a buffer could not be made.
+#[derive(Debug)]
+pub struct BufferError(pub &'static str, pub vk::Result);
+
+impl std::fmt::Display for BufferError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} failed: {:?}", self.0, self.1)
+    }
+}
+
+fn check(what: &'static str, result: vk::Result) -> Result<(), BufferError> {
+    if result == vk::Result::SUCCESS {
+        Ok(())
+    } else {
+        Err(BufferError(what, result))
+    }
+}
+
+impl HostBuffer {
+    /// Creates a zeroed buffer of `size` bytes in `memory_type`, with a device address if `device_address`.
+    ///
+    /// # Safety
+    /// `device` must be live and `next` its dispatch table; `memory_type` must be host-visible and coherent.
+    pub unsafe fn new(
+        device: vk::Device,
+        next: &DeviceDispatch,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        memory_type: u32,
+        device_address: bool,
+    ) -> Result<Self, BufferError> {
+        let missing = |what| BufferError(what, vk::Result::ERROR_EXTENSION_NOT_PRESENT);
+        let create_buffer = next.create_buffer.ok_or(missing("vkCreateBuffer"))?;
+        let requirements = next.get_buffer_memory_requirements.ok_or(missing("vkGetBufferMemoryRequirements"))?;
+        let allocate = next.allocate_memory.ok_or(missing("vkAllocateMemory"))?;
+        let bind = next.bind_buffer_memory.ok_or(missing("vkBindBufferMemory"))?;
+        let map = next.map_memory.ok_or(missing("vkMapMemory"))?;
+        let usage = if device_address { usage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS } else { usage };
+        let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let mut this = HostBuffer { buffer: vk::Buffer::null(), memory: vk::DeviceMemory::null(), ptr: std::ptr::null_mut(), size, address: None };
+        // SAFETY: valid create info; the handle is written on success.
+        check("vkCreateBuffer", unsafe { create_buffer(device, &info, std::ptr::null(), &mut this.buffer) })?;
+        let result = (|| {
+            let mut reqs = vk::MemoryRequirements::default();
+            // SAFETY: a live buffer.
+            unsafe { requirements(device, this.buffer, &mut reqs) };
+            if reqs.memory_type_bits & (1 << memory_type) == 0 {
+                return Err(BufferError("choosing a memory type", vk::Result::ERROR_FEATURE_NOT_PRESENT));
+            }
+            let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+            let mut alloc = vk::MemoryAllocateInfo::default().allocation_size(reqs.size).memory_type_index(memory_type);
+            if device_address {
+                alloc = alloc.push_next(&mut flags);
+            }
+            // SAFETY: valid allocate info.
+            check("vkAllocateMemory", unsafe { allocate(device, &alloc, std::ptr::null(), &mut this.memory) })?;
+            // SAFETY: fresh buffer and memory of a compatible type and size.
+            check("vkBindBufferMemory", unsafe { bind(device, this.buffer, this.memory, 0) })?;
+            let mut ptr = std::ptr::null_mut();
+            // SAFETY: host-visible memory, mapped whole, once.
+            check("vkMapMemory", unsafe { map(device, this.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty(), &mut ptr) })?;
+            this.ptr = ptr as *mut u32;
+            // SAFETY: the mapping is `size` bytes long.
+            unsafe { std::ptr::write_bytes(this.ptr as *mut u8, 0, size as usize) };
+            if device_address {
+                let get = next.get_buffer_device_address.ok_or(missing("vkGetBufferDeviceAddress"))?;
+                let info = vk::BufferDeviceAddressInfo::default().buffer(this.buffer);
+                // SAFETY: a bound buffer created with SHADER_DEVICE_ADDRESS usage.
+                this.address = Some(unsafe { get(device, &info) });
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Ok(this),
+            Err(e) => {
+                // SAFETY: what was created above, not yet used by any command.
+                unsafe { this.destroy(device, next) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Number of u32 words.
+    pub fn words(&self) -> usize {
+        (self.size / 4) as usize
+    }
+
+    /// Reads word `index` as the GPU last made it visible.
+    pub fn read(&self, index: usize) -> u32 {
+        if index >= self.words() {
+            return 0;
+        }
+        // SAFETY: in bounds of the live mapping; volatile because the GPU writes it behind our back.
+        unsafe { std::ptr::read_volatile(self.ptr.add(index)) }
+    }
+
+    /// Writes word `index`.
+    pub fn write(&self, index: usize, value: u32) {
+        if index < self.words() {
+            // SAFETY: in bounds of the live mapping.
+            unsafe { std::ptr::write_volatile(self.ptr.add(index), value) }
+        }
+    }
+
+    /// Frees the buffer and its memory (which unmaps it).
+    ///
+    /// # Safety
+    /// No pending GPU work may use the buffer.
+    pub unsafe fn destroy(&mut self, device: vk::Device, next: &DeviceDispatch) {
+        // SAFETY: handles created by `new` on this device (null ones are ignored by Vulkan).
+        unsafe {
+            if let Some(destroy) = next.destroy_buffer {
+                destroy(device, self.buffer, std::ptr::null());
+            }
+            if let Some(free) = next.free_memory {
+                free(device, self.memory, std::ptr::null());
+            }
+        }
+        self.buffer = vk::Buffer::null();
+        self.memory = vk::DeviceMemory::null();
+        self.ptr = std::ptr::null_mut();
+        self.size = 0;
+    }
+}
