@@ -2,6 +2,7 @@
 
 use ash::vk;
 use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::breadcrumbs::Markers;
@@ -10,17 +11,7 @@ use crate::dispatch::DeviceDispatch;
 use crate::ffi::loader::SetDeviceLoaderData;
 use crate::ffi::RecordedDispatch;
 use crate::instance::{DeviceDescription, Instance};
-
-/// A queue the app got from the device.
-#[derive(Debug, Clone, Copy)]
-pub struct QueueInfo {
-    /// The queue.
-    pub handle: vk::Queue,
-    /// Its family.
-    pub family: u32,
-    /// Its index in the family.
-    pub index: u32,
-}
+use crate::queue::Queue;
 
 /// A device the layer sits in.
 pub struct Device {
@@ -43,17 +34,105 @@ pub struct Device {
     /// What Blackbox enabled and can use on this device.
     pub capabilities: Capabilities,
     /// The queues the app has retrieved.
-    pub queues: Mutex<Vec<QueueInfo>>,
+    pub queues: RwLock<Vec<Arc<Queue>>>,
     /// The marker buffer, when breadcrumbs are on and it could be made; taken at `vkDestroyDevice`.
     pub markers: RwLock<Option<Markers>>,
+    /// A device-lost report was written: one per device.
+    pub lost: AtomicBool,
+    /// The app's shader modules and pipelines.
+    pub shaders: crate::shaders::Registry,
+    /// Debug names the app gave objects of this device, by handle.
+    pub names: Mutex<std::collections::HashMap<u64, String>>,
 }
 
 impl Device {
-    /// Records a queue the app retrieved (the same queue may be retrieved many times).
-    pub fn note_queue(&self, handle: vk::Queue, family: u32, index: u32) {
-        let mut queues = self.queues.lock();
-        if !queues.iter().any(|q| q.handle == handle) {
-            queues.push(QueueInfo { handle, family, index });
+    /// The queue behind `handle`, made known on first sight (with its timeline semaphore).
+    pub fn note_queue(&self, handle: vk::Queue, family: u32, index: u32) -> Arc<Queue> {
+        if let Some(q) = self.queue(handle) {
+            return q;
         }
+        let timeline = if self.capabilities.timeline_semaphore { self.create_timeline() } else { None };
+        let mut queues = self.queues.write();
+        if let Some(q) = queues.iter().find(|q| q.handle == handle) {
+            // Another thread got there first.
+            if let (Some(s), Some(destroy)) = (timeline, self.next.destroy_semaphore) {
+                // SAFETY: our own unused semaphore.
+                unsafe { destroy(self.handle, s, std::ptr::null()) };
+            }
+            return q.clone();
+        }
+        let queue = Arc::new(Queue::new(handle, family, index, timeline));
+        queues.push(queue.clone());
+        queue
+    }
+
+    /// The known queue behind `handle`.
+    pub fn queue(&self, handle: vk::Queue) -> Option<Arc<Queue>> {
+        self.queues.read().iter().find(|q| q.handle == handle).cloned()
+    }
+
+    fn create_timeline(&self) -> Option<vk::Semaphore> {
+        let create = self.next.create_semaphore?;
+        let mut kind = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut kind);
+        let mut semaphore = vk::Semaphore::null();
+        // SAFETY: a live device with timelineSemaphore enabled; valid create info.
+        let result = unsafe { create(self.handle, &info, std::ptr::null(), &mut semaphore) };
+        if result != vk::Result::SUCCESS {
+            warn!("cannot create a timeline semaphore for submission tracking ({result:?}); completion is learnt from the app's waits");
+            return None;
+        }
+        Some(semaphore)
+    }
+
+    /// Reads every queue's timeline and retires finished submissions. Safe from any thread.
+    pub fn poll_completion(&self) -> Result<(), vk::Result> {
+        let Some(get) = self.next.get_semaphore_counter_value else { return Ok(()) };
+        let queues = self.queues.read().clone();
+        for queue in queues {
+            let Some(timeline) = queue.timeline else { continue };
+            let mut value = 0u64;
+            // SAFETY: our own live semaphore; the query needs no external synchronization.
+            let result = unsafe { get(self.handle, timeline, &mut value) };
+            if result != vk::Result::SUCCESS {
+                return Err(result);
+            }
+            queue.complete_up_to(value);
+        }
+        Ok(())
+    }
+
+    /// Whether any queue has work not known to be finished.
+    pub fn has_pending(&self) -> bool {
+        self.queues.read().iter().any(|q| q.has_pending())
+    }
+
+    /// The debug name of an object, if the app gave one.
+    pub fn name_of(&self, handle: u64) -> Option<String> {
+        self.names.lock().get(&handle).cloned()
+    }
+
+    /// Frees what the layer created on this device.
+    ///
+    /// # Safety
+    /// The device must be idle or lost, about to be destroyed.
+    pub unsafe fn destroy_own_objects(&self) {
+        if let Some(destroy) = self.next.destroy_semaphore {
+            for q in self.queues.read().iter() {
+                if let Some(s) = q.timeline {
+                    // SAFETY: our own semaphore, no longer used by pending work.
+                    unsafe { destroy(self.handle, s, std::ptr::null()) };
+                }
+            }
+        }
+        if let Some(mut markers) = self.markers.write().take() {
+            // SAFETY: no pending work (the caller's contract).
+            unsafe { markers.buffer.destroy(self.handle, &self.next) };
+        }
+    }
+
+    /// Marks the device lost; true the first time, so one report is written per device.
+    pub fn mark_lost(&self) -> bool {
+        !self.lost.swap(true, Ordering::AcqRel)
     }
 }

@@ -24,17 +24,25 @@ macro_rules! warn { ($($arg:tt)+) => { log_at!(warn, $($arg)+) }; }
 macro_rules! info { ($($arg:tt)+) => { log_at!(info, $($arg)+) }; }
 macro_rules! debug { ($($arg:tt)+) => { log_at!(debug, $($arg)+) }; }
 
+pub mod address_bindings;
 pub mod breadcrumbs;
 pub mod capabilities;
 pub mod command_buffer;
 pub mod config;
 pub mod device;
 pub mod dispatch;
+pub mod fault;
 pub mod ffi;
 pub mod instance;
 pub mod logging;
 pub mod memory;
+pub mod queue;
 pub mod registry;
+pub mod report;
+pub mod shader_errors;
+pub mod shaders;
+pub mod signals;
+pub mod watchdog;
 
 use once_cell::sync::Lazy;
 

@@ -56,6 +56,16 @@ impl<T> Registry<T> {
     pub fn len(&self) -> usize {
         self.objects.read().len()
     }
+
+    /// Whether none is known.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every object, without blocking longer than `wait` (for the watchdog and signal handlers).
+    pub fn all(&self, wait: std::time::Duration) -> Vec<Arc<T>> {
+        self.objects.try_read_for(wait).map(|m| m.values().cloned().collect()).unwrap_or_default()
+    }
 }
 
 /// Instances, also reached from their physical devices.

@@ -8,7 +8,7 @@ use ash::vk;
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use super::{entry, Hook, Scope};
+use super::{entry, Hook};
 use crate::command_buffer::{self as cbs, BindPoint, Executed};
 use crate::registry;
 
@@ -737,5 +737,3 @@ pub(super) const HOOKS: &[Hook] = &[
     hook!(Device, c"vkCmdExecuteCommands", cmd_execute_commands as PFN_vkCmdExecuteCommands),
 ];
 
-#[allow(unused)]
-const _SCOPE_USED: Scope = Scope::Device;

@@ -12,10 +12,19 @@ pub(super) unsafe extern "system" fn destroy_device(device: vk::Device, allocato
         let Some(state) = DEVICES.remove(unsafe { dispatch_key(device) }) else {
             return;
         };
+        super::contained("freeing the layer's objects", || {
+            crate::command_buffer::unregister_pool(&state, None);
+            // SAFETY: the app must have finished all work on the device before destroying it.
+            unsafe { state.destroy_own_objects() };
+        });
         if let Some(destroy) = state.next.destroy_device {
             // SAFETY: the app's arguments, forwarded as they came.
             unsafe { destroy(device, allocator) };
         }
+        super::contained("stopping the watchdog", || {
+            crate::watchdog::stop_if_unused();
+            crate::signals::uninstall_if_unused();
+        });
     })
 }
 

@@ -2,11 +2,16 @@
 
 use ash::vk;
 use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use super::loader::{self, LayerDeviceCreateInfo, LayerInstanceCreateInfo};
 use super::{contained, entry};
+use crate::breadcrumbs::{MarkerPath, Markers};
 use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
+use crate::config::Breadcrumbs;
+use crate::memory::HostBuffer;
 use crate::device::Device;
 use crate::dispatch::DeviceDispatch;
 use crate::instance::{version_string, Instance};
@@ -175,14 +180,53 @@ pub(super) unsafe extern "system" fn create_device(
             set_loader_data,
             description,
             capabilities,
-            queues: Mutex::new(Vec::new()),
+            queues: RwLock::new(Vec::new()),
             markers: RwLock::new(None),
+            lost: AtomicBool::new(false),
+            names: Mutex::new(HashMap::new()),
+            shaders: Default::default(),
         });
+        contained("creating the marker buffer", || create_markers(&device));
         // SAFETY: a live device created through the loader.
         registry::DEVICES.insert(unsafe { dispatch_key(handle) }, device.clone());
-        contained("device start-up", || log_start_up(&device));
+        contained("device start-up", || {
+            crate::watchdog::start();
+            crate::signals::install();
+            log_start_up(&device)
+        });
         result
     })
+}
+
+/// Creates the device's marker buffer when breadcrumbs are on.
+fn create_markers(device: &Device) {
+    let config = crate::config();
+    if config.breadcrumbs == Breadcrumbs::Off {
+        return;
+    }
+    let Some(memory_type) = device.capabilities.marker_memory_type else {
+        warn!("no host-visible coherent memory on {}: breadcrumbs are off", device.description.name);
+        return;
+    };
+    let path = if device.capabilities.buffer_marker { MarkerPath::BufferMarker } else { MarkerPath::FillBuffer };
+    // SAFETY: a live device and its dispatch table; the memory type is host-visible and coherent.
+    let buffer = unsafe {
+        HostBuffer::new(
+            device.handle,
+            &device.next,
+            Markers::buffer_size(),
+            vk::BufferUsageFlags::TRANSFER_DST,
+            memory_type,
+            false,
+        )
+    };
+    match buffer {
+        Ok(buffer) => {
+            *device.markers.write() =
+                Some(Markers::new(buffer, path, config.breadcrumbs, device.capabilities.checkpoints));
+        }
+        Err(e) => warn!("cannot create the marker buffer ({e}): breadcrumbs are off on {}", device.description.name),
+    }
 }
 
 /// The one line that says the layer is active, on what, and with which settings.

@@ -11,9 +11,9 @@
 /// One entry of a hook table: a command name, its scope, and Blackbox's implementation.
 macro_rules! hook {
     ($scope:ident, $name:expr, $function:path as $pfn:ident) => {
-        Hook {
+        $crate::ffi::Hook {
             name: $name,
-            scope: Scope::$scope,
+            scope: $crate::ffi::Scope::$scope,
             // SAFETY: a function pointer of the command's own type, handed out under the command's name.
             function: unsafe { std::mem::transmute::<vk::$pfn, unsafe extern "system" fn()>($function as vk::$pfn) },
         }
@@ -25,6 +25,8 @@ pub mod loader;
 mod command_buffer;
 mod device;
 mod instance;
+mod queue;
+mod shader;
 
 pub use command_buffer::RecordedDispatch;
 
@@ -76,6 +78,8 @@ static HOOKS: once_cell::sync::Lazy<std::collections::HashMap<&'static CStr, &'s
             .iter()
             .chain(command_buffer::HOOKS)
             .chain(command_buffer::RECORDED_HOOKS)
+            .chain(queue::HOOKS)
+            .chain(shader::HOOKS)
             .map(|hook| (hook.name, hook))
             .collect()
     });
@@ -184,7 +188,13 @@ mod tests {
     #[test]
     fn intercepted_names_are_unique_commands() {
         let all: Vec<&Hook> =
-            INTERCEPTED.iter().chain(command_buffer::HOOKS).chain(command_buffer::RECORDED_HOOKS).collect();
+            INTERCEPTED
+            .iter()
+            .chain(command_buffer::HOOKS)
+            .chain(command_buffer::RECORDED_HOOKS)
+            .chain(queue::HOOKS)
+            .chain(shader::HOOKS)
+            .collect();
         for (i, hook) in all.iter().enumerate() {
             assert!(hook.name.to_bytes().starts_with(b"vk"));
             assert!(all[i + 1..].iter().all(|other| other.name != hook.name), "{:?} twice", hook.name);

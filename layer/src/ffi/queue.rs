@@ -1,0 +1,521 @@
+//! Hooks for submission, completion and presentation: where work is tracked, where finished work is
+//! retired, and where `VK_ERROR_DEVICE_LOST` is noticed.
+
+use ash::vk;
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use super::{contained, entry, Hook};
+use crate::command_buffer as cbs;
+use crate::device::Device;
+use crate::queue::{Queue, Submission, Submitted};
+use crate::registry;
+
+/// After any call that can report a device loss: writes the report once per device.
+pub(crate) fn check_lost(device: &Arc<Device>, command: &'static str, result: vk::Result) {
+    if result == vk::Result::ERROR_DEVICE_LOST {
+        contained("reporting a device loss", || crate::report::device_lost(device, command));
+    }
+}
+
+/// After a call that may have let work finish: retire it, drain shader errors.
+fn after_progress(device: &Arc<Device>, command: &'static str) {
+    contained("tracking completed work", || {
+        if let Err(result) = device.poll_completion() {
+            check_lost(device, command, result);
+        }
+        crate::shader_errors::drain(device);
+    });
+}
+
+fn snapshot(handles: &[vk::CommandBuffer]) -> Vec<Submitted> {
+    handles
+        .iter()
+        .filter_map(|&h| cbs::lookup(h))
+        .map(|cb| Submitted { log: cb.last_log(), command_buffer: cb })
+        .collect()
+}
+
+/// The app's command buffers of a batch.
+///
+/// # Safety
+/// `ptr` must point to `count` handles, or be null with `count` 0.
+unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
+    if ptr.is_null() || count == 0 {
+        &[]
+    } else {
+        // SAFETY: forwarded to the caller.
+        unsafe { std::slice::from_raw_parts(ptr, count as usize) }
+    }
+}
+
+/// The first struct of type `T` in a chain.
+///
+/// # Safety
+/// `p_next` must be a valid chain.
+unsafe fn find<T: vk::TaggedStructure>(mut p_next: *const c_void) -> Option<*mut T> {
+    while !p_next.is_null() {
+        // SAFETY: every chained struct starts like VkBaseInStructure.
+        let base = unsafe { &*(p_next as *const vk::BaseInStructure) };
+        if base.s_type == T::STRUCTURE_TYPE {
+            return Some(p_next as *mut T);
+        }
+        p_next = base.p_next as *const c_void;
+    }
+    None
+}
+
+/// Adds the layer's timeline signal to the last batch of a `VkSubmitInfo`/`VkBindSparseInfo` submission.
+/// Keeps what it allocated alive and restores the app's structs when dropped.
+struct TimelineSignal {
+    semaphores: Vec<vk::Semaphore>,
+    values: Vec<u64>,
+    own_info: Box<vk::TimelineSemaphoreSubmitInfo<'static>>,
+    restore: Option<(*mut vk::TimelineSemaphoreSubmitInfo<'static>, u32, *const u64)>,
+}
+
+impl TimelineSignal {
+    /// Prepares the signal for a batch with these signal semaphores and `pNext`; returns the new signal
+    /// list and `pNext` to put in the batch's copy.
+    ///
+    /// # Safety
+    /// The arguments come from a valid batch of the app's; the result must outlive the call down.
+    unsafe fn new(signals: &[vk::Semaphore], p_next: *const c_void, timeline: vk::Semaphore, seq: u64) -> Box<Self> {
+        let mut this = Box::new(TimelineSignal {
+            semaphores: signals.iter().copied().chain([timeline]).collect(),
+            values: Vec::new(),
+            own_info: Box::default(),
+            restore: None,
+        });
+        // SAFETY: the app's valid chain.
+        match unsafe { find::<vk::TimelineSemaphoreSubmitInfo>(p_next) } {
+            Some(app) => {
+                // The app chained its own values: extend them for the duration of the call.
+                // SAFETY: the app's valid struct.
+                let app = app as *mut vk::TimelineSemaphoreSubmitInfo<'static>;
+                let (count, values) = unsafe { ((*app).signal_semaphore_value_count, (*app).p_signal_semaphore_values) };
+                this.values = (0..signals.len())
+                    // SAFETY: the app gives a value per signal semaphore, or none.
+                    .map(|i| if (i as u32) < count && !values.is_null() { unsafe { *values.add(i) } } else { 0 })
+                    .chain([seq])
+                    .collect();
+                this.restore = Some((app, count, values));
+                // SAFETY: as above; restored in Drop.
+                unsafe {
+                    (*app).signal_semaphore_value_count = this.values.len() as u32;
+                    (*app).p_signal_semaphore_values = this.values.as_ptr();
+                }
+            }
+            None => {
+                this.values = signals.iter().map(|_| 0).chain([seq]).collect();
+                this.own_info.signal_semaphore_value_count = this.values.len() as u32;
+                this.own_info.p_signal_semaphore_values = this.values.as_ptr();
+                this.own_info.p_next = p_next;
+            }
+        }
+        this
+    }
+
+    /// The `pNext` the batch's copy gets.
+    fn p_next(&self, app_p_next: *const c_void) -> *const c_void {
+        if self.restore.is_some() {
+            app_p_next
+        } else {
+            &*self.own_info as *const vk::TimelineSemaphoreSubmitInfo as *const c_void
+        }
+    }
+}
+
+impl Drop for TimelineSignal {
+    fn drop(&mut self) {
+        if let Some((app, count, values)) = self.restore {
+            // SAFETY: the app's struct, still valid inside the hook.
+            unsafe {
+                (*app).signal_semaphore_value_count = count;
+                (*app).p_signal_semaphore_values = values;
+            }
+        }
+    }
+}
+
+/// Finds device and queue state for a queue hook.
+fn queue_state(queue: vk::Queue) -> Option<(Arc<Device>, Option<Arc<Queue>>)> {
+    // SAFETY: a valid queue from the app.
+    let device = unsafe { registry::device_of(queue) }?;
+    let state = device.queue(queue);
+    Some((device, state))
+}
+
+fn record_submission(
+    queue: &Queue,
+    seq: u64,
+    command: &'static str,
+    batches: Vec<Vec<Submitted>>,
+    fence: vk::Fence,
+) {
+    queue.push(Submission { seq, command, at: Instant::now(), at_wall: SystemTime::now(), batches, fence });
+}
+
+pub(super) unsafe extern "system" fn queue_submit(
+    queue: vk::Queue,
+    count: u32,
+    submits: *const vk::SubmitInfo,
+    fence: vk::Fence,
+) -> vk::Result {
+    entry("vkQueueSubmit", vk::Result::ERROR_UNKNOWN, || {
+        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = device.next.queue_submit else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's array of `count` batches.
+        let batches = unsafe { slice(submits, count) };
+        let prepared = contained("tracking a submission", || {
+            let state = state.as_ref()?;
+            // SAFETY: the app's valid batches.
+            let snap: Vec<Vec<Submitted>> =
+                batches.iter().map(|b| snapshot(unsafe { slice(b.p_command_buffers, b.command_buffer_count) })).collect();
+            let seq = state.next_seq();
+            let mut copies = batches.to_vec();
+            let signal = match (state.timeline, copies.last_mut()) {
+                (Some(timeline), Some(last)) => {
+                    // SAFETY: the app's valid batch.
+                    let signal = unsafe {
+                        TimelineSignal::new(slice(last.p_signal_semaphores, last.signal_semaphore_count), last.p_next, timeline, seq)
+                    };
+                    last.signal_semaphore_count = signal.semaphores.len() as u32;
+                    last.p_signal_semaphores = signal.semaphores.as_ptr();
+                    last.p_next = signal.p_next(last.p_next);
+                    Some(signal)
+                }
+                _ => None,
+            };
+            Some((seq, snap, copies, signal))
+        })
+        .flatten();
+        let result = match &prepared {
+            // SAFETY: the app's batches, the last one with the layer's signal added.
+            Some((_, _, copies, Some(_))) => unsafe { next(queue, copies.len() as u32, copies.as_ptr(), fence) },
+            // SAFETY: the app's arguments, forwarded as they came.
+            _ => unsafe { next(queue, count, submits, fence) },
+        };
+        if let (Some((seq, snap, _, _)), Some(state)) = (prepared, &state) {
+            if result == vk::Result::SUCCESS {
+                contained("tracking a submission", || record_submission(state, seq, "vkQueueSubmit", snap, fence));
+            }
+        }
+        check_lost(&device, "vkQueueSubmit", result);
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn queue_submit2(
+    queue: vk::Queue,
+    count: u32,
+    submits: *const vk::SubmitInfo2,
+    fence: vk::Fence,
+) -> vk::Result {
+    entry("vkQueueSubmit2", vk::Result::ERROR_UNKNOWN, || {
+        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = device.next.queue_submit2 else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's array of `count` batches.
+        let batches = unsafe { slice(submits, count) };
+        let prepared = contained("tracking a submission", || {
+            let state = state.as_ref()?;
+            let snap: Vec<Vec<Submitted>> = batches
+                .iter()
+                .map(|b| {
+                    // SAFETY: the app's valid batch.
+                    let infos = unsafe { slice(b.p_command_buffer_infos, b.command_buffer_info_count) };
+                    snapshot(&infos.iter().map(|i| i.command_buffer).collect::<Vec<_>>())
+                })
+                .collect();
+            let seq = state.next_seq();
+            let mut copies = batches.to_vec();
+            let mut signals = Vec::new();
+            if let (Some(timeline), Some(last)) = (state.timeline, copies.last_mut()) {
+                // SAFETY: the app's valid batch.
+                signals = unsafe { slice(last.p_signal_semaphore_infos, last.signal_semaphore_info_count) }.to_vec();
+                signals.push(
+                    vk::SemaphoreSubmitInfo::default()
+                        .semaphore(timeline)
+                        .value(seq)
+                        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+                );
+                last.signal_semaphore_info_count = signals.len() as u32;
+                last.p_signal_semaphore_infos = signals.as_ptr();
+            }
+            Some((seq, snap, copies, signals))
+        })
+        .flatten();
+        let result = match &prepared {
+            // SAFETY: the app's batches, the last one with the layer's signal added.
+            Some((_, _, copies, signals)) if !signals.is_empty() => unsafe {
+                next(queue, copies.len() as u32, copies.as_ptr(), fence)
+            },
+            // SAFETY: the app's arguments, forwarded as they came.
+            _ => unsafe { next(queue, count, submits, fence) },
+        };
+        if let (Some((seq, snap, _, _)), Some(state)) = (prepared, &state) {
+            if result == vk::Result::SUCCESS {
+                contained("tracking a submission", || record_submission(state, seq, "vkQueueSubmit2", snap, fence));
+            }
+        }
+        check_lost(&device, "vkQueueSubmit2", result);
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn queue_bind_sparse(
+    queue: vk::Queue,
+    count: u32,
+    infos: *const vk::BindSparseInfo,
+    fence: vk::Fence,
+) -> vk::Result {
+    entry("vkQueueBindSparse", vk::Result::ERROR_UNKNOWN, || {
+        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = device.next.queue_bind_sparse else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's array of `count` bind infos.
+        let batches = unsafe { slice(infos, count) };
+        let prepared = contained("tracking a sparse binding", || {
+            let state = state.as_ref()?;
+            let seq = state.next_seq();
+            let mut copies = batches.to_vec();
+            let signal = match (state.timeline, copies.last_mut()) {
+                (Some(timeline), Some(last)) => {
+                    // SAFETY: the app's valid bind info.
+                    let signal = unsafe {
+                        TimelineSignal::new(slice(last.p_signal_semaphores, last.signal_semaphore_count), last.p_next, timeline, seq)
+                    };
+                    last.signal_semaphore_count = signal.semaphores.len() as u32;
+                    last.p_signal_semaphores = signal.semaphores.as_ptr();
+                    last.p_next = signal.p_next(last.p_next);
+                    Some(signal)
+                }
+                _ => None,
+            };
+            Some((seq, copies, signal))
+        })
+        .flatten();
+        let result = match &prepared {
+            // SAFETY: the app's bind infos, the last one with the layer's signal added.
+            Some((_, copies, Some(_))) => unsafe { next(queue, copies.len() as u32, copies.as_ptr(), fence) },
+            // SAFETY: the app's arguments, forwarded as they came.
+            _ => unsafe { next(queue, count, infos, fence) },
+        };
+        if let (Some((seq, _, _)), Some(state)) = (prepared, &state) {
+            if result == vk::Result::SUCCESS {
+                contained("tracking a sparse binding", || {
+                    record_submission(state, seq, "vkQueueBindSparse", Vec::new(), fence)
+                });
+            }
+        }
+        check_lost(&device, "vkQueueBindSparse", result);
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn queue_present_khr(queue: vk::Queue, info: *const vk::PresentInfoKHR) -> vk::Result {
+    entry("vkQueuePresentKHR", vk::Result::ERROR_UNKNOWN, || {
+        let Some((device, _)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = device.next.queue_present_khr else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(queue, info) };
+        check_lost(&device, "vkQueuePresentKHR", result);
+        contained("counting a frame", || crate::shader_errors::end_frame(&device));
+        after_progress(&device, "vkQueuePresentKHR");
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Result {
+    entry("vkQueueWaitIdle", vk::Result::ERROR_UNKNOWN, || {
+        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = device.next.queue_wait_idle else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(queue) };
+        if result == vk::Result::SUCCESS {
+            if let Some(state) = state {
+                contained("retiring a queue's work", || state.complete_all());
+            }
+        }
+        check_lost(&device, "vkQueueWaitIdle", result);
+        after_progress(&device, "vkQueueWaitIdle");
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result {
+    entry("vkDeviceWaitIdle", vk::Result::ERROR_UNKNOWN, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = dev.next.device_wait_idle else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device) };
+        if result == vk::Result::SUCCESS {
+            contained("retiring the device's work", || dev.queues.read().iter().for_each(|q| q.complete_all()));
+        }
+        check_lost(&dev, "vkDeviceWaitIdle", result);
+        after_progress(&dev, "vkDeviceWaitIdle");
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn wait_for_fences(
+    device: vk::Device,
+    count: u32,
+    fences: *const vk::Fence,
+    wait_all: vk::Bool32,
+    timeout: u64,
+) -> vk::Result {
+    entry("vkWaitForFences", vk::Result::ERROR_UNKNOWN, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = dev.next.wait_for_fences else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, count, fences, wait_all, timeout) };
+        if result == vk::Result::SUCCESS && (wait_all == vk::TRUE || count == 1) {
+            contained("retiring fenced work", || {
+                // SAFETY: the app's array of `count` fences.
+                for &fence in unsafe { slice(fences, count) } {
+                    dev.queues.read().iter().for_each(|q| q.complete_fence(fence));
+                }
+            });
+        }
+        check_lost(&dev, "vkWaitForFences", result);
+        after_progress(&dev, "vkWaitForFences");
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn get_fence_status(device: vk::Device, fence: vk::Fence) -> vk::Result {
+    entry("vkGetFenceStatus", vk::Result::ERROR_UNKNOWN, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = dev.next.get_fence_status else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, fence) };
+        if result == vk::Result::SUCCESS {
+            contained("retiring fenced work", || dev.queues.read().iter().for_each(|q| q.complete_fence(fence)));
+            after_progress(&dev, "vkGetFenceStatus");
+        }
+        check_lost(&dev, "vkGetFenceStatus", result);
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn wait_semaphores(
+    device: vk::Device,
+    info: *const vk::SemaphoreWaitInfo,
+    timeout: u64,
+) -> vk::Result {
+    entry("vkWaitSemaphores", vk::Result::ERROR_UNKNOWN, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = dev.next.wait_semaphores else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, info, timeout) };
+        check_lost(&dev, "vkWaitSemaphores", result);
+        after_progress(&dev, "vkWaitSemaphores");
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn get_semaphore_counter_value(
+    device: vk::Device,
+    semaphore: vk::Semaphore,
+    value: *mut u64,
+) -> vk::Result {
+    entry("vkGetSemaphoreCounterValue", vk::Result::ERROR_UNKNOWN, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = dev.next.get_semaphore_counter_value else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, semaphore, value) };
+        check_lost(&dev, "vkGetSemaphoreCounterValue", result);
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn acquire_next_image_khr(
+    device: vk::Device,
+    swapchain: vk::SwapchainKHR,
+    timeout: u64,
+    semaphore: vk::Semaphore,
+    fence: vk::Fence,
+    index: *mut u32,
+) -> vk::Result {
+    entry("vkAcquireNextImageKHR", vk::Result::ERROR_UNKNOWN, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = dev.next.acquire_next_image_khr else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, swapchain, timeout, semaphore, fence, index) };
+        check_lost(&dev, "vkAcquireNextImageKHR", result);
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn get_query_pool_results(
+    device: vk::Device,
+    pool: vk::QueryPool,
+    first: u32,
+    count: u32,
+    size: usize,
+    data: *mut c_void,
+    stride: vk::DeviceSize,
+    flags: vk::QueryResultFlags,
+) -> vk::Result {
+    entry("vkGetQueryPoolResults", vk::Result::ERROR_UNKNOWN, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
+        let Some(next) = dev.next.get_query_pool_results else { return vk::Result::ERROR_UNKNOWN };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, pool, first, count, size, data, stride, flags) };
+        check_lost(&dev, "vkGetQueryPoolResults", result);
+        result
+    })
+}
+
+pub(super) unsafe extern "system" fn set_debug_utils_object_name_ext(
+    device: vk::Device,
+    info: *const vk::DebugUtilsObjectNameInfoEXT,
+) -> vk::Result {
+    entry("vkSetDebugUtilsObjectNameEXT", vk::Result::ERROR_INITIALIZATION_FAILED, || {
+        // SAFETY: a live device from the app.
+        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        let Some(next) = dev.next.set_debug_utils_object_name_ext else { return vk::Result::ERROR_INITIALIZATION_FAILED };
+        contained("noting an object name", || {
+            // SAFETY: the app's valid name info.
+            let info = unsafe { &*info };
+            let mut names = dev.names.lock();
+            if info.p_object_name.is_null() {
+                names.remove(&info.object_handle);
+            } else {
+                // SAFETY: a NUL-terminated name.
+                let name = unsafe { std::ffi::CStr::from_ptr(info.p_object_name) }.to_string_lossy().into_owned();
+                names.insert(info.object_handle, name);
+            }
+        });
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(device, info) }
+    })
+}
+
+/// The hooks of this file.
+pub(super) const HOOKS: &[Hook] = &[
+    hook!(Device, c"vkQueueSubmit", queue_submit as PFN_vkQueueSubmit),
+    hook!(Device, c"vkQueueSubmit2", queue_submit2 as PFN_vkQueueSubmit2),
+    hook!(Device, c"vkQueueSubmit2KHR", queue_submit2 as PFN_vkQueueSubmit2),
+    hook!(Device, c"vkQueueBindSparse", queue_bind_sparse as PFN_vkQueueBindSparse),
+    hook!(Device, c"vkQueuePresentKHR", queue_present_khr as PFN_vkQueuePresentKHR),
+    hook!(Device, c"vkQueueWaitIdle", queue_wait_idle as PFN_vkQueueWaitIdle),
+    hook!(Device, c"vkDeviceWaitIdle", device_wait_idle as PFN_vkDeviceWaitIdle),
+    hook!(Device, c"vkWaitForFences", wait_for_fences as PFN_vkWaitForFences),
+    hook!(Device, c"vkGetFenceStatus", get_fence_status as PFN_vkGetFenceStatus),
+    hook!(Device, c"vkWaitSemaphores", wait_semaphores as PFN_vkWaitSemaphores),
+    hook!(Device, c"vkWaitSemaphoresKHR", wait_semaphores as PFN_vkWaitSemaphores),
+    hook!(Device, c"vkGetSemaphoreCounterValue", get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue),
+    hook!(Device, c"vkGetSemaphoreCounterValueKHR", get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue),
+    hook!(Device, c"vkAcquireNextImageKHR", acquire_next_image_khr as PFN_vkAcquireNextImageKHR),
+    hook!(Device, c"vkGetQueryPoolResults", get_query_pool_results as PFN_vkGetQueryPoolResults),
+    hook!(Device, c"vkSetDebugUtilsObjectNameEXT", set_debug_utils_object_name_ext as PFN_vkSetDebugUtilsObjectNameEXT),
+];

@@ -1,0 +1,104 @@
+//! What the layer knows of the app's shaders and pipelines: each module's id (the hash of the app's SPIR-V)
+//! and what the engine learnt of it, and each pipeline's stages, so that a report can name the shaders of
+//! the work in flight.
+
+use ash::vk;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A shader module as the app created it.
+pub struct ShaderRecord {
+    /// Content hash of the app's SPIR-V.
+    pub id: String,
+    /// Source files the module names (from its debug info), when the engine could read it.
+    pub sources: Vec<String>,
+}
+
+/// One stage of a pipeline.
+pub struct StageRecord {
+    /// The module (shared by every pipeline that uses it).
+    pub shader: Arc<ShaderRecord>,
+    /// The entry point.
+    pub entry: String,
+    /// The stage, e.g. `compute`.
+    pub stage: String,
+}
+
+/// A pipeline's stages.
+pub struct PipelineRecord {
+    /// Its stages.
+    pub stages: Vec<StageRecord>,
+}
+
+/// Shader modules and pipelines of a device.
+#[derive(Default)]
+pub struct Registry {
+    modules: Mutex<HashMap<u64, Arc<ShaderRecord>>>,
+    pipelines: Mutex<HashMap<u64, Arc<PipelineRecord>>>,
+}
+
+impl Registry {
+    /// Records a module.
+    pub fn add_module(&self, module: vk::ShaderModule, record: Arc<ShaderRecord>) {
+        self.modules.lock().insert(vk::Handle::as_raw(module), record);
+    }
+
+    /// Forgets a module (pipelines made from it keep their record).
+    pub fn remove_module(&self, module: vk::ShaderModule) {
+        self.modules.lock().remove(&vk::Handle::as_raw(module));
+    }
+
+    /// The record of a module.
+    pub fn module(&self, module: vk::ShaderModule) -> Option<Arc<ShaderRecord>> {
+        self.modules.lock().get(&vk::Handle::as_raw(module)).cloned()
+    }
+
+    /// Records a pipeline.
+    pub fn add_pipeline(&self, pipeline: vk::Pipeline, record: PipelineRecord) {
+        self.pipelines.lock().insert(vk::Handle::as_raw(pipeline), Arc::new(record));
+    }
+
+    /// Forgets a pipeline.
+    pub fn remove_pipeline(&self, pipeline: vk::Pipeline) {
+        self.pipelines.lock().remove(&vk::Handle::as_raw(pipeline));
+    }
+
+    /// The record of a pipeline.
+    pub fn pipeline(&self, pipeline: vk::Pipeline) -> Option<Arc<PipelineRecord>> {
+        self.pipelines.lock().get(&vk::Handle::as_raw(pipeline)).cloned()
+    }
+}
+
+/// The shader id of a module: FNV-1a 64 of its words, as 16 hex digits (the same function as the engine's
+/// when it has one; kept here so the layer can name modules the engine refused).
+pub fn shader_id(words: &[u32]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in words {
+        for b in w.to_le_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// `compute`, `vertex`, ... for a single stage flag.
+pub fn stage_name(stage: vk::ShaderStageFlags) -> &'static str {
+    match stage {
+        vk::ShaderStageFlags::VERTEX => "vertex",
+        vk::ShaderStageFlags::TESSELLATION_CONTROL => "tessellation control",
+        vk::ShaderStageFlags::TESSELLATION_EVALUATION => "tessellation evaluation",
+        vk::ShaderStageFlags::GEOMETRY => "geometry",
+        vk::ShaderStageFlags::FRAGMENT => "fragment",
+        vk::ShaderStageFlags::COMPUTE => "compute",
+        vk::ShaderStageFlags::TASK_EXT => "task",
+        vk::ShaderStageFlags::MESH_EXT => "mesh",
+        vk::ShaderStageFlags::RAYGEN_KHR => "ray generation",
+        vk::ShaderStageFlags::ANY_HIT_KHR => "any hit",
+        vk::ShaderStageFlags::CLOSEST_HIT_KHR => "closest hit",
+        vk::ShaderStageFlags::MISS_KHR => "miss",
+        vk::ShaderStageFlags::INTERSECTION_KHR => "intersection",
+        vk::ShaderStageFlags::CALLABLE_KHR => "callable",
+        _ => "shader",
+    }
+}

@@ -1,0 +1,453 @@
+//! Blackbox's crash report: one model, written as versioned JSON for tools and as text for people.
+//!
+//! The layer fills a [`Report`] when the device is lost, when its watchdog sees a hang, on a fatal signal
+//! or on a failing shader assert in `abort` mode; it writes `report.json` ([`Report::to_json`]) and
+//! `report.txt` ([`text::render`]) side by side. The CLI reads the JSON back ([`Report::from_json`]) to print
+//! and group reports. [`signature`] computes the crash signature that groups reports of one bug.
+//!
+//! The JSON schema is this module's types, serialized by serde with `snake_case` names; `docs/report.md`
+//! describes it field by field. [`SCHEMA_VERSION`] changes whenever a field changes meaning or goes away;
+//! new optional fields do not change it, and readers ignore fields they do not know.
+#![deny(missing_docs)]
+
+pub mod signature;
+pub mod text;
+
+use serde::{Deserialize, Serialize};
+
+/// The `version` field of reports written by this code.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why the report was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A call returned `VK_ERROR_DEVICE_LOST`.
+    DeviceLost,
+    /// Pending GPU work made no progress for the watchdog's time.
+    Hang,
+    /// A fatal signal (SIGSEGV, SIGBUS, ...) in the process.
+    Signal,
+    /// A shader assert failed in `abort` mode.
+    Assert,
+}
+
+impl Kind {
+    /// `device lost`, `hang`, ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::DeviceLost => "device lost",
+            Kind::Hang => "GPU hang",
+            Kind::Signal => "fatal signal",
+            Kind::Assert => "shader assert",
+        }
+    }
+}
+
+/// What a command, scope, command buffer or submission had done when the report was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Known to be finished.
+    Finished,
+    /// Started and not known to be finished.
+    InFlight,
+    /// Not started.
+    NotStarted,
+    /// No marker tells.
+    Unknown,
+}
+
+impl State {
+    /// `finished`, `in flight`, ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            State::Finished => "finished",
+            State::InFlight => "in flight",
+            State::NotStarted => "not started",
+            State::Unknown => "unknown",
+        }
+    }
+}
+
+/// A crash report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`] of the writer.
+    pub version: u32,
+    /// Why it was written.
+    pub kind: Kind,
+    /// One line saying why, e.g. `vkWaitForFences returned VK_ERROR_DEVICE_LOST`.
+    pub reason: String,
+    /// When, as RFC 3339 UTC (`2026-11-30T05:12:33.123Z`).
+    pub time: String,
+    /// When, as milliseconds since the Unix epoch.
+    pub unix_ms: u64,
+    /// The application.
+    pub app: App,
+    /// The device.
+    pub device: Device,
+    /// Blackbox's version and settings.
+    pub blackbox: Blackbox,
+    /// How progress was tracked on this device.
+    pub progress: Progress,
+    /// Per queue, the submissions not known to be finished.
+    pub queues: Vec<Queue>,
+    /// The commands in flight (or, when none is known, the first not finished), with their pipelines.
+    pub in_flight: Vec<Location>,
+    /// The last command known to be finished.
+    pub last_finished: Option<Location>,
+    /// Shader errors reported so far (asserts, NaN/Inf, printf).
+    pub shader_errors: Vec<ShaderError>,
+    /// What `VK_EXT_device_fault` said, where the device has it.
+    pub device_fault: Option<DeviceFault>,
+    /// NV diagnostic checkpoints per queue, where the device has them.
+    pub checkpoints: Vec<Checkpoint>,
+    /// For `signal` reports: the signal.
+    pub signal: Option<Signal>,
+    /// The crash signature ([`signature`]).
+    pub signature: String,
+    /// What the signature hashes, for people checking why two reports differ.
+    pub signature_text: String,
+}
+
+/// The application.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct App {
+    /// `VkApplicationInfo::pApplicationName` or the process name.
+    pub name: String,
+    /// Process id.
+    pub pid: u32,
+    /// The executable's path.
+    pub executable: String,
+}
+
+/// The device.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Device {
+    /// `deviceName`.
+    pub name: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// Vulkan version, e.g. `1.3.230`.
+    pub api_version: String,
+}
+
+/// Blackbox itself.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Blackbox {
+    /// Its version.
+    pub version: String,
+    /// The `VK_BLACKBOX_*` settings in force, as `name=value`.
+    pub settings: Vec<String>,
+}
+
+/// How progress was tracked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Progress {
+    /// `VK_BLACKBOX_BREADCRUMBS`.
+    pub granularity: String,
+    /// How markers were written, e.g. `fill-buffer writes (...)`, or `none`.
+    pub markers: String,
+    /// What the markers can tell, in words (e.g. which commands are covered).
+    pub coverage: String,
+    /// Whether completion was read from the layer's timeline semaphores.
+    pub timeline_semaphores: bool,
+}
+
+/// A queue and its unfinished work.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Queue {
+    /// Queue family.
+    pub family: u32,
+    /// Index in the family.
+    pub index: u32,
+    /// The last submission known finished (0 for none).
+    pub completed: u64,
+    /// Submissions not known to be finished, oldest first.
+    pub submissions: Vec<Submission>,
+}
+
+/// One submission.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Submission {
+    /// Its number on the queue, from 1.
+    pub seq: u64,
+    /// `vkQueueSubmit`, `vkQueueSubmit2` or `vkQueueBindSparse`.
+    pub command: String,
+    /// How long before the report it was submitted, in milliseconds.
+    pub age_ms: u64,
+    /// Its state.
+    pub state: State,
+    /// Its command buffers, in submission order across batches.
+    pub command_buffers: Vec<CommandBuffer>,
+}
+
+/// A command buffer as submitted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandBuffer {
+    /// The handle, as hex.
+    pub handle: String,
+    /// The debug name, if any.
+    pub name: Option<String>,
+    /// `primary` or `secondary`.
+    pub level: String,
+    /// Its state.
+    pub state: State,
+    /// Marker units started and finished, out of how many (absent without markers).
+    pub units: Option<Units>,
+    /// Its commands.
+    pub commands: Vec<Command>,
+    /// Its label scopes.
+    pub scopes: Vec<Scope>,
+    /// Secondaries run by its `vkCmdExecuteCommands`, in order.
+    pub secondaries: Vec<CommandBuffer>,
+}
+
+/// Marker progress of a command buffer.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Units {
+    /// The last unit started.
+    pub started: u32,
+    /// The last unit finished.
+    pub finished: u32,
+    /// Units recorded.
+    pub total: u32,
+}
+
+/// A recorded command.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Command {
+    /// Index in its command buffer.
+    pub index: u32,
+    /// The Vulkan command.
+    pub name: String,
+    /// Its key parameters.
+    pub params: Vec<u64>,
+    /// Its state.
+    pub state: State,
+    /// The innermost label scope (index into the command buffer's scopes), if any.
+    pub scope: Option<u32>,
+    /// The pipeline it used, for draws, dispatches and trace rays.
+    pub pipeline: Option<Pipeline>,
+    /// For `vkCmdExecuteCommands`: index of its first secondary in the command buffer's `secondaries`.
+    pub secondaries_from: Option<u32>,
+    /// The last finished command of the whole report.
+    #[serde(default)]
+    pub last_finished: bool,
+    /// The first unfinished command of the whole report.
+    #[serde(default)]
+    pub first_unfinished: bool,
+}
+
+/// A debug-label scope.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scope {
+    /// The label.
+    pub name: String,
+    /// The enclosing scope, if any.
+    pub parent: Option<u32>,
+    /// Its first command's index.
+    pub first_command: u32,
+    /// One past its last command's index.
+    pub end_command: u32,
+    /// An inserted label (a point, not a scope).
+    pub inserted: bool,
+    /// Its state, from its commands.
+    pub state: State,
+}
+
+/// A pipeline and its shaders.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pipeline {
+    /// The handle, as hex.
+    pub handle: String,
+    /// The debug name, if any.
+    pub name: Option<String>,
+    /// Its shaders.
+    pub shaders: Vec<Shader>,
+}
+
+/// A shader module as Blackbox saw it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Shader {
+    /// The shader id (content hash of the app's SPIR-V, 16 hex digits).
+    pub id: String,
+    /// Entry points with their stages, e.g. `main (compute)`.
+    pub entry_points: Vec<String>,
+    /// Source files the module names.
+    pub sources: Vec<String>,
+    /// The debug name the app gave the module, if any.
+    pub name: Option<String>,
+}
+
+/// Where in the submitted work something is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Location {
+    /// Queue family and index, e.g. `0.0`.
+    pub queue: String,
+    /// Submission number on the queue.
+    pub submission: u64,
+    /// Command buffer handle (and name).
+    pub command_buffer: String,
+    /// The command's index in it.
+    pub command_index: u32,
+    /// The command.
+    pub command: String,
+    /// Its parameters.
+    pub params: Vec<u64>,
+    /// The label path, outermost first.
+    pub labels: Vec<String>,
+    /// The pipeline, if any.
+    pub pipeline: Option<Pipeline>,
+}
+
+/// A shader error seen before the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShaderError {
+    /// `assert`, `nan`, `inf` or `printf`.
+    pub kind: String,
+    /// The message as logged.
+    pub message: String,
+    /// Shader id.
+    pub shader: String,
+    /// `file:line:column`, if known.
+    pub location: Option<String>,
+    /// How many invocations reported it.
+    pub count: u64,
+}
+
+/// `VK_EXT_device_fault` data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeviceFault {
+    /// The driver's description.
+    pub description: String,
+    /// Faulting addresses.
+    pub addresses: Vec<FaultAddress>,
+    /// Vendor codes.
+    pub vendor_infos: Vec<String>,
+    /// The vendor binary dump's file name beside the report, if one was saved.
+    pub vendor_binary: Option<String>,
+    /// Why nothing more could be read, if so.
+    pub note: Option<String>,
+}
+
+/// One faulting address.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FaultAddress {
+    /// The address type (`read invalid`, `write invalid`, `instruction pointer`, ...).
+    pub kind: String,
+    /// The address, as hex.
+    pub address: String,
+    /// Its precision, in bytes.
+    pub precision: u64,
+    /// The resource at or near it, from address-binding reports, if known.
+    pub resource: Option<String>,
+}
+
+/// An NV diagnostic checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Queue family and index.
+    pub queue: String,
+    /// Pipeline stage.
+    pub stage: String,
+    /// The command buffer slot and unit it marks.
+    pub marker: String,
+}
+
+/// A fatal signal.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Signal {
+    /// Its number.
+    pub number: i32,
+    /// `SIGSEGV`, ...
+    pub name: String,
+    /// The faulting address, for SIGSEGV/SIGBUS.
+    pub address: Option<String>,
+    /// The thread that got it.
+    pub thread: String,
+}
+
+impl Report {
+    /// The JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// Reads a report back; fails on malformed JSON or an unknown schema version.
+    pub fn from_json(text: &str) -> Result<Report, ReadError> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ReadError::Json(e.to_string()))?;
+        match value.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            Some(v) => return Err(ReadError::Version(v)),
+            None => return Err(ReadError::Json("no `version` field: not a Blackbox report".into())),
+        }
+        serde_json::from_value(value).map_err(|e| ReadError::Json(e.to_string()))
+    }
+}
+
+/// Why a report could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Not JSON, or not a report.
+    Json(String),
+    /// A schema version this code does not know.
+    Version(u64),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Json(e) => write!(f, "not a Blackbox report: {e}"),
+            ReadError::Version(v) => {
+                write!(f, "report schema version {v} is not supported (this blackbox reads version {SCHEMA_VERSION})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// RFC 3339 UTC time from milliseconds since the epoch (civil-from-days, no time zone database needed).
+pub fn rfc3339(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        unix_ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(1_796_015_553_123), "2026-11-30T05:12:33.123Z");
+    }
+
+    #[test]
+    fn unknown_versions_and_garbage_are_refused() {
+        assert!(matches!(Report::from_json("{"), Err(ReadError::Json(_))));
+        assert!(matches!(Report::from_json("{\"version\": 99}"), Err(ReadError::Version(99))));
+        assert!(matches!(Report::from_json("{\"kind\": \"hang\"}"), Err(ReadError::Json(_))));
+    }
+}

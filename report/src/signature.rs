@@ -1,0 +1,90 @@
+//! The crash signature: one bug, one signature, across runs and machines.
+//!
+//! It hashes what identifies the failing work, in words the app chose: the report's kind, the label path,
+//! command and pipeline name of the first command in flight, and those of the last command finished.
+//! Numbers are replaced by `#` first (frame 8112 and frame 9377 are one bug), and handles and parameters
+//! are left out (they change every run).
+
+use crate::{Kind, Location, Report};
+
+/// The signature text and its 16-hex-digit hash.
+pub fn compute(report: &Report) -> (String, String) {
+    let mut parts = vec![kind_word(report.kind).to_owned()];
+    match report.in_flight.first() {
+        Some(l) => parts.push(format!("in flight: {}", describe(l))),
+        None => parts.push("in flight: none known".to_owned()),
+    }
+    if let Some(l) = &report.last_finished {
+        parts.push(format!("last finished: {}", describe(l)));
+    }
+    if let Some(signal) = &report.signal {
+        parts.push(format!("signal: {}", signal.name));
+    }
+    if report.kind == Kind::Assert {
+        if let Some(e) = report.shader_errors.iter().find(|e| e.kind == "assert") {
+            parts.push(format!("assert: {} at {}", e.message, e.location.as_deref().unwrap_or("?")));
+        }
+    }
+    let text = normalize(&parts.join(" | "));
+    let hash = format!("{:016x}", fnv1a(text.as_bytes()));
+    (text, hash)
+}
+
+fn kind_word(kind: Kind) -> &'static str {
+    match kind {
+        Kind::DeviceLost => "device-lost",
+        Kind::Hang => "hang",
+        Kind::Signal => "signal",
+        Kind::Assert => "assert",
+    }
+}
+
+fn describe(l: &Location) -> String {
+    let pipeline = l.pipeline.as_ref().and_then(|p| p.name.clone()).unwrap_or_default();
+    format!("{} / {} [{}]", l.labels.join(" > "), l.command, pipeline)
+}
+
+/// Replaces every run of digits (and hex handles) with `#`.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '0' && chars.peek() == Some(&'x') {
+            chars.next();
+            while chars.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
+                chars.next();
+            }
+            out.push('#');
+        } else if c.is_ascii_digit() {
+            while chars.peek().is_some_and(|c| c.is_ascii_digit()) {
+                chars.next();
+            }
+            out.push('#');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// FNV-1a, 64 bits: stable across platforms and Rust versions, unlike `DefaultHasher`.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_handles_are_normalized() {
+        assert_eq!(normalize("frame 8112 > dispatch 3 / vkCmdDispatch 0x55d3a0"), "frame # > dispatch # / vkCmdDispatch #");
+        assert_eq!(normalize("vkCmdDrawIndexed"), "vkCmdDrawIndexed");
+    }
+
+    #[test]
+    fn fnv_is_the_reference_function() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

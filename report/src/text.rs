@@ -1,0 +1,249 @@
+//! The text form of a report, for people: what happened, where the GPU was, inside the app's labels.
+//!
+//! Long command buffers are shown around the interesting commands (in flight, last finished, first
+//! unfinished) with the runs in between summarised; the JSON keeps everything.
+
+use std::fmt::Write;
+
+use crate::{CommandBuffer, Location, Pipeline, Report, State};
+
+/// Commands shown on each side of an interesting one.
+const CONTEXT: u32 = 4;
+
+/// Styles for a terminal, or none.
+#[derive(Clone, Copy)]
+struct Style {
+    color: bool,
+}
+
+impl Style {
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+    fn state(self, s: State) -> String {
+        let code = match s {
+            State::Finished => "32",
+            State::InFlight => "1;33",
+            State::NotStarted => "2",
+            State::Unknown => "36",
+        };
+        self.paint(code, s.describe())
+    }
+    fn bold(self, text: &str) -> String {
+        self.paint("1", text)
+    }
+    fn alert(self, text: &str) -> String {
+        self.paint("1;31", text)
+    }
+}
+
+/// Renders `report` as text; `color` adds ANSI colours for a terminal.
+pub fn render(report: &Report, color: bool) -> String {
+    let st = Style { color };
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", st.alert(&format!("Blackbox report: {}", report.kind.describe())));
+    let _ = writeln!(out, "  reason     {}", report.reason);
+    let _ = writeln!(out, "  time       {}", report.time);
+    let _ = writeln!(out, "  app        {} (pid {}, {})", report.app.name, report.app.pid, report.app.executable);
+    let _ = writeln!(
+        out,
+        "  device     {} (Vulkan {}, {})",
+        report.device.name, report.device.api_version, report.device.driver
+    );
+    let _ = writeln!(out, "  blackbox   {} ({})", report.blackbox.version, report.blackbox.settings.join(" "));
+    let _ = writeln!(out, "  progress   {}, granularity {}", report.progress.markers, report.progress.granularity);
+    let _ = writeln!(out, "             {}", report.progress.coverage);
+    let _ = writeln!(out, "  signature  {}", st.bold(&report.signature));
+    if let Some(signal) = &report.signal {
+        let address = signal.address.as_deref().map(|a| format!(" at {a}")).unwrap_or_default();
+        let _ = writeln!(out, "  signal     {} ({}){address}, thread {}", signal.name, signal.number, signal.thread);
+    }
+
+    let _ = writeln!(out);
+    if report.in_flight.is_empty() {
+        let _ = writeln!(out, "{}", st.bold("In flight: no command is known to be in flight"));
+    } else {
+        let _ = writeln!(out, "{}", st.bold("In flight"));
+        for l in &report.in_flight {
+            location(&mut out, l);
+        }
+    }
+    if let Some(l) = &report.last_finished {
+        let _ = writeln!(out, "{}", st.bold("Last finished"));
+        location(&mut out, l);
+    }
+
+    for q in &report.queues {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{}",
+            st.bold(&format!(
+                "Queue {}.{}: {} submission(s) not known to be finished (last finished: #{})",
+                q.family,
+                q.index,
+                q.submissions.len(),
+                q.completed
+            ))
+        );
+        for s in &q.submissions {
+            let _ = writeln!(out, "  submission #{} ({}, {} ms ago): {}", s.seq, s.command, s.age_ms, st.state(s.state));
+            for cb in &s.command_buffers {
+                command_buffer(&mut out, st, cb, 2);
+            }
+        }
+    }
+
+    let _ = writeln!(out);
+    if report.shader_errors.is_empty() {
+        let _ = writeln!(out, "{}", st.bold("Shader errors: none reported"));
+    } else {
+        let _ = writeln!(out, "{}", st.bold("Shader errors"));
+        for e in &report.shader_errors {
+            let _ = writeln!(out, "  {} x{}", e.message, e.count);
+        }
+    }
+    if let Some(f) = &report.device_fault {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", st.bold("Device fault (VK_EXT_device_fault)"));
+        let _ = writeln!(out, "  {}", f.description);
+        for a in &f.addresses {
+            let near = a.resource.as_deref().map(|r| format!(" -> {r}")).unwrap_or_default();
+            let _ = writeln!(out, "  {} {} (±{} bytes){near}", a.kind, a.address, a.precision);
+        }
+        for v in &f.vendor_infos {
+            let _ = writeln!(out, "  vendor: {v}");
+        }
+        if let Some(b) = &f.vendor_binary {
+            let _ = writeln!(out, "  vendor binary: {b}");
+        }
+        if let Some(n) = &f.note {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    if !report.checkpoints.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", st.bold("Checkpoints (VK_NV_device_diagnostic_checkpoints)"));
+        for c in &report.checkpoints {
+            let _ = writeln!(out, "  queue {} {}: {}", c.queue, c.stage, c.marker);
+        }
+    }
+    out
+}
+
+fn pipeline_text(p: &Pipeline) -> String {
+    let name = p.name.as_deref().map(|n| format!("\"{n}\"")).unwrap_or_else(|| p.handle.clone());
+    let shaders: Vec<String> = p
+        .shaders
+        .iter()
+        .map(|s| {
+            let sources = if s.sources.is_empty() { String::new() } else { format!(" {}", s.sources.join(", ")) };
+            format!("{} {}{sources}", s.id, s.entry_points.join(", "))
+        })
+        .collect();
+    if shaders.is_empty() {
+        format!("pipeline {name}")
+    } else {
+        format!("pipeline {name} [shaders: {}]", shaders.join("; "))
+    }
+}
+
+fn location(out: &mut String, l: &Location) {
+    let labels = if l.labels.is_empty() { String::new() } else { format!("{} > ", l.labels.join(" > ")) };
+    let _ = writeln!(
+        out,
+        "  queue {}, submission #{}, command buffer {}: {labels}[{}] {}",
+        l.queue,
+        l.submission,
+        l.command_buffer,
+        l.command_index,
+        call(&l.command, &l.params)
+    );
+    if let Some(p) = &l.pipeline {
+        let _ = writeln!(out, "    {}", pipeline_text(p));
+    }
+}
+
+fn call(name: &str, params: &[u64]) -> String {
+    let p: Vec<String> = params.iter().map(|v| if *v > 0xffff_ffff { format!("{v:#x}") } else { v.to_string() }).collect();
+    format!("{name}({})", p.join(", "))
+}
+
+fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize) {
+    let pad = " ".repeat(indent);
+    let name = cb.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+    let units = cb
+        .units
+        .map(|u| format!(" [markers: {} of {} units started, {} finished]", u.started, u.total, u.finished))
+        .unwrap_or_else(|| " [no markers]".to_owned());
+    let _ = writeln!(out, "{pad}command buffer {}{name} ({}): {}{units}", cb.handle, cb.level, st.state(cb.state));
+
+    // Which commands to show: those near an interesting one.
+    let interesting: Vec<u32> = cb
+        .commands
+        .iter()
+        .filter(|c| c.state == State::InFlight || c.last_finished || c.first_unfinished)
+        .map(|c| c.index)
+        .collect();
+    let show_all = cb.commands.len() <= (4 * CONTEXT as usize + 4) || interesting.is_empty() && cb.commands.len() <= 64;
+    let shown = |i: u32| show_all || interesting.iter().any(|&k| i + CONTEXT >= k && i <= k + CONTEXT);
+
+    let mut open: Vec<u32> = Vec::new();
+    let mut skipped = 0u32;
+    for c in &cb.commands {
+        // Close scopes that ended, open the ones that start here.
+        while let Some(&s) = open.last() {
+            if cb.scopes[s as usize].end_command <= c.index {
+                open.pop();
+            } else {
+                break;
+            }
+        }
+        for (i, scope) in cb.scopes.iter().enumerate() {
+            if scope.first_command == c.index && !scope.inserted && !open.contains(&(i as u32)) && scope.end_command > c.index {
+                flush_skipped(out, &pad, open.len(), &mut skipped);
+                let depth = " ".repeat(2 * (open.len() + 1));
+                let _ = writeln!(out, "{pad}{depth}{}: {}", st.bold(&scope.name), st.state(scope.state));
+                open.push(i as u32);
+            } else if scope.inserted && scope.first_command == c.index && shown(c.index) {
+                let depth = " ".repeat(2 * (open.len() + 1));
+                let _ = writeln!(out, "{pad}{depth}· {}", scope.name);
+            }
+        }
+        if !shown(c.index) {
+            skipped += 1;
+            continue;
+        }
+        flush_skipped(out, &pad, open.len(), &mut skipped);
+        let depth = " ".repeat(2 * (open.len() + 1));
+        let mut line = format!("{pad}{depth}[{}] {}  {}", c.index, call(&c.name, &c.params), st.state(c.state));
+        if let Some(p) = &c.pipeline {
+            line.push_str(&format!("  {}", pipeline_text(p)));
+        }
+        if c.last_finished {
+            line.push_str(&st.alert("  <- last finished"));
+        }
+        if c.first_unfinished {
+            line.push_str(&st.alert("  <- first unfinished"));
+        }
+        let _ = writeln!(out, "{line}");
+        if let Some(first) = c.secondaries_from {
+            let count = c.params.first().copied().unwrap_or(0) as usize;
+            for s in cb.secondaries.iter().skip(first as usize).take(count) {
+                command_buffer(out, st, s, indent + 2 * (open.len() + 2));
+            }
+        }
+    }
+    flush_skipped(out, &pad, open.len(), &mut skipped);
+}
+
+fn flush_skipped(out: &mut String, pad: &str, depth: usize, skipped: &mut u32) {
+    if *skipped > 0 {
+        let _ = writeln!(out, "{pad}{}… {} command(s) not shown", " ".repeat(2 * (depth + 1)), skipped);
+        *skipped = 0;
+    }
+}
