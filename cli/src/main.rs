@@ -1,4 +1,4 @@
-//! `blackbox`: runs Vulkan apps under the Blackbox layer, installs it, checks the machine.
+//! `blackbox`: runs Vulkan apps under the Blackbox layer, installs it, checks the machine, reads reports.
 //!
 //! Exit codes: 0 success, 1 the verb failed, 2 usage error; `run` passes on the app's own code.
 
@@ -6,7 +6,9 @@ mod doctor;
 mod install;
 mod layer_lib;
 mod manifest;
+mod reports;
 mod run;
+mod triage;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -20,6 +22,8 @@ Usage: blackbox <COMMAND> [OPTIONS]
 
 Commands:
   run        Run a Vulkan app with the Blackbox layer enabled (nothing to install)
+  report     Print a crash report (a report folder, its report.json, or the newest in a folder)
+  triage     Group the reports under folders by crash signature, most frequent first
   install    Install the layer as an implicit layer, for this user or system-wide
   uninstall  Remove what `blackbox install` wrote
   doctor     Check the Vulkan loader, drivers, devices and the layer
@@ -46,6 +50,48 @@ Options:
   -h, --help        Print help
 
 Exit status: APP's; 128+N if APP was killed by signal N; 127 if APP is not found, 126 if it cannot be run.
+";
+
+const REPORT_HELP: &str = "\
+Print a crash report that the layer wrote, as text (coloured on a terminal) or as JSON.
+
+Usage: blackbox report [OPTIONS] PATH
+
+PATH is a report folder (<output>/<app>-<pid>-<n>/, holding report.json and report.txt), its report.json,
+or a folder of report folders, such as the layer's output folder (VK_BLACKBOX_OUTPUT, by default
+$XDG_STATE_HOME/blackbox or ~/.local/state/blackbox): then the newest report in it or below it, by the time
+it was written, and a note on stderr says which one and how many others there are.
+
+Options:
+      --json          Print the report as JSON (read and written again: normalised, unknown fields dropped)
+      --color WHEN    Colour the text: auto (when stdout is a terminal and NO_COLOR is not set), always,
+                      never [default: auto]
+  -h, --help          Print help
+
+Exit status: 0 if the report was printed; 1 if PATH does not exist, holds no report, or the report is not
+valid JSON or has a schema version this blackbox does not read.
+";
+
+const TRIAGE_HELP: &str = "\
+Group the crash reports under folders by crash signature: one line per bug, the most frequent first.
+
+Usage: blackbox triage [OPTIONS] DIR...
+
+Reads every report.json in each DIR and below it (following symbolic links, each folder once; a DIR may
+also be a report.json file) and groups the reports by their signature, which names the work in flight with
+numbers left out, so one bug is one line however many frames, runs and machines reported it. Each line:
+how many reports, the signature, the kind, when first and last seen, how many distinct apps and devices,
+the command in flight in the newest report (labels > command [pipeline]), and that report's folder, to
+give to `blackbox report`. Lines are sorted by count, then by last seen, newest first. Reports that
+cannot be read (not JSON, unknown schema version) are listed on stderr and counted, never fatal.
+
+Options:
+      --json         Print the groups as a JSON array (the summary line goes to stderr)
+      --min-count N  Only show signatures with at least N reports
+  -h, --help         Print help
+
+Exit status: 0, also when no report is found; 1 if a DIR does not exist or cannot be read (after reading
+the others).
 ";
 
 const INSTALL_HELP: &str = "\
@@ -90,6 +136,8 @@ enum Cmd {
     Help(&'static str),
     Version,
     Run(run::RunOptions),
+    Report(reports::ReportOptions),
+    Triage(triage::TriageOptions),
     Install {
         system: bool,
         layer: Option<PathBuf>,
@@ -191,6 +239,31 @@ fn parse_options(
     Ok(opts)
 }
 
+/// Options and operands of `verb` in any order (`--` ends the options): the options, then the operands.
+fn parse_with_operands(
+    verb: &'static str,
+    args: &mut std::collections::VecDeque<OsString>,
+    flags: &[&'static str],
+    valued: &[&'static str],
+    aliases: &[(&str, &'static str)],
+) -> Result<(Vec<Opt>, Vec<OsString>), Usage> {
+    let after_dashes = match args.iter().position(|a| a == "--") {
+        Some(i) => args.split_off(i).into_iter().skip(1).collect(),
+        None => Vec::new(),
+    };
+    let mut opts = Vec::new();
+    let mut operands = Vec::new();
+    loop {
+        opts.extend(parse_options(verb, args, flags, valued, aliases, true)?);
+        match args.pop_front() {
+            Some(operand) => operands.push(operand),
+            None => break,
+        }
+    }
+    operands.extend(after_dashes);
+    Ok((opts, operands))
+}
+
 fn has(opts: &[Opt], name: &str) -> bool {
     opts.iter().any(|(n, _)| *n == name)
 }
@@ -205,6 +278,8 @@ fn value(opts: &[Opt], name: &str) -> Option<OsString> {
 fn verb_help(verb: &str) -> Option<&'static str> {
     match verb {
         "run" => Some(RUN_HELP),
+        "report" => Some(REPORT_HELP),
+        "triage" => Some(TRIAGE_HELP),
         "install" => Some(INSTALL_HELP),
         "uninstall" => Some(UNINSTALL_HELP),
         "doctor" => Some(DOCTOR_HELP),
@@ -213,7 +288,7 @@ fn verb_help(verb: &str) -> Option<&'static str> {
 }
 
 fn verb_name(verb: &str) -> Option<&'static str> {
-    ["run", "install", "uninstall", "doctor"]
+    ["run", "report", "triage", "install", "uninstall", "doctor"]
         .into_iter()
         .find(|v| *v == verb)
 }
@@ -266,6 +341,83 @@ fn parse(args: Vec<OsString>) -> Result<Cmd, Usage> {
                 validation: has(&opts, "--validation"),
                 verbose: has(&opts, "--verbose"),
                 command: args.into_iter().collect(),
+            }))
+        }
+        "report" => {
+            let (opts, mut operands) = parse_with_operands(
+                verb,
+                &mut args,
+                &["--json"],
+                &["--color"],
+                &[("-h", "--help")],
+            )?;
+            if has(&opts, "--help") {
+                return Ok(Cmd::Help(REPORT_HELP));
+            }
+            let color = match value(&opts, "--color") {
+                None => reports::ColorWhen::Auto,
+                Some(v) => match v.to_str().and_then(reports::ColorWhen::parse) {
+                    Some(c) => c,
+                    None => {
+                        return usage(
+                            Some(verb),
+                            format!(
+                                "--color takes auto, always or never, not '{}'",
+                                v.to_string_lossy()
+                            ),
+                        )
+                    }
+                },
+            };
+            let path = match operands.len() {
+                0 => return usage(Some(verb), "no PATH given"),
+                1 => PathBuf::from(operands.remove(0)),
+                _ => {
+                    return usage(
+                        Some(verb),
+                        format!(
+                            "unexpected argument '{}' (one PATH only)",
+                            operands[1].to_string_lossy()
+                        ),
+                    )
+                }
+            };
+            Ok(Cmd::Report(reports::ReportOptions {
+                path,
+                json: has(&opts, "--json"),
+                color,
+            }))
+        }
+        "triage" => {
+            let (opts, operands) = parse_with_operands(
+                verb,
+                &mut args,
+                &["--json"],
+                &["--min-count"],
+                &[("-h", "--help")],
+            )?;
+            if has(&opts, "--help") {
+                return Ok(Cmd::Help(TRIAGE_HELP));
+            }
+            let min_count = match value(&opts, "--min-count") {
+                None => 1,
+                Some(v) => match v.to_str().and_then(|s| s.parse::<u64>().ok()) {
+                    Some(n) => n,
+                    None => {
+                        return usage(
+                            Some(verb),
+                            format!("--min-count takes a number, not '{}'", v.to_string_lossy()),
+                        )
+                    }
+                },
+            };
+            if operands.is_empty() {
+                return usage(Some(verb), "no DIR given");
+            }
+            Ok(Cmd::Triage(triage::TriageOptions {
+                dirs: operands,
+                json: has(&opts, "--json"),
+                min_count,
             }))
         }
         "install" => {
@@ -352,10 +504,12 @@ fn synopsis(verb: Option<&str>) -> &'static str {
         Some("run") => {
             "Usage: blackbox run [--explicit] [--layer PATH] [--validation] [-v] [--] APP [ARGS]..."
         }
+        Some("report") => "Usage: blackbox report [--json] [--color auto|always|never] PATH",
+        Some("triage") => "Usage: blackbox triage [--json] [--min-count N] DIR...",
         Some("install") => "Usage: blackbox install [--system] [--layer PATH]",
         Some("uninstall") => "Usage: blackbox uninstall [--system]",
         Some("doctor") => "Usage: blackbox doctor [--layer PATH]",
-        _ => "Usage: blackbox <run|install|uninstall|doctor> [OPTIONS]",
+        _ => "Usage: blackbox <run|report|triage|install|uninstall|doctor> [OPTIONS]",
     }
 }
 
@@ -370,6 +524,8 @@ fn execute(cmd: Cmd) -> anyhow::Result<i32> {
             Ok(0)
         }
         Cmd::Run(opts) => run::run(&opts),
+        Cmd::Report(opts) => reports::report(&opts),
+        Cmd::Triage(opts) => triage::triage(&opts),
         Cmd::Install { system, layer } => install::install(system, layer.as_deref()).map(|()| 0),
         Cmd::Uninstall { system } => install::uninstall(system).map(|()| 0),
         Cmd::Doctor { layer } => doctor::doctor(layer.as_deref()),
@@ -453,7 +609,17 @@ mod tests {
             &["uninstall", "--layer", "x"],
             &["doctor", "now"],
             &["doctor", "--probe-layer", "dlopen"],
-            &["help", "report"],
+            &["help", "instrument"],
+            &["report", "a", "b"],
+            &["report", "--color"],
+            &["report", "--color=sometimes", "x"],
+            &["report", "--json=1", "x"],
+            &["report", "--bogus", "x"],
+            &["triage"],
+            &["triage", "--json"],
+            &["triage", "--min-count", "many", "d"],
+            &["triage", "--min-count=-1", "d"],
+            &["report", "--"],
         ] {
             assert!(p(args).is_err(), "{args:?} should be a usage error");
         }
@@ -484,14 +650,48 @@ mod tests {
     }
 
     #[test]
+    fn report_and_triage_take_options_and_operands_in_any_order() {
+        let Ok(Cmd::Report(o)) = p(&["report", "dir", "--json"]) else {
+            panic!()
+        };
+        assert!(o.json && o.color == reports::ColorWhen::Auto);
+        assert_eq!(o.path, PathBuf::from("dir"));
+        let Ok(Cmd::Report(o)) = p(&["report", "--color", "never", "--", "--dir"]) else {
+            panic!()
+        };
+        assert!(!o.json && o.color == reports::ColorWhen::Never);
+        assert_eq!(o.path, PathBuf::from("--dir"));
+        assert!(matches!(
+            p(&["report", "x", "-h"]),
+            Ok(Cmd::Help(REPORT_HELP))
+        ));
+        assert!(matches!(p(&["help", "triage"]), Ok(Cmd::Help(TRIAGE_HELP))));
+
+        let Ok(Cmd::Triage(o)) = p(&["triage", "a", "--min-count=3", "b", "--json", "--", "-c"])
+        else {
+            panic!()
+        };
+        assert!(o.json);
+        assert_eq!(o.min_count, 3);
+        assert_eq!(o.dirs, ["a", "b", "-c"]);
+        let Ok(Cmd::Triage(o)) = p(&["triage", "a"]) else {
+            panic!()
+        };
+        assert!(!o.json && o.min_count == 1);
+    }
+
+    #[test]
     fn help_lists_only_current_verbs() {
         let commands: Vec<&str> = MAIN_HELP
             .lines()
             .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with('-'))
             .filter_map(|l| l.split_whitespace().next())
             .collect();
-        assert_eq!(commands, ["run", "install", "uninstall", "doctor"]);
-        for later in ["triage", "instrument", "shader-info", "demo"] {
+        assert_eq!(
+            commands,
+            ["run", "report", "triage", "install", "uninstall", "doctor"]
+        );
+        for later in ["instrument", "shader-info", "demo"] {
             assert!(!MAIN_HELP.contains(later), "{later}");
         }
         assert!(!MAIN_HELP.contains("probe"));

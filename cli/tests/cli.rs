@@ -196,6 +196,8 @@ fn usage_errors_exit_2() {
         &["--help"][..],
         &["--version"],
         &["run", "--help"],
+        &["report", "--help"],
+        &["triage", "--help"],
         &["install", "--help"],
         &["uninstall", "--help"],
         &["doctor", "--help"],
@@ -263,7 +265,10 @@ fn install_and_uninstall_per_user() {
 fn doctor_reports_and_summarises() {
     let out = blackbox()
         .arg("doctor")
-        .env("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+        .env(
+            "VK_DRIVER_FILES",
+            "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
+        )
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())
         .output()
         .unwrap();
@@ -276,7 +281,12 @@ fn doctor_reports_and_summarises() {
     layer_library();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert_eq!(last, "doctor: ok");
-    for fact in ["load test: ok: vkCreateInstance", "llvmpipe", "breadcrumbs: fill-buffer fallback", "dlopen test: ok"] {
+    for fact in [
+        "load test: ok: vkCreateInstance",
+        "llvmpipe",
+        "breadcrumbs: fill-buffer fallback",
+        "dlopen test: ok",
+    ] {
         assert!(stdout.contains(fact), "`{fact}` missing:\n{stdout}");
     }
 }

@@ -29,7 +29,7 @@ pub fn install() {
     unsafe {
         let mut saved: [libc::sigaction; 5] = std::mem::zeroed();
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = handler as usize;
+        action.sa_sigaction = handler as *const () as usize;
         action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
         libc::sigemptyset(&mut action.sa_mask);
         for (i, &sig) in SIGNALS.iter().enumerate() {
@@ -58,7 +58,7 @@ fn restore(sig: libc::c_int, saved: &libc::sigaction) {
     unsafe {
         let mut current: libc::sigaction = std::mem::zeroed();
         libc::sigaction(sig, std::ptr::null(), &mut current);
-        if current.sa_sigaction == handler as usize {
+        if current.sa_sigaction == handler as *const () as usize {
             libc::sigaction(sig, saved, std::ptr::null_mut());
         }
     }

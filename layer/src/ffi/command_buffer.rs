@@ -36,6 +36,11 @@ macro_rules! cstr {
     };
 }
 
+/// Marks a hook as one that watches recording: with breadcrumbs off it is not handed out at all.
+const fn recording(hook: Hook) -> Hook {
+    Hook { recording: true, ..hook }
+}
+
 /// Calls down for a command buffer the layer does not know (its state was lost to an internal error):
 /// the device is still found by dispatch key, so the app's call goes through.
 fn unknown<F>(command_buffer: vk::CommandBuffer, pick: impl FnOnce(&crate::device::Device) -> Option<F>) -> Option<F> {
@@ -91,8 +96,8 @@ macro_rules! recorded {
         /// Hooks generated from the table.
         pub(super) const RECORDED_HOOKS: &[Hook] = &[
             $(
-                hook!(Device, cstr!($name), $hook as $pfn),
-                $(hook!(Device, cstr!($alias), $hook as $pfn),)*
+                recording(hook!(Device, cstr!($name), $hook as $pfn)),
+                $(recording(hook!(Device, cstr!($alias), $hook as $pfn)),)*
             )*
         ];
     };
@@ -710,30 +715,30 @@ pub(super) unsafe extern "system" fn cmd_execute_commands(
 
 /// The hand-written hooks of this file.
 pub(super) const HOOKS: &[Hook] = &[
-    hook!(Device, c"vkAllocateCommandBuffers", allocate_command_buffers as PFN_vkAllocateCommandBuffers),
-    hook!(Device, c"vkFreeCommandBuffers", free_command_buffers as PFN_vkFreeCommandBuffers),
-    hook!(Device, c"vkDestroyCommandPool", destroy_command_pool as PFN_vkDestroyCommandPool),
-    hook!(Device, c"vkResetCommandPool", reset_command_pool as PFN_vkResetCommandPool),
-    hook!(Device, c"vkBeginCommandBuffer", begin_command_buffer as PFN_vkBeginCommandBuffer),
-    hook!(Device, c"vkEndCommandBuffer", end_command_buffer as PFN_vkEndCommandBuffer),
-    hook!(Device, c"vkResetCommandBuffer", reset_command_buffer as PFN_vkResetCommandBuffer),
-    hook!(Device, c"vkCmdBindPipeline", cmd_bind_pipeline as PFN_vkCmdBindPipeline),
-    hook!(Device, c"vkCmdBeginRenderPass", cmd_begin_render_pass as PFN_vkCmdBeginRenderPass),
-    hook!(Device, c"vkCmdBeginRenderPass2", cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2),
-    hook!(Device, c"vkCmdBeginRenderPass2KHR", cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2),
-    hook!(Device, c"vkCmdBeginRendering", cmd_begin_rendering as PFN_vkCmdBeginRendering),
-    hook!(Device, c"vkCmdBeginRenderingKHR", cmd_begin_rendering as PFN_vkCmdBeginRendering),
-    hook!(Device, c"vkCmdNextSubpass", cmd_next_subpass as PFN_vkCmdNextSubpass),
-    hook!(Device, c"vkCmdNextSubpass2", cmd_next_subpass2 as PFN_vkCmdNextSubpass2),
-    hook!(Device, c"vkCmdNextSubpass2KHR", cmd_next_subpass2 as PFN_vkCmdNextSubpass2),
-    hook!(Device, c"vkCmdEndRenderPass", cmd_end_render_pass as PFN_vkCmdEndRenderPass),
-    hook!(Device, c"vkCmdEndRenderPass2", cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2),
-    hook!(Device, c"vkCmdEndRenderPass2KHR", cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2),
-    hook!(Device, c"vkCmdEndRendering", cmd_end_rendering as PFN_vkCmdEndRendering),
-    hook!(Device, c"vkCmdEndRenderingKHR", cmd_end_rendering as PFN_vkCmdEndRendering),
-    hook!(Device, c"vkCmdBeginDebugUtilsLabelEXT", cmd_begin_debug_utils_label_ext as PFN_vkCmdBeginDebugUtilsLabelEXT),
-    hook!(Device, c"vkCmdInsertDebugUtilsLabelEXT", cmd_insert_debug_utils_label_ext as PFN_vkCmdInsertDebugUtilsLabelEXT),
-    hook!(Device, c"vkCmdEndDebugUtilsLabelEXT", cmd_end_debug_utils_label_ext as PFN_vkCmdEndDebugUtilsLabelEXT),
-    hook!(Device, c"vkCmdExecuteCommands", cmd_execute_commands as PFN_vkCmdExecuteCommands),
+    recording(hook!(Device, c"vkAllocateCommandBuffers", allocate_command_buffers as PFN_vkAllocateCommandBuffers)),
+    recording(hook!(Device, c"vkFreeCommandBuffers", free_command_buffers as PFN_vkFreeCommandBuffers)),
+    recording(hook!(Device, c"vkDestroyCommandPool", destroy_command_pool as PFN_vkDestroyCommandPool)),
+    recording(hook!(Device, c"vkResetCommandPool", reset_command_pool as PFN_vkResetCommandPool)),
+    recording(hook!(Device, c"vkBeginCommandBuffer", begin_command_buffer as PFN_vkBeginCommandBuffer)),
+    recording(hook!(Device, c"vkEndCommandBuffer", end_command_buffer as PFN_vkEndCommandBuffer)),
+    recording(hook!(Device, c"vkResetCommandBuffer", reset_command_buffer as PFN_vkResetCommandBuffer)),
+    recording(hook!(Device, c"vkCmdBindPipeline", cmd_bind_pipeline as PFN_vkCmdBindPipeline)),
+    recording(hook!(Device, c"vkCmdBeginRenderPass", cmd_begin_render_pass as PFN_vkCmdBeginRenderPass)),
+    recording(hook!(Device, c"vkCmdBeginRenderPass2", cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2)),
+    recording(hook!(Device, c"vkCmdBeginRenderPass2KHR", cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2)),
+    recording(hook!(Device, c"vkCmdBeginRendering", cmd_begin_rendering as PFN_vkCmdBeginRendering)),
+    recording(hook!(Device, c"vkCmdBeginRenderingKHR", cmd_begin_rendering as PFN_vkCmdBeginRendering)),
+    recording(hook!(Device, c"vkCmdNextSubpass", cmd_next_subpass as PFN_vkCmdNextSubpass)),
+    recording(hook!(Device, c"vkCmdNextSubpass2", cmd_next_subpass2 as PFN_vkCmdNextSubpass2)),
+    recording(hook!(Device, c"vkCmdNextSubpass2KHR", cmd_next_subpass2 as PFN_vkCmdNextSubpass2)),
+    recording(hook!(Device, c"vkCmdEndRenderPass", cmd_end_render_pass as PFN_vkCmdEndRenderPass)),
+    recording(hook!(Device, c"vkCmdEndRenderPass2", cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2)),
+    recording(hook!(Device, c"vkCmdEndRenderPass2KHR", cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2)),
+    recording(hook!(Device, c"vkCmdEndRendering", cmd_end_rendering as PFN_vkCmdEndRendering)),
+    recording(hook!(Device, c"vkCmdEndRenderingKHR", cmd_end_rendering as PFN_vkCmdEndRendering)),
+    recording(hook!(Device, c"vkCmdBeginDebugUtilsLabelEXT", cmd_begin_debug_utils_label_ext as PFN_vkCmdBeginDebugUtilsLabelEXT)),
+    recording(hook!(Device, c"vkCmdInsertDebugUtilsLabelEXT", cmd_insert_debug_utils_label_ext as PFN_vkCmdInsertDebugUtilsLabelEXT)),
+    recording(hook!(Device, c"vkCmdEndDebugUtilsLabelEXT", cmd_end_debug_utils_label_ext as PFN_vkCmdEndDebugUtilsLabelEXT)),
+    recording(hook!(Device, c"vkCmdExecuteCommands", cmd_execute_commands as PFN_vkCmdExecuteCommands)),
 ];
 

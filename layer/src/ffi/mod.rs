@@ -16,6 +16,7 @@ macro_rules! hook {
             scope: $crate::ffi::Scope::$scope,
             // SAFETY: a function pointer of the command's own type, handed out under the command's name.
             function: unsafe { std::mem::transmute::<vk::$pfn, unsafe extern "system" fn()>($function as vk::$pfn) },
+            recording: false,
         }
     };
 }
@@ -55,6 +56,8 @@ pub struct Hook {
     pub scope: Scope,
     /// Blackbox's implementation.
     pub function: unsafe extern "system" fn(),
+    /// A command-recording hook, skipped when breadcrumbs are off.
+    pub recording: bool,
 }
 
 
@@ -175,6 +178,9 @@ unsafe extern "system" fn get_device_proc_addr(device: vk::Device, name: *const 
         // SAFETY: the next layer resolves commands for its live device.
         let next = unsafe { (state.next_get_device_proc_addr)(device, name.as_ptr()) };
         match find_hook(name) {
+            // With breadcrumbs off, recording is not watched at all: the app records straight into the
+            // next layer, at no cost.
+            Some(hook) if hook.recording && !state.records_commands() => next,
             Some(hook) if hook.scope == Scope::Device && next.is_some() => Some(hook.function),
             _ => next,
         }
