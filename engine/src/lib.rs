@@ -1,15 +1,182 @@
 //! The SPIR-V engine of Blackbox.
 //!
 //! This crate takes SPIR-V modules in and gives instrumented SPIR-V modules out, together with what it
-//! learnt about each shader (entry points, source files, the source location of every instrumented site).
-//! It knows nothing of Vulkan: the layer (`blackbox-layer`) and the CLI (`blackbox instrument`) both drive it,
-//! and it is tested offline on real compiler output.
+//! learnt about each shader. It knows nothing of Vulkan: the layer (`blackbox-layer`) and the CLI
+//! (`blackbox instrument`, `blackbox shader-info`) both drive it, and it is tested offline on real compiler
+//! output.
 //!
-//! The instrumentation passes arrive with the shader-instrumentation work; this crate fixes their place in
-//! the workspace so that nothing Vulkan-specific ever leaks into it.
+//! # Main types
+//!
+//! - [`instrument`] takes a module's words and [`Options`] and returns [`Instrumented`]: the new words and a
+//!   [`ShaderInfo`] whose [`Site`]s say what each record means (kind, source location, format, value
+//!   layout). A module it cannot handle comes back as [`NotInstrumented`] with the reason; the caller then
+//!   uses the original module unchanged.
+//! - [`shader_info`] is the analysis alone: [`ShaderId`] (content hash), SPIR-V version, [`EntryPoint`]s,
+//!   [`SourceFile`]s with their text when the module carries it, and names to match shaders by.
+//! - [`record`] is the contract between instrumented shaders and the layer: the error-buffer header, the
+//!   record layout, [`record::decode`] and the value formatting ([`record::format_printf`],
+//!   [`record::format_values`]).
+//! - [`module::Module`] is the module structure everything works on: sections of raw instructions that
+//!   write back word for word.
+//!
+//! # How it works
+//!
+//! `module` parses; `analysis` builds the lookups (types, names, builtins, entry points, source lines);
+//! `base` is the shared instrumentation base (error-buffer access through a device address baked into the
+//! module, helper functions, prologues, entry-point interfaces); `passes` are the callbacks over it, one file
+//! each: `assert`, `printf`, `nan_guard`, `strip`. A site never changes the application's control flow: it is
+//! a call to a helper function that holds the check and the record write.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+
+mod analysis;
+mod base;
+pub mod error;
+mod grammar;
+pub mod info;
+pub mod module;
+mod passes;
+pub mod record;
+
+use std::collections::HashSet;
+
+use analysis::Analysis;
+pub use error::{NotInstrumented, NotInstrumentedKind};
+pub use info::{
+    EntryPoint, ShaderId, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, SourceLocation,
+    Stage,
+};
+use module::Module;
+pub use passes::assert::ASSERT_PREFIX;
+pub use record::{ScalarType, ValueLayout};
 
 /// The version of the engine, recorded in dumps and reports so that an instrumented module can be traced to
 /// the code that produced it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How much NaN/Inf checking to add.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NanLevel {
+    /// None.
+    #[default]
+    Off,
+    /// Float values that leave the shader: stage outputs, storage-buffer stores, image stores.
+    Outputs,
+    /// Every float operation that can make NaN or Inf from finite operands, plus everything `Outputs` checks.
+    Ops,
+}
+
+/// What to instrument, and where records go.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// The device address of the error buffer (see [`record`]).
+    pub error_buffer_address: u64,
+    /// The global index of this module's first site: its sites count into `counters[site_base + local]`.
+    pub site_base: u32,
+    /// Turn `BB_ASSERT`s into records (else they are removed).
+    pub asserts: bool,
+    /// Turn `debugPrintfEXT`/`printf` calls into records (else they are removed).
+    pub printf: bool,
+    /// NaN/Inf checks.
+    pub nan: NanLevel,
+    /// After a failing assert's record, store through [`record::CRASH_ADDRESS`] to fault the device.
+    pub assert_crash: bool,
+    /// Full records kept per assert and NaN site (the count is always exact).
+    pub full_records_per_site: u32,
+    /// Records kept per printf site.
+    pub printf_records_per_site: u32,
+    /// Remove every `NonSemantic.*` instruction (source-level debug info included, after reading it) so
+    /// that the module loads without `VK_KHR_shader_non_semantic_info`. `NonSemantic.DebugPrintf` calls are
+    /// removed whatever this says.
+    pub strip_non_semantic: bool,
+}
+
+impl Default for Options {
+    /// Asserts and printf on, NaN checks off, 8 full records per site, 1024 per printf site, stripping on,
+    /// error buffer at address 0 and site base 0 (the layer sets both).
+    fn default() -> Self {
+        Options {
+            error_buffer_address: 0,
+            site_base: 0,
+            asserts: true,
+            printf: true,
+            nan: NanLevel::Off,
+            assert_crash: false,
+            full_records_per_site: 8,
+            printf_records_per_site: 1024,
+            strip_non_semantic: true,
+        }
+    }
+}
+
+/// An instrumented module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instrumented {
+    /// The new module. When nothing needed changing it equals the input.
+    pub words: Vec<u32>,
+    /// What the engine knows about the input, with its sites.
+    pub info: ShaderInfo,
+}
+
+/// Instruments a module. Deterministic: the same words and options give the same output.
+///
+/// The result uses the error buffer only when it has sites; a module without any (nothing to check, printf
+/// and asserts off) gets no buffer access and only loses its `NonSemantic.DebugPrintf` calls (and, with
+/// [`Options::strip_non_semantic`], the rest of its `NonSemantic.*` instructions).
+pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotInstrumented> {
+    let mut module = parse_supported(words)?;
+    let mut base = base::Base::new(&module, options)?;
+    let mut info = basic_info(words, &module, &base.an);
+    let mut asserts = passes::assert::AssertPass;
+    let mut printf = passes::printf::PrintfPass;
+    let mut nan = passes::nan_guard::NanGuardPass { level: options.nan };
+    base.run(&mut module, &mut [&mut asserts, &mut printf, &mut nan])?;
+    info.sites = base.finish(&mut module)?;
+    if options.strip_non_semantic {
+        passes::strip::strip_non_semantic(&mut module);
+    }
+    passes::strip::remove_unused_imports(&mut module);
+    Ok(Instrumented {
+        words: module.to_words(),
+        info,
+    })
+}
+
+/// What the engine knows about a module, without rewriting it (`sites` is empty).
+pub fn shader_info(words: &[u32]) -> Result<ShaderInfo, NotInstrumented> {
+    let module = parse_supported(words)?;
+    let an = Analysis::new(&module)?;
+    Ok(basic_info(words, &module, &an))
+}
+
+fn parse_supported(words: &[u32]) -> Result<Module, NotInstrumented> {
+    let module = Module::parse(words)?;
+    let (major, minor) = module.version();
+    if major != 1 || minor > 6 {
+        return Err(NotInstrumented::unsupported(format!(
+            "SPIR-V version {major}.{minor}"
+        )));
+    }
+    Ok(module)
+}
+
+fn basic_info(words: &[u32], module: &Module, an: &Analysis) -> ShaderInfo {
+    let entry_points = an.public_entry_points();
+    let sources = analysis::source::source_files(module, an);
+    let mut seen = HashSet::new();
+    let debug_names = entry_points
+        .iter()
+        .map(|e| e.name.clone())
+        .chain(entry_points.iter().filter_map(|e| e.function_name.clone()))
+        .chain(sources.iter().map(|s| s.name.clone()))
+        .filter(|n| !n.is_empty() && seen.insert(n.clone()))
+        .collect();
+    ShaderInfo {
+        id: ShaderId::of(words),
+        spirv_version: module.version(),
+        entry_points,
+        sources,
+        debug_names,
+        sites: Vec::new(),
+    }
+}

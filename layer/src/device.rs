@@ -37,6 +37,8 @@ pub struct Device {
     pub queues: RwLock<Vec<Arc<Queue>>>,
     /// The marker buffer, when breadcrumbs are on and it could be made; taken at `vkDestroyDevice`.
     pub markers: RwLock<Option<Markers>>,
+    /// The error buffer shaders write, when instrumentation is on and the device allows it.
+    pub error_buffer: RwLock<Option<crate::shader_errors::ErrorBuffer>>,
     /// A device-lost report was written: one per device.
     pub lost: AtomicBool,
     /// The app's shader modules and pipelines.
@@ -129,6 +131,10 @@ impl Device {
                     unsafe { destroy(self.handle, s, std::ptr::null()) };
                 }
             }
+        }
+        if let Some(mut eb) = self.error_buffer.write().take() {
+            // SAFETY: no pending work (the caller's contract).
+            unsafe { eb.destroy(self) };
         }
         if let Some(mut markers) = self.markers.write().take() {
             // SAFETY: no pending work (the caller's contract).

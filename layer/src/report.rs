@@ -29,6 +29,7 @@ pub fn device_lost(device: &Arc<Device>, command: &'static str) {
         return;
     }
     error!("{command} returned VK_ERROR_DEVICE_LOST on {}", device.description.name);
+    crate::shader_errors::drain(device);
     let reason = format!("{command} returned VK_ERROR_DEVICE_LOST");
     write(&build(device, Kind::DeviceLost, reason, None));
 }
@@ -122,11 +123,12 @@ pub fn build(device: &Arc<Device>, kind: Kind, reason: String, signal: Option<mo
         queues.push(model::Queue { family: queue.family, index: queue.index, completed: tracker.completed, submissions });
     }
 
+    let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
     let settings = vec![
-        format!("VK_BLACKBOX_BREADCRUMBS={:?}", config.breadcrumbs).to_lowercase(),
+        format!("VK_BLACKBOX_BREADCRUMBS={}", lower(&config.breadcrumbs)),
         format!("VK_BLACKBOX_WATCHDOG_MS={}", config.watchdog_ms.unwrap_or(0)),
-        format!("VK_BLACKBOX_ASSERT={:?}", config.assert).to_lowercase(),
-        format!("VK_BLACKBOX_NAN={:?}", config.nan).to_lowercase(),
+        format!("VK_BLACKBOX_ASSERT={}", lower(&config.assert)),
+        format!("VK_BLACKBOX_NAN={}", lower(&config.nan)),
         format!("VK_BLACKBOX_PRINTF={}", if config.printf { "on" } else { "off" }),
     ];
     let (device_fault, vendor_binary) = crate::fault::read(device, kind);
@@ -388,9 +390,9 @@ fn mark_progress(
     let mut last: Option<(usize, usize)> = None;
     for (ci, cb) in sub.command_buffers.iter_mut().enumerate() {
         for (i, c) in cb.commands.iter_mut().enumerate() {
-            let notable = c.pipeline.is_some() || c.name.starts_with("vkCmdBeginRender") || c.name.starts_with("vkCmdCopy");
+            let notable = c.is_action();
             match c.state {
-                State::Finished => last = Some((ci, i)),
+                State::Finished if notable => last = Some((ci, i)),
                 State::InFlight | State::NotStarted | State::Unknown if !first_unfinished_seen => {
                     if c.state != State::Unknown || notable {
                         c.first_unfinished = true;
@@ -417,8 +419,7 @@ fn mark_progress(
     };
     for cb in &sub.command_buffers {
         for c in &cb.commands {
-            let action = c.pipeline.is_some() || !c.name.contains("Barrier") && !c.name.contains("Query");
-            if c.state == State::InFlight && action && in_flight.len() < MAX_IN_FLIGHT {
+            if c.state == State::InFlight && c.is_action() && in_flight.len() < MAX_IN_FLIGHT {
                 in_flight.push(locate(cb, c));
             }
         }

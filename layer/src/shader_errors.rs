@@ -1,18 +1,413 @@
-//! Shader errors: draining the error buffer that instrumented shaders write, logging what it holds, and
-//! keeping it for reports. (The error buffer arrives with shader instrumentation; until a device has one,
-//! there is nothing to drain.)
+//! Shader errors: the per-device error buffer that instrumented shaders write, the instrumentation cache,
+//! and the drain that turns records into log lines and report entries.
+//!
+//! The buffer's layout is the engine's ([`blackbox_engine::record`]). Each module gets a range of global
+//! site indices (`site_base`); the layer keeps, per global site, the module and its site description, so a
+//! record's site index is all it needs to say what failed and where. Counters are cumulative on the GPU; the
+//! drain logs the difference since the last drain, one line per site, and keeps the totals for reports.
+//! When no work is pending the buffer is reset, so each site's full records are available again.
 
+use ash::vk;
+use blackbox_engine::record::{self, header, RecordKind};
+use blackbox_engine::{NanLevel, Options, ShaderInfo, Site, SiteKind, Stage};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::config::{AssertMode, NanMode};
 use crate::device::Device;
+use crate::memory::HostBuffer;
 
-/// Reads what shaders reported since the last drain and logs it.
-pub fn drain(_device: &Arc<Device>) {}
+/// Site counters per device: modules beyond them still run, their sites uncounted.
+pub const SITES: u32 = 64 * 1024;
+/// Words of record area per device (4 MiB).
+pub const RECORD_WORDS: u32 = 1024 * 1024;
+
+/// A module the engine instrumented, shared by every identical module the app creates.
+pub struct InstrumentedShader {
+    /// The instrumented words.
+    pub words: Vec<u32>,
+    /// What the engine learnt, with the sites.
+    pub info: ShaderInfo,
+    /// The module's first global site.
+    pub site_base: u32,
+}
+
+/// Totals of one site since the device was created.
+#[derive(Clone, Default)]
+struct SiteTotal {
+    count: u64,
+    first_message: Option<String>,
+}
+
+/// What the drain has read so far.
+#[derive(Default)]
+struct DrainState {
+    /// Record-area words already read.
+    read: u32,
+    /// Counter values at the last drain, per global site.
+    baseline: Vec<u32>,
+    /// Totals per global site.
+    totals: HashMap<u32, SiteTotal>,
+    /// Records dropped (buffer full), in total.
+    dropped: u64,
+    /// Frames presented.
+    frame: u64,
+    /// An assert already stopped the app (abort mode).
+    aborting: bool,
+}
+
+/// The error buffer of a device and what belongs to it.
+pub struct ErrorBuffer {
+    buffer: HostBuffer,
+    options: Options,
+    next_site: Mutex<u32>,
+    sites: RwLock<Vec<(Arc<InstrumentedShader>, u32)>>,
+    cache: Mutex<HashMap<u64, Result<Arc<InstrumentedShader>, String>>>,
+    state: Mutex<DrainState>,
+}
+
+impl ErrorBuffer {
+    /// Creates the buffer on `device` (which has `bufferDeviceAddress` enabled) and writes its header.
+    pub fn new(device: &Device) -> Result<Self, String> {
+        let memory_type = device.capabilities.marker_memory_type.ok_or("no host-visible coherent memory type")?;
+        let words = record::buffer_words(SITES, RECORD_WORDS);
+        // SAFETY: a live device and its dispatch table; host-visible coherent memory; a device address is
+        // allowed because bufferDeviceAddress is enabled.
+        let buffer = unsafe {
+            HostBuffer::new(
+                device.handle,
+                &device.next,
+                (words * 4) as u64,
+                vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
+                memory_type,
+                true,
+            )
+        }
+        .map_err(|e| e.to_string())?;
+        for (i, w) in record::init_header(SITES, RECORD_WORDS).iter().enumerate() {
+            buffer.write(i, *w);
+        }
+        let config = crate::config();
+        let options = Options {
+            error_buffer_address: buffer.address.unwrap_or(0),
+            site_base: 0,
+            asserts: config.assert != AssertMode::Off,
+            printf: config.printf,
+            nan: match config.nan {
+                NanMode::Off => NanLevel::Off,
+                NanMode::Outputs => NanLevel::Outputs,
+                NanMode::Ops => NanLevel::Ops,
+            },
+            assert_crash: config.assert == AssertMode::Crash,
+            ..Options::default()
+        };
+        Ok(Self {
+            buffer,
+            options,
+            next_site: Mutex::new(0),
+            sites: RwLock::new(Vec::new()),
+            cache: Mutex::new(HashMap::new()),
+            state: Mutex::new(DrainState::default()),
+        })
+    }
+
+    /// Instruments `words`, or gives the cached result for identical words (so the same module always gets
+    /// the same output: driver pipeline caches key on it). Sites are numbered across the device.
+    /// The second value says whether this call did the work (so a refusal is logged once per module).
+    pub fn instrument(&self, words: &[u32]) -> (Result<Arc<InstrumentedShader>, String>, bool) {
+        let id = blackbox_engine::ShaderId::of(words).0;
+        if let Some(cached) = self.cache.lock().get(&id) {
+            return (cached.clone(), false);
+        }
+        // One module at a time: its sites must take the next free range.
+        let mut next = self.next_site.lock();
+        if let Some(cached) = self.cache.lock().get(&id) {
+            return (cached.clone(), false);
+        }
+        let options = Options { site_base: *next, ..self.options.clone() };
+        let result = blackbox_engine::instrument(words, &options)
+            .map(|out| {
+                let shader =
+                    Arc::new(InstrumentedShader { words: out.words, info: out.info, site_base: options.site_base });
+                let count = shader.info.sites.len() as u32;
+                *next = next.saturating_add(count);
+                let mut sites = self.sites.write();
+                for i in 0..count {
+                    sites.push((shader.clone(), i));
+                }
+                shader
+            })
+            .map_err(|e| e.to_string());
+        self.cache.lock().insert(id, result.clone());
+        (result, true)
+    }
+
+    /// Frees the buffer.
+    ///
+    /// # Safety
+    /// No pending work may use it.
+    pub unsafe fn destroy(&mut self, device: &Device) {
+        // SAFETY: forwarded.
+        unsafe { self.buffer.destroy(device.handle, &device.next) };
+    }
+}
+
+/// Reads what shaders reported since the last drain, logs it, and keeps totals for reports.
+pub fn drain(device: &Arc<Device>) {
+    let guard = device.error_buffer.read();
+    let Some(eb) = guard.as_ref() else { return };
+    let mut state = eb.state.lock();
+    let buf = &eb.buffer;
+    let sites = eb.sites.read();
+    let site_count = sites.len().min(SITES as usize);
+    let counters_offset = buf.read(header::COUNTERS_OFFSET) as usize;
+    let records_offset = buf.read(header::RECORDS_OFFSET) as usize;
+    let capacity = buf.read(header::RECORDS_CAPACITY);
+
+    // Counts since the last drain.
+    state.baseline.resize(site_count, 0);
+    let mut deltas: Vec<(u32, u32)> = Vec::new();
+    for site in 0..site_count {
+        let now = buf.read(counters_offset + site);
+        let delta = now.wrapping_sub(state.baseline[site]);
+        if delta > 0 {
+            deltas.push((site as u32, delta));
+            state.baseline[site] = now;
+        }
+    }
+    if deltas.is_empty() {
+        return;
+    }
+
+    // New records, up to the first one not fully written yet.
+    let cursor = buf.read(header::CURSOR).min(capacity);
+    let mut first_record: HashMap<u32, record::RawRecord> = HashMap::new();
+    let mut printf_lines: HashMap<u32, Vec<String>> = HashMap::new();
+    let mut pos = state.read;
+    while pos < cursor {
+        let base = records_offset + pos as usize;
+        let head = buf.read(base);
+        let size = head & 0xffff;
+        if size == 0 || (size as usize) < record::RECORD_HEADER_WORDS || pos + size > cursor {
+            break; // allocated but not yet written (or garbage): read it next time
+        }
+        let words: Vec<u32> = (0..size as usize).map(|i| buf.read(base + i)).collect();
+        let raw = record::RawRecord {
+            kind: RecordKind::from_code(((head >> 16) & 0xff) as u8),
+            stage: Stage::from_code((head >> 24) as u8),
+            site: words[1],
+            invocation: [words[2], words[3], words[4], words[5]],
+            reserved: words[6],
+            payload: words[record::RECORD_HEADER_WORDS..].to_vec(),
+        };
+        if let Some((shader, local)) = sites.get(raw.site as usize) {
+            if let Some(site) = shader.info.sites.get(*local as usize) {
+                if matches!(site.kind, SiteKind::Printf) {
+                    printf_lines.entry(raw.site).or_default().push(printf_text(site, &raw));
+                }
+            }
+        }
+        first_record.entry(raw.site).or_insert(raw);
+        pos += size;
+    }
+    state.read = pos;
+    let dropped = buf.read(header::DROPPED) as u64;
+    let newly_dropped = dropped.saturating_sub(state.dropped);
+    state.dropped = dropped;
+
+    let frame = state.frame;
+    let mut abort_message = None;
+    for (site_index, delta) in deltas {
+        let Some((shader, local)) = sites.get(site_index as usize) else { continue };
+        let Some(site) = shader.info.sites.get(*local as usize) else { continue };
+        let pipelines = pipelines_using(device, &shader.info);
+        let message = match printf_lines.get(&site_index) {
+            Some(lines) => {
+                // printf: one line per distinct text, with its count among the records read.
+                let mut counts: Vec<(String, u32)> = Vec::new();
+                for l in lines {
+                    match counts.iter_mut().find(|(t, _)| t == l) {
+                        Some((_, c)) => *c += 1,
+                        None => counts.push((l.clone(), 1)),
+                    }
+                }
+                for (text, c) in &counts {
+                    info!("{text}{}{pipelines}", if *c > 1 { format!(" x{c}") } else { String::new() });
+                }
+                let shown: u32 = counts.iter().map(|(_, c)| c).sum();
+                if delta > shown {
+                    info!("printf at {}: {} more call(s) not recorded (per-site cap){pipelines}", location(site), delta - shown);
+                }
+                counts.first().map(|(t, _)| t.clone()).unwrap_or_default()
+            }
+            None => {
+                let text = describe(site, first_record.get(&site_index), &shader.info);
+                let line = format!("{text} x{delta}{pipelines}{}", if frame > 0 { format!(" (frame {frame})") } else { String::new() });
+                warn!("{line}");
+                if matches!(site.kind, SiteKind::Assert { .. }) && crate::config().assert == AssertMode::Abort {
+                    abort_message.get_or_insert(text.clone());
+                }
+                text
+            }
+        };
+        let total = state.totals.entry(site_index).or_default();
+        total.count += u64::from(delta);
+        total.first_message.get_or_insert(message);
+    }
+    if newly_dropped > 0 {
+        warn!("{newly_dropped} shader error record(s) dropped: the error buffer is full (the counts above stay exact)");
+    }
+
+    // With nothing pending, nothing can be writing: start the buffer afresh.
+    if !device.has_pending() {
+        for i in 0..cursor as usize {
+            buf.write(records_offset + i, 0);
+        }
+        for site in 0..site_count {
+            buf.write(counters_offset + site, 0);
+        }
+        buf.write(header::CURSOR, 0);
+        buf.write(header::DROPPED, 0);
+        state.read = 0;
+        state.dropped = 0;
+        state.baseline.iter_mut().for_each(|b| *b = 0);
+    }
+
+    if let Some(message) = abort_message {
+        if !state.aborting {
+            state.aborting = true;
+            drop(state);
+            drop(sites);
+            drop(guard);
+            abort_on_assert(device, message);
+        }
+    }
+}
+
+/// `VK_BLACKBOX_ASSERT=abort`: a report, then the app stops like at a failed CPU assert.
+fn abort_on_assert(device: &Arc<Device>, message: String) {
+    error!("stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {message}");
+    let built = crate::report::build(device, blackbox_report::Kind::Assert, message, None);
+    crate::report::write(&built);
+    crate::signals::abort_without_report();
+}
+
+/// `printf at file:line: text (invocation)`.
+fn printf_text(site: &Site, raw: &record::RawRecord) -> String {
+    let format = site.format.as_deref().unwrap_or("");
+    let text = record::format_printf(format, &raw.payload, &site.values);
+    format!("printf at {}: {text} [{}]", location(site), invocation(raw))
+}
+
+fn location(site: &Site) -> String {
+    site.location.as_ref().map_or_else(|| "unknown location".to_owned(), |l| l.to_string())
+}
+
+/// The invocation words as the stage defines them.
+fn invocation(raw: &record::RawRecord) -> String {
+    let [a, b, c, _] = raw.invocation;
+    match raw.stage {
+        Some(Stage::Fragment) => format!("pixel ({a}, {b})"),
+        Some(Stage::Vertex) => format!("vertex {a}, instance {b}"),
+        Some(Stage::TessellationControl) | Some(Stage::Geometry) => format!("invocation {a}, primitive {b}"),
+        Some(Stage::TessellationEvaluation) => format!("primitive {b}"),
+        _ => format!("invocation ({a}, {b}, {c})"),
+    }
+}
+
+/// One log line's text for a site, from its first record of this drain.
+fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> String {
+    let at = location(site);
+    let values = raw.map(|r| record::format_values(&r.payload, &site.values)).unwrap_or_default();
+    let who = raw.map(|r| format!(", {}", invocation(r))).unwrap_or_default();
+    let shader = format!(" in shader {}", info.id);
+    match &site.kind {
+        SiteKind::NanOp { op } => {
+            let (operands, result) = split_result(site, &values);
+            let what = if result.iter().any(|v| v.contains("NaN")) { "NaN" } else { "Inf" };
+            let result = result.join(", ");
+            format!("{what} from {op}() at {at}: operands {operands} -> {result}{who}{shader}")
+        }
+        SiteKind::NanOutput { what } => {
+            let kind = if values.iter().any(|v| v.contains("NaN")) { "NaN" } else { "Inf" };
+            format!("{kind} in {what} at {at}: {}{who}{shader}", values.join(", "))
+        }
+        SiteKind::Assert { id } => {
+            let detail = match (&site.format, raw) {
+                (Some(f), Some(r)) if !f.is_empty() => record::format_printf(f, &r.payload, &site.values),
+                _ if values.is_empty() => String::new(),
+                _ => format!("values {}", values.join(", ")),
+            };
+            format!("assert {id} failed at {at}: {detail}{who}{shader}")
+        }
+        SiteKind::Printf => format!("printf at {at}{who}{shader}"),
+        _ => format!("shader error at {at}{who}{shader}"),
+    }
+}
+
+/// Splits a NaN-op payload into operand texts and result texts by the value names.
+fn split_result(site: &Site, values: &[String]) -> (String, Vec<String>) {
+    let mut operands = Vec::new();
+    let mut result = Vec::new();
+    for (layout, value) in site.values.iter().zip(values) {
+        if layout.name == "result" {
+            result.push(value.clone());
+        } else {
+            operands.push(value.clone());
+        }
+    }
+    (operands.join(", "), result)
+}
+
+/// ` [pipeline "name"]` for the named pipelines that use a shader.
+fn pipelines_using(device: &Device, info: &ShaderInfo) -> String {
+    let id = info.id.to_string();
+    let names = device.shaders.pipeline_names_using(&id, |h| device.name_of(h));
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" [pipeline {}]", names.join(", "))
+    }
+}
 
 /// A frame ended (`vkQueuePresentKHR`).
-pub fn end_frame(_device: &Arc<Device>) {}
+pub fn end_frame(device: &Arc<Device>) {
+    if let Some(eb) = device.error_buffer.read().as_ref() {
+        eb.state.lock().frame += 1;
+    }
+}
 
 /// The shader errors reported so far, for a report.
-pub fn reported(_device: &Device) -> Vec<blackbox_report::ShaderError> {
-    Vec::new()
+pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
+    let guard = match device.error_buffer.try_read_for(std::time::Duration::from_millis(200)) {
+        Some(g) => g,
+        None => return Vec::new(),
+    };
+    let Some(eb) = guard.as_ref() else { return Vec::new() };
+    let Some(state) = eb.state.try_lock_for(std::time::Duration::from_millis(200)) else { return Vec::new() };
+    let sites = eb.sites.read();
+    let mut out: Vec<_> = state
+        .totals
+        .iter()
+        .filter_map(|(&index, total)| {
+            let (shader, local) = sites.get(index as usize)?;
+            let site = shader.info.sites.get(*local as usize)?;
+            let kind = match &site.kind {
+                SiteKind::Assert { .. } => "assert",
+                SiteKind::Printf => "printf",
+                _ if total.first_message.as_deref().is_some_and(|m| m.starts_with("Inf")) => "inf",
+                _ => "nan",
+            };
+            Some(blackbox_report::ShaderError {
+                kind: kind.to_owned(),
+                message: total.first_message.clone().unwrap_or_default(),
+                shader: shader.info.id.to_string(),
+                location: site.location.as_ref().map(|l| l.to_string()),
+                count: total.count,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.count.cmp(&a.count));
+    out
 }

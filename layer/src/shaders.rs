@@ -64,6 +64,19 @@ impl Registry {
         self.pipelines.lock().remove(&vk::Handle::as_raw(pipeline));
     }
 
+    /// Names of the pipelines that use the shader `id` (debug names, else handles).
+    pub fn pipeline_names_using(&self, id: &str, name_of: impl Fn(u64) -> Option<String>) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .pipelines
+            .lock()
+            .iter()
+            .filter(|(_, p)| p.stages.iter().any(|s| s.shader.id == id))
+            .map(|(&h, _)| name_of(h).map(|n| format!("\"{n}\"")).unwrap_or_else(|| format!("{h:#x}")))
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The record of a pipeline.
     pub fn pipeline(&self, pipeline: vk::Pipeline) -> Option<Arc<PipelineRecord>> {
         self.pipelines.lock().get(&vk::Handle::as_raw(pipeline)).cloned()

@@ -64,6 +64,13 @@ fn restore(sig: libc::c_int, saved: &libc::sigaction) {
     }
 }
 
+/// Stops the process with SIGABRT like a failed CPU assert, without writing a signal report (the caller
+/// wrote its own).
+pub fn abort_without_report() -> ! {
+    HANDLING.store(true, Ordering::Release);
+    std::process::abort()
+}
+
 fn name(sig: libc::c_int) -> &'static str {
     match sig {
         libc::SIGSEGV => "SIGSEGV",
@@ -95,10 +102,11 @@ fn write_reports(sig: libc::c_int, info: *mut libc::siginfo_t) {
         libc::SIGSEGV | libc::SIGBUS => unsafe { info.as_ref() }.map(|i| format!("{:#x}", unsafe { i.si_addr() } as usize)),
         _ => None,
     };
-    let thread = std::thread::current();
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-    let thread = format!("{} ({tid})", thread.name().unwrap_or("unnamed"));
+    // Driver threads are not Rust threads: the kernel knows their names.
+    let name = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).unwrap_or_default();
+    let thread = format!("{} ({tid})", name.trim());
     error!("{} in thread {thread}: writing a report", name(sig));
     let devices = DEVICES.all(Duration::from_millis(200));
     let busy: Vec<_> = devices.iter().filter(|d| d.has_pending()).cloned().collect();

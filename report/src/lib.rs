@@ -369,6 +369,16 @@ pub struct Signal {
     pub thread: String,
 }
 
+impl Command {
+    /// Whether the command does GPU work of its own (draws, dispatches, copies, clears, render passes...),
+    /// as opposed to barriers, queries, events and subpass changes.
+    pub fn is_action(&self) -> bool {
+        const STATE: [&str; 9] =
+            ["Barrier", "Query", "Timestamp", "Event", "NextSubpass", "EndRender", "Label", "Bind", "Push"];
+        self.pipeline.is_some() || !STATE.iter().any(|s| self.name.contains(s))
+    }
+}
+
 impl Report {
     /// The JSON text.
     pub fn to_json(&self) -> String {

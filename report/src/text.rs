@@ -8,7 +8,9 @@ use std::fmt::Write;
 use crate::{CommandBuffer, Location, Pipeline, Report, State};
 
 /// Commands shown on each side of an interesting one.
-const CONTEXT: u32 = 4;
+const CONTEXT: u32 = 8;
+/// Command buffers up to this many commands are shown whole.
+const SHOW_ALL: usize = 64;
 
 /// Styles for a terminal, or none.
 #[derive(Clone, Copy)]
@@ -189,7 +191,7 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
         .filter(|c| c.state == State::InFlight || c.last_finished || c.first_unfinished)
         .map(|c| c.index)
         .collect();
-    let show_all = cb.commands.len() <= (4 * CONTEXT as usize + 4) || interesting.is_empty() && cb.commands.len() <= 64;
+    let show_all = cb.commands.len() <= SHOW_ALL;
     let shown = |i: u32| show_all || interesting.iter().any(|&k| i + CONTEXT >= k && i <= k + CONTEXT);
 
     let mut open: Vec<u32> = Vec::new();

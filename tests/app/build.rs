@@ -1,15 +1,40 @@
 //! Compiles the test app's GLSL shaders (`shaders/testapp/`) to SPIR-V with glslangValidator; `src/shaders.rs`
 //! embeds the results with `include_bytes!`. Compiling at build time keeps the SPIR-V in sync with its source
 //! and keeps binaries out of the repository.
+//!
+//! glslangValidator runs in `shaders/testapp/` on the bare file name, so that modules built with debug info
+//! (`-g`, `-gVS`) name their source `nan.comp`, not a path that depends on the checkout.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// (source file in shaders/testapp, output name in OUT_DIR)
-const SHADERS: &[(&str, &str)] = &[
-    ("compute.comp", "compute.comp.spv"),
-    ("draw.vert", "draw.vert.spv"),
-    ("draw.frag", "draw.frag.spv"),
+/// Debug info: none (the original scenarios' shaders, left as they were), OpLine and OpSource with the
+/// text, or NonSemantic.Shader.DebugInfo.100.
+const NONE: &[&str] = &[];
+const G: &[&str] = &["-g"];
+const GVS: &[&str] = &["-gVS"];
+const G_INT64: &[&str] = &["-g", "-DBB_PRINTF_INT64"];
+
+/// (source file in shaders/testapp, output name in OUT_DIR, extra glslangValidator arguments)
+const SHADERS: &[(&str, &str, &[&str])] = &[
+    ("compute.comp", "compute.comp.spv", NONE),
+    ("draw.vert", "draw.vert.spv", NONE),
+    ("draw.frag", "draw.frag.spv", NONE),
+    ("fullscreen.vert", "fullscreen.vert.spv", G),
+    ("hang.comp", "hang.comp.spv", G),
+    ("hang.frag", "hang.frag.spv", G),
+    ("bad_address.comp", "bad_address.comp.spv", G),
+    ("nan.comp", "nan.comp.spv", G),
+    ("nan.comp", "nan.comp.gvs.spv", GVS),
+    ("nan.frag", "nan.frag.spv", G),
+    ("nan.frag", "nan.frag.gvs.spv", GVS),
+    ("nan_fp16_fp64.comp", "nan_fp16_fp64.comp.spv", G),
+    ("assert.comp", "assert.comp.spv", G),
+    ("assert.comp", "assert.comp.gvs.spv", GVS),
+    ("assert.frag", "assert.frag.spv", G),
+    ("assert.frag", "assert.frag.gvs.spv", GVS),
+    ("printf.comp", "printf.comp.spv", G),
+    ("printf.comp", "printf_int64.comp.spv", G_INT64),
 ];
 
 const TOOL: &str = "glslangValidator";
@@ -20,16 +45,17 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let src_dir = manifest_dir.join("../../shaders/testapp");
 
-    for (src, out) in SHADERS {
-        let src_path = src_dir.join(src);
-        println!("cargo:rerun-if-changed={}", src_path.display());
-        compile(&src_path, &out_dir.join(out));
+    for (src, out, args) in SHADERS {
+        println!("cargo:rerun-if-changed={}", src_dir.join(src).display());
+        compile(&src_dir, src, args, &out_dir.join(out));
     }
 }
 
-fn compile(src: &Path, out: &Path) {
+fn compile(src_dir: &Path, src: &str, args: &[&str], out: &Path) {
     let result = Command::new(TOOL)
+        .current_dir(src_dir)
         .args(["-V", "--target-env", "vulkan1.2"])
+        .args(args)
         .arg(src)
         .arg("-o")
         .arg(out)
@@ -45,7 +71,7 @@ fn compile(src: &Path, out: &Path) {
         // glslangValidator reports compile errors on stdout.
         panic!(
             "{TOOL} failed on {}:\n{}{}",
-            src.display(),
+            src_dir.join(src).display(),
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );

@@ -182,11 +182,13 @@ pub(super) unsafe extern "system" fn create_device(
             capabilities,
             queues: RwLock::new(Vec::new()),
             markers: RwLock::new(None),
+            error_buffer: RwLock::new(None),
             lost: AtomicBool::new(false),
             names: Mutex::new(HashMap::new()),
             shaders: Default::default(),
         });
         contained("creating the marker buffer", || create_markers(&device));
+        contained("creating the error buffer", || create_error_buffer(&device));
         // SAFETY: a live device created through the loader.
         registry::DEVICES.insert(unsafe { dispatch_key(handle) }, device.clone());
         contained("device start-up", || {
@@ -229,17 +231,72 @@ fn create_markers(device: &Device) {
     }
 }
 
+/// Creates the device's error buffer when shader instrumentation is on and the device can reach it.
+fn create_error_buffer(device: &Device) {
+    if !crate::config().instruments_shaders() {
+        return;
+    }
+    if !device.capabilities.buffer_device_address {
+        warn!(
+            "{} does not support bufferDeviceAddress (Vulkan 1.2): shader instrumentation (asserts, printf, NaN \
+             checks) is off on this device",
+            device.description.name
+        );
+        return;
+    }
+    match crate::shader_errors::ErrorBuffer::new(device) {
+        Ok(eb) => *device.error_buffer.write() = Some(eb),
+        Err(e) => warn!("cannot create the error buffer ({e}): shader instrumentation is off on {}", device.description.name),
+    }
+}
+
 /// The one line that says the layer is active, on what, and with which settings.
 fn log_start_up(device: &Device) {
     let config = crate::config();
     info!(
-        "Blackbox {} active in \"{}\" on {} (Vulkan {}, {}); features: none active in this build (calls pass \
-         through); reports: {}",
+        "Blackbox {} active in \"{}\" on {} (Vulkan {}, {}); {}; reports: {}",
         env!("CARGO_PKG_VERSION"),
         device.instance.app_name,
         device.description.name,
         version_string(device.description.api_version),
         device.description.driver.trim(),
+        features(device, config),
         config.output_dir.display()
     );
+}
+
+/// The features in force on a device, for the start-up line.
+fn features(device: &Device, config: &crate::config::Config) -> String {
+    let mut on = Vec::new();
+    match device.markers.read().as_ref() {
+        Some(m) => on.push(format!(
+            "breadcrumbs {} ({})",
+            format!("{:?}", m.granularity).to_lowercase(),
+            if m.path == MarkerPath::BufferMarker { "buffer markers" } else { "fill-buffer" }
+        )),
+        None => on.push("breadcrumbs off".to_owned()),
+    }
+    match config.watchdog_ms {
+        Some(ms) => on.push(format!("watchdog {ms} ms")),
+        None => on.push("watchdog off".to_owned()),
+    }
+    if device.error_buffer.read().is_some() {
+        let mut checks = Vec::new();
+        if config.assert != crate::config::AssertMode::Off {
+            checks.push(format!("asserts {}", format!("{:?}", config.assert).to_lowercase()));
+        }
+        if config.printf {
+            checks.push("printf".to_owned());
+        }
+        if config.nan != crate::config::NanMode::Off {
+            checks.push(format!("NaN {}", format!("{:?}", config.nan).to_lowercase()));
+        }
+        on.push(format!("shaders: {}", checks.join(", ")));
+    } else {
+        on.push("shader instrumentation off".to_owned());
+    }
+    if device.capabilities.device_fault {
+        on.push("device fault info".to_owned());
+    }
+    format!("features: {}", on.join(", "))
 }

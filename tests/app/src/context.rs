@@ -26,16 +26,86 @@ pub trait VkResultExt<T> {
 
 impl<T> VkResultExt<T> for std::result::Result<T, vk::Result> {
     fn vk_context(self, call: &'static str) -> Result<T> {
-        self.map_err(|r| anyhow::anyhow!("{call} failed: {r:?} ({r})"))
+        self.map_err(|result| VkCallError { call, result }.into())
     }
 }
 
-/// The optional device features some scenarios need; each is enabled when the device supports it.
+/// A failed Vulkan call, as `vk_context` reports it: the run loop looks for it (`vk_result_of`) to decide
+/// whether the device can still be torn down after an error.
+#[derive(Debug)]
+pub struct VkCallError {
+    pub call: &'static str,
+    pub result: vk::Result,
+}
+
+impl std::fmt::Display for VkCallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (call, r) = (self.call, self.result);
+        write!(f, "{call} failed: {r:?} ({r})")
+    }
+}
+
+impl std::error::Error for VkCallError {}
+
+/// The `VkResult` of the Vulkan call behind `error`, if a failed call is what caused it.
+pub fn vk_result_of(error: &anyhow::Error) -> Option<vk::Result> {
+    error
+        .chain()
+        .find_map(|e| e.downcast_ref::<VkCallError>())
+        .map(|e| e.result)
+}
+
+/// Whether `result` is a wait that timed out: its GPU work may still be running, so the objects it uses
+/// must not be destroyed. Any other outcome (success, a device loss, after which all work counts as
+/// complete, or an error before anything was submitted) leaves nothing pending.
+pub fn timed_out<T>(result: &std::result::Result<T, anyhow::Error>) -> bool {
+    matches!(result, Err(e) if vk_result_of(e) == Some(vk::Result::TIMEOUT))
+}
+
+/// The optional device features some scenarios need; each is enabled when the device supports it (those
+/// of `Needs` only when a scenario of the run asks for them).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Features {
     pub timeline_semaphore: bool,
     pub dynamic_rendering: bool,
     pub synchronization2: bool,
+    pub buffer_device_address: bool,
+    pub shader_int64: bool,
+    pub shader_float16: bool,
+    pub shader_float64: bool,
+    /// VK_KHR_shader_non_semantic_info is enabled (debugPrintf and `-gVS` modules are then valid).
+    pub non_semantic_info: bool,
+}
+
+/// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
+/// of the run asks for them: the other scenarios keep the device they always had.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Needs {
+    pub buffer_device_address: bool,
+    pub shader_int64: bool,
+    pub shader_float16: bool,
+    pub shader_float64: bool,
+    pub non_semantic_info: bool,
+}
+
+impl Needs {
+    pub const NONE: Needs = Needs {
+        buffer_device_address: false,
+        shader_int64: false,
+        shader_float16: false,
+        shader_float64: false,
+        non_semantic_info: false,
+    };
+
+    pub fn union(self, other: Needs) -> Needs {
+        Needs {
+            buffer_device_address: self.buffer_device_address || other.buffer_device_address,
+            shader_int64: self.shader_int64 || other.shader_int64,
+            shader_float16: self.shader_float16 || other.shader_float16,
+            shader_float64: self.shader_float64 || other.shader_float64,
+            non_semantic_info: self.non_semantic_info || other.non_semantic_info,
+        }
+    }
 }
 
 /// Where a buffer lives: device-local for GPU work, host-visible (mapped, coherent) for upload and readback.
@@ -86,8 +156,12 @@ pub struct Image {
 
 impl Image {
     pub fn byte_size(&self) -> vk::DeviceSize {
-        // Only 4-byte formats are used here (RGBA8).
-        u64::from(self.extent.width) * u64::from(self.extent.height) * 4
+        // Only RGBA8 and RGBA32F are used here.
+        let texel = match self.format {
+            vk::Format::R32G32B32A32_SFLOAT => 16,
+            _ => 4,
+        };
+        u64::from(self.extent.width) * u64::from(self.extent.height) * texel
     }
 }
 
@@ -126,8 +200,9 @@ pub struct Context {
 }
 
 impl Context {
-    /// Creates the device on physical device `device_index` of `app`'s instance.
-    pub fn new(app: &AppInstance, device_index: usize) -> Result<Context> {
+    /// Creates the device on physical device `device_index` of `app`'s instance, with what `needs` asks for
+    /// where the device supports it.
+    pub fn new(app: &AppInstance, device_index: usize, needs: Needs) -> Result<Context> {
         let instance = &app.instance;
         // SAFETY (whole function): plain Vulkan calls on valid handles, with create infos that outlive them.
         let physical_devices = unsafe { instance.enumerate_physical_devices() }
@@ -169,10 +244,25 @@ impl Context {
             }
             unsafe { instance.get_physical_device_features2(physical_device, &mut query) };
         }
+        let mut supported = vk::PhysicalDeviceFeatures2::default();
+        unsafe { instance.get_physical_device_features2(physical_device, &mut supported) };
+        let supported10 = supported.features;
+        let extensions =
+            unsafe { instance.enumerate_device_extension_properties(physical_device) }
+                .vk_context("vkEnumerateDeviceExtensionProperties")?;
+        let has_non_semantic_info = extensions.iter().any(|e| {
+            e.extension_name_as_c_str() == Ok(ash::khr::shader_non_semantic_info::NAME)
+        });
         let features = Features {
             timeline_semaphore: supported12.timeline_semaphore == vk::TRUE,
             dynamic_rendering: supported13.dynamic_rendering == vk::TRUE,
             synchronization2: supported13.synchronization2 == vk::TRUE,
+            buffer_device_address: needs.buffer_device_address
+                && supported12.buffer_device_address == vk::TRUE,
+            shader_int64: needs.shader_int64 && supported10.shader_int64 == vk::TRUE,
+            shader_float16: needs.shader_float16 && supported12.shader_float16 == vk::TRUE,
+            shader_float64: needs.shader_float64 && supported10.shader_float64 == vk::TRUE,
+            non_semantic_info: needs.non_semantic_info && has_non_semantic_info,
         };
 
         let priorities = [1.0f32; 2];
@@ -180,11 +270,25 @@ impl Context {
             .queue_family_index(queue_family)
             .queue_priorities(&priorities[..queue_count as usize])];
         let mut enable12 = vk::PhysicalDeviceVulkan12Features::default()
-            .timeline_semaphore(features.timeline_semaphore);
+            .timeline_semaphore(features.timeline_semaphore)
+            .buffer_device_address(features.buffer_device_address)
+            .shader_float16(features.shader_float16);
         let mut enable13 = vk::PhysicalDeviceVulkan13Features::default()
             .dynamic_rendering(features.dynamic_rendering)
             .synchronization2(features.synchronization2);
-        let mut device_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_infos);
+        let enable10 = vk::PhysicalDeviceFeatures::default()
+            .shader_int64(features.shader_int64)
+            .shader_float64(features.shader_float64);
+        let device_extensions = [ash::khr::shader_non_semantic_info::NAME.as_ptr()];
+        let device_extensions = if features.non_semantic_info {
+            &device_extensions[..]
+        } else {
+            &[]
+        };
+        let mut device_info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_infos)
+            .enabled_extension_names(device_extensions)
+            .enabled_features(&enable10);
         if api >= vk::API_VERSION_1_2 {
             device_info = device_info.push_next(&mut enable12);
         }
@@ -286,6 +390,7 @@ impl Context {
         &self,
         requirements: vk::MemoryRequirements,
         memory: Memory,
+        flags: vk::MemoryAllocateFlags,
     ) -> Result<vk::DeviceMemory> {
         let type_index = match memory {
             // Prefer device-local, but any type works (all memory is "device-local" on a CPU driver anyway).
@@ -311,9 +416,13 @@ impl Context {
                 requirements.memory_type_bits
             )
         })?;
-        let info = vk::MemoryAllocateInfo::default()
+        let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(flags);
+        let mut info = vk::MemoryAllocateInfo::default()
             .allocation_size(requirements.size)
             .memory_type_index(type_index);
+        if !flags.is_empty() {
+            info = info.push_next(&mut flags_info);
+        }
         let handle =
             unsafe { self.device.allocate_memory(&info, None) }.vk_context("vkAllocateMemory")?;
         self.own(Owned::Memory(handle));
@@ -326,6 +435,35 @@ impl Context {
         usage: vk::BufferUsageFlags,
         memory: Memory,
     ) -> Result<Buffer> {
+        self.create_buffer_with_flags(size, usage, memory, vk::MemoryAllocateFlags::empty())
+    }
+
+    /// A buffer shaders reach through its device address (needs `features.buffer_device_address`);
+    /// returns the buffer and its address.
+    pub fn create_addressable_buffer(
+        &self,
+        size: vk::DeviceSize,
+        usage: vk::BufferUsageFlags,
+        memory: Memory,
+    ) -> Result<(Buffer, vk::DeviceAddress)> {
+        let buffer = self.create_buffer_with_flags(
+            size,
+            usage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+            memory,
+            vk::MemoryAllocateFlags::DEVICE_ADDRESS,
+        )?;
+        let info = vk::BufferDeviceAddressInfo::default().buffer(buffer.handle);
+        let address = unsafe { self.device.get_buffer_device_address(&info) };
+        Ok((buffer, address))
+    }
+
+    fn create_buffer_with_flags(
+        &self,
+        size: vk::DeviceSize,
+        usage: vk::BufferUsageFlags,
+        memory: Memory,
+        flags: vk::MemoryAllocateFlags,
+    ) -> Result<Buffer> {
         let d = &self.device;
         let info = vk::BufferCreateInfo::default()
             .size(size)
@@ -334,7 +472,7 @@ impl Context {
         let handle = unsafe { d.create_buffer(&info, None) }.vk_context("vkCreateBuffer")?;
         let requirements = unsafe { d.get_buffer_memory_requirements(handle) };
         // Owned after its memory, so that it is destroyed before the memory is freed.
-        let device_memory = self.allocate(requirements, memory)?;
+        let device_memory = self.allocate(requirements, memory, flags)?;
         self.own(Owned::Buffer(handle));
         unsafe { d.bind_buffer_memory(handle, device_memory, 0) }
             .vk_context("vkBindBufferMemory")?;
@@ -374,8 +512,17 @@ impl Context {
 
     /// A device-local 2D RGBA8 image with one mip level and layer, and a view on it.
     pub fn create_image(&self, extent: vk::Extent2D, usage: vk::ImageUsageFlags) -> Result<Image> {
+        self.create_image_with_format(extent, vk::Format::R8G8B8A8_UNORM, usage)
+    }
+
+    /// `create_image` with another color format (RGBA8 or RGBA32F, see `Image::byte_size`).
+    pub fn create_image_with_format(
+        &self,
+        extent: vk::Extent2D,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+    ) -> Result<Image> {
         let d = &self.device;
-        let format = vk::Format::R8G8B8A8_UNORM;
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
@@ -393,7 +540,8 @@ impl Context {
             .initial_layout(vk::ImageLayout::UNDEFINED);
         let handle = unsafe { d.create_image(&info, None) }.vk_context("vkCreateImage")?;
         let requirements = unsafe { d.get_image_memory_requirements(handle) };
-        let device_memory = self.allocate(requirements, Memory::Device)?;
+        let device_memory =
+            self.allocate(requirements, Memory::Device, vk::MemoryAllocateFlags::empty())?;
         self.own(Owned::Image(handle));
         unsafe { d.bind_image_memory(handle, device_memory, 0) }.vk_context("vkBindImageMemory")?;
         let view_info = vk::ImageViewCreateInfo::default()
@@ -478,7 +626,12 @@ impl Context {
     }
 
     pub fn wait_fence(&self, fence: vk::Fence) -> Result<()> {
-        unsafe { self.device.wait_for_fences(&[fence], true, WAIT_TIMEOUT_NS) }
+        self.wait_fence_timeout(fence, WAIT_TIMEOUT_NS)
+    }
+
+    /// Waits up to `timeout_ns` for `fence`; VK_TIMEOUT is an error (see `timed_out`).
+    pub fn wait_fence_timeout(&self, fence: vk::Fence, timeout_ns: u64) -> Result<()> {
+        unsafe { self.device.wait_for_fences(&[fence], true, timeout_ns) }
             .vk_context("vkWaitForFences")
     }
 
@@ -502,7 +655,16 @@ impl Context {
         &self,
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
-        self.one_shot(false, record)
+        self.one_shot(false, WAIT_TIMEOUT_NS, record)
+    }
+
+    /// Like `submit_and_wait`, waiting up to `timeout_ns` (`u64::MAX`: for ever) for the fence.
+    pub fn submit_and_wait_timeout(
+        &self,
+        timeout_ns: u64,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        self.one_shot(false, timeout_ns, record)
     }
 
     /// Like `submit_and_wait`, through vkQueueSubmit2 (needs synchronization2).
@@ -510,12 +672,45 @@ impl Context {
         &self,
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
-        self.one_shot(true, record)
+        self.one_shot(true, WAIT_TIMEOUT_NS, record)
+    }
+
+    /// Records one primary command buffer with `record` and submits it `repeat` times to `queues[0]`, each
+    /// submission followed by vkQueueWaitIdle (one "frame" each). The command buffer is gone when this
+    /// returns.
+    pub fn submit_repeatedly(
+        &self,
+        repeat: u32,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        let d = &self.device;
+        let cmd =
+            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
+                [0];
+        let cmds = [cmd];
+        let result = (|| {
+            begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::empty())?;
+            record(cmd)?;
+            unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+            for _ in 0..repeat {
+                let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+                unsafe { d.queue_submit(self.queues[0], &[submit], vk::Fence::null()) }
+                    .vk_context("vkQueueSubmit")?;
+                unsafe { d.queue_wait_idle(self.queues[0]) }.vk_context("vkQueueWaitIdle")?;
+            }
+            Ok(())
+        })();
+        if !timed_out(&result) {
+            // SAFETY: the queue is idle (or the device lost, or nothing was submitted).
+            unsafe { d.free_command_buffers(self.one_shot_pool, &cmds) };
+        }
+        result
     }
 
     fn one_shot(
         &self,
         submit2: bool,
+        timeout_ns: u64,
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
         let d = &self.device;
@@ -538,11 +733,14 @@ impl Context {
             let submit = vk::SubmitInfo::default().command_buffers(&cmds);
             unsafe { d.queue_submit(self.queues[0], &[submit], fence) }.vk_context("vkQueueSubmit")
         };
-        let waited = submitted.and_then(|()| self.wait_fence(fence));
-        // SAFETY: on success the work is complete; on failure the app exits with an error anyway.
-        unsafe {
-            d.destroy_fence(fence, None);
-            d.free_command_buffers(self.one_shot_pool, &cmds);
+        let waited = submitted.and_then(|()| self.wait_fence_timeout(fence, timeout_ns));
+        // After a timeout the work may still run: then both are leaked (the app exits with an error).
+        if !timed_out(&waited) {
+            // SAFETY: the work is complete, the device lost, or the submission failed (nothing pending).
+            unsafe {
+                d.destroy_fence(fence, None);
+                d.free_command_buffers(self.one_shot_pool, &cmds);
+            }
         }
         waited
     }

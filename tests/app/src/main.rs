@@ -6,6 +6,12 @@
 //!
 //! Exit codes: 0 success; 1 a Vulkan (or other runtime) error; 2 bad command line; 3 the debug-utils
 //! messenger received a message (e.g. from the validation layer); 4 a scenario was skipped.
+//! After an error the app still destroys everything it created (after vkDeviceWaitIdle), unless a wait
+//! timed out with GPU work possibly still running; so a device loss exercises the teardown path too.
+//!
+//! Some scenarios (not in `all`) are deliberate faults for Blackbox to report: `hang`, `hang-draw` (long
+//! GPU work), `bad-address` (a GPU page fault; on lavapipe a SIGSEGV in a driver thread); others make shader
+//! errors that only instrumentation reports: `nan-*`, `assert-*`, `printf`.
 //!
 //! The app never enables layers itself: tests do it with `VK_INSTANCE_LAYERS`.
 
@@ -21,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::{bail, Context as _, Result};
 use ash::vk;
 
-use context::{Context, VkResultExt};
+use context::{vk_result_of, Context, Needs, VkResultExt};
 use scenarios::{Outcome, SCENARIOS};
 
 const USAGE: &str = "\
@@ -32,7 +38,31 @@ options:
   --device-index N   physical device to use (default 0)
   --cmdbufs N    record-bench: command buffers per iteration (default 32)
   --draws M      record-bench: draws per command buffer (default 500)
-  --iters K      record-bench: iterations (default 20)";
+  --iters K      record-bench: iterations (default 20)
+  --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
+                     at most 65535; on lavapipe about 0.6 s per 1000)
+  --hang-size W      hang-draw: the render target is W x W pixels; draw 2 shades all of them slowly
+                     (default 1024)
+  --bad-address A    bad-address: the device address dispatch 2 writes through (default 0xdead0000)
+  --nan-op OP        nan-compute, nan-fragment, nan-fp16-fp64: the operation that makes the NaN or Inf:
+                     normalize (of a zero vector, default), pow (of -0.5) or div (1.0 / 0.0)
+  --nan-dispatches N nan-compute: dispatches in the command buffer (default 100); the bad one is
+                     dispatch 42 (or the last, if N <= 42), invocation (12,0,0)
+  --repeat N         nan-*, assert-*, printf: submit the command buffer N times, with vkQueueWaitIdle
+                     after each (default 1)
+  --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
+                     OpLine only; default) or nonsemantic (glslang -gVS, NonSemantic.Shader.DebugInfo.100)
+not in `all` (faults and shader errors, for Blackbox to report):
+  hang           5 labelled dispatches in one submission; dispatch 3 runs long (--hang-groups)
+  hang-draw      3 labelled draws in a render pass; draw 2 runs long (--hang-size)
+  bad-address    dispatch 2 of 3 writes through a bad device address (lavapipe: SIGSEGV)
+  nan-compute    one invocation of one dispatch makes a NaN/Inf (--nan-op, --nan-dispatches)
+  nan-fragment   one pixel (12,34) of a 64x64 target makes a NaN/Inf (--nan-op)
+  nan-fp16-fp64  invocation 12 makes a NaN/Inf in 16- and 64-bit floats (--nan-op; pow is sqrt in fp64)
+  assert-compute  `[bb-assert] id=7` fails on invocation (12,34,0) with size 0.3 and delta -22
+  assert-fragment `[bb-assert] id=7` fails on pixel (12,34) with size 0.3 and delta -22
+  printf         one invocation prints each debugPrintf format once
+  (the shader-error scenarios need VK_KHR_shader_non_semantic_info, or Blackbox, for debugPrintf)";
 
 /// record-bench parameters.
 #[derive(Clone, Copy, Debug)]
@@ -42,10 +72,43 @@ pub struct BenchOptions {
     pub iters: u32,
 }
 
+/// The operation that makes the NaN or Inf in the `nan-*` scenarios (the shaders' `op` push constant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NanOp {
+    /// `normalize` of a zero vector: NaN.
+    Normalize = 0,
+    /// `pow(-0.5, 0.3)`: NaN.
+    Pow = 1,
+    /// `1.0 / 0.0`: +Inf.
+    Div = 2,
+}
+
+/// Which debug info the instrumented test shaders carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShaderDebug {
+    /// glslang `-g`: OpLine, OpSource with the text.
+    OpLine,
+    /// glslang `-gVS`: NonSemantic.Shader.DebugInfo.100 (module-level OpExtInst).
+    NonSemantic,
+}
+
+/// Parameters of the fault and shader-error scenarios.
+#[derive(Clone, Copy, Debug)]
+pub struct FaultOptions {
+    pub hang_groups: u32,
+    pub hang_size: u32,
+    pub bad_address: u64,
+    pub nan_op: NanOp,
+    pub nan_dispatches: u32,
+    pub repeat: u32,
+    pub shader_debug: ShaderDebug,
+}
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub device_index: usize,
     pub bench: BenchOptions,
+    pub fault: FaultOptions,
     pub scenarios: Vec<&'static str>,
 }
 
@@ -63,14 +126,24 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             draws: 500,
             iters: 20,
         },
+        fault: FaultOptions {
+            hang_groups: 8000,
+            hang_size: 1024,
+            bad_address: 0xdead_0000,
+            nan_op: NanOp::Normalize,
+            nan_dispatches: 100,
+            repeat: 1,
+            shader_debug: ShaderDebug::OpLine,
+        },
         scenarios: Vec::new(),
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
+        let mut text = |name: &str| -> Result<String> {
+            args.next().with_context(|| format!("{name} needs a value"))
+        };
         let mut value = |name: &str| -> Result<u32> {
-            let v = args
-                .next()
-                .with_context(|| format!("{name} needs a value"))?;
+            let v = text(name)?;
             v.parse()
                 .with_context(|| format!("{name}: `{v}` is not a non-negative integer"))
         };
@@ -81,6 +154,39 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--cmdbufs" => options.bench.cmdbufs = value("--cmdbufs")?.max(1),
             "--draws" => options.bench.draws = value("--draws")?.max(1),
             "--iters" => options.bench.iters = value("--iters")?.max(1),
+            "--hang-groups" => {
+                let groups = value("--hang-groups")?;
+                if !(1..=65535).contains(&groups) {
+                    bail!("--hang-groups: {groups} is not in 1..=65535");
+                }
+                options.fault.hang_groups = groups;
+            }
+            "--hang-size" => options.fault.hang_size = value("--hang-size")?.clamp(16, 8192),
+            "--bad-address" => {
+                let v = text("--bad-address")?;
+                let digits = v.strip_prefix("0x").unwrap_or(&v);
+                options.fault.bad_address = u64::from_str_radix(digits, 16)
+                    .with_context(|| format!("--bad-address: `{v}` is not a hex address"))?;
+            }
+            "--nan-op" => {
+                options.fault.nan_op = match text("--nan-op")?.as_str() {
+                    "normalize" => NanOp::Normalize,
+                    "pow" => NanOp::Pow,
+                    "div" => NanOp::Div,
+                    other => bail!("--nan-op: `{other}` is not normalize, pow or div"),
+                }
+            }
+            "--nan-dispatches" => {
+                options.fault.nan_dispatches = value("--nan-dispatches")?.clamp(1, 1000)
+            }
+            "--repeat" => options.fault.repeat = value("--repeat")?.max(1),
+            "--shader-debug" => {
+                options.fault.shader_debug = match text("--shader-debug")?.as_str() {
+                    "opline" => ShaderDebug::OpLine,
+                    "nonsemantic" => ShaderDebug::NonSemantic,
+                    other => bail!("--shader-debug: `{other}` is not opline or nonsemantic"),
+                }
+            }
             "all" => options
                 .scenarios
                 .extend(SCENARIOS.iter().filter(|s| s.in_all).map(|s| s.name)),
@@ -142,7 +248,12 @@ fn run(options: &Options) -> Result<RunSummary> {
     if app.debug_utils.is_none() {
         eprintln!("bb-testapp: VK_EXT_debug_utils is not available: validation messages cannot be counted");
     }
-    let cx = Context::new(&app, options.device_index)?;
+    let needs = options
+        .scenarios
+        .iter()
+        .filter_map(|&name| SCENARIOS.iter().find(|s| s.name == name))
+        .fold(Needs::NONE, |needs, s| needs.union(s.needs));
+    let cx = Context::new(&app, options.device_index, needs)?;
     eprintln!(
         "bb-testapp: device {}: {}",
         options.device_index, cx.device_name
@@ -154,7 +265,14 @@ fn run(options: &Options) -> Result<RunSummary> {
             .iter()
             .find(|s| s.name == name)
             .expect("validated by parse_args");
-        let outcome = (scenario.run)(&cx, options).with_context(|| format!("scenario {name}"))?;
+        let outcome = match (scenario.run)(&cx, options) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let e = e.context(format!("scenario {name}"));
+                teardown_after_error(cx, app, &e);
+                return Err(e);
+            }
+        };
         cx.destroy_owned();
         match outcome {
             Outcome::Checksum(sum) => println!("scenario {name} checksum {sum:016x}"),
@@ -168,6 +286,24 @@ fn run(options: &Options) -> Result<RunSummary> {
     cx.destroy();
     app.destroy();
     Ok(summary)
+}
+
+/// After a failed scenario, destroys everything as the normal path does (a device loss must not keep an app
+/// from cleaning up), first waiting for whatever was submitted. Not after a timed-out wait: its GPU work may
+/// still be running, and destroying what it uses would be invalid; process exit frees it instead.
+fn teardown_after_error(cx: Context, app: AppInstance, error: &anyhow::Error) {
+    if vk_result_of(error) == Some(vk::Result::TIMEOUT) {
+        eprintln!("bb-testapp: GPU work may still be running: leaving the objects to process exit");
+        return;
+    }
+    // SAFETY: the app's own device; no other thread uses it any more.
+    if let Err(r) = unsafe { cx.device.device_wait_idle() } {
+        eprintln!("bb-testapp: vkDeviceWaitIdle after the error: {r:?}; destroying the objects anyway");
+    }
+    cx.destroy_owned();
+    cx.destroy();
+    app.destroy();
+    eprintln!("bb-testapp: objects destroyed after the error");
 }
 
 // ---- instance and debug messenger ----

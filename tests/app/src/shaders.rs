@@ -1,5 +1,28 @@
 //! SPIR-V compiled by build.rs from `shaders/testapp/*` (glslangValidator, Vulkan 1.2 target).
 
-pub const COMPUTE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/compute.comp.spv"));
-pub const DRAW_VERT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/draw.vert.spv"));
-pub const DRAW_FRAG: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/draw.frag.spv"));
+macro_rules! spirv {
+    ($file:literal) => {
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $file))
+    };
+}
+
+pub const COMPUTE: &[u8] = spirv!("compute.comp.spv");
+pub const DRAW_VERT: &[u8] = spirv!("draw.vert.spv");
+pub const DRAW_FRAG: &[u8] = spirv!("draw.frag.spv");
+
+// The fault and shader-error scenarios' shaders, built with debug info (`-g`; `_GVS`: `-gVS`).
+pub const FULLSCREEN_VERT: &[u8] = spirv!("fullscreen.vert.spv");
+pub const HANG_COMP: &[u8] = spirv!("hang.comp.spv");
+pub const HANG_FRAG: &[u8] = spirv!("hang.frag.spv");
+pub const BAD_ADDRESS_COMP: &[u8] = spirv!("bad_address.comp.spv");
+pub const NAN_COMP: &[u8] = spirv!("nan.comp.spv");
+pub const NAN_COMP_GVS: &[u8] = spirv!("nan.comp.gvs.spv");
+pub const NAN_FRAG: &[u8] = spirv!("nan.frag.spv");
+pub const NAN_FRAG_GVS: &[u8] = spirv!("nan.frag.gvs.spv");
+pub const NAN_FP16_FP64_COMP: &[u8] = spirv!("nan_fp16_fp64.comp.spv");
+pub const ASSERT_COMP: &[u8] = spirv!("assert.comp.spv");
+pub const ASSERT_COMP_GVS: &[u8] = spirv!("assert.comp.gvs.spv");
+pub const ASSERT_FRAG: &[u8] = spirv!("assert.frag.spv");
+pub const ASSERT_FRAG_GVS: &[u8] = spirv!("assert.frag.gvs.spv");
+pub const PRINTF_COMP: &[u8] = spirv!("printf.comp.spv");
+pub const PRINTF_INT64_COMP: &[u8] = spirv!("printf_int64.comp.spv");

@@ -198,3 +198,37 @@ impl Drop for Xvfb {
         let _ = self.child.wait();
     }
 }
+
+/// The reports written under `output`, oldest first (by folder name order of creation time).
+pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(output) else { return found };
+    for entry in entries.flatten() {
+        let json = entry.path().join("report.json");
+        if let Ok(text) = std::fs::read_to_string(&json) {
+            let report = blackbox_report::Report::from_json(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", json.display()));
+            assert!(entry.path().join("report.txt").is_file(), "report.txt beside {}", json.display());
+            found.push((entry.path(), report));
+        }
+    }
+    found.sort_by_key(|(_, r)| r.unix_ms);
+    found
+}
+
+/// The commands of a report's command buffers, flattened with their label paths: `(labels, command, state)`.
+pub fn commands_with_labels(cb: &blackbox_report::CommandBuffer) -> Vec<(Vec<String>, String, blackbox_report::State)> {
+    cb.commands
+        .iter()
+        .map(|c| {
+            let mut path = Vec::new();
+            let mut scope = c.scope;
+            while let Some(s) = scope.and_then(|s| cb.scopes.get(s as usize)) {
+                path.push(s.name.clone());
+                scope = s.parent;
+            }
+            path.reverse();
+            (path, c.name.clone(), c.state)
+        })
+        .collect()
+}

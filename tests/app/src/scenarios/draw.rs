@@ -337,11 +337,11 @@ fn create_pipelines(
     Ok([pipelines[0], pipelines[1]])
 }
 
-/// A render pass with one RGBA8 color attachment: cleared on load, TRANSFER_SRC_OPTIMAL at the end so
-/// the image can be copied out.
-pub fn create_render_pass(cx: &Context) -> Result<vk::RenderPass> {
+/// A render pass with one color attachment of `format` (RGBA8 or RGBA32F): cleared on load,
+/// TRANSFER_SRC_OPTIMAL at the end so the image can be copied out.
+pub fn create_render_pass(cx: &Context, format: vk::Format) -> Result<vk::RenderPass> {
     let attachments = [vk::AttachmentDescription::default()
-        .format(vk::Format::R8G8B8A8_UNORM)
+        .format(format)
         .samples(vk::SampleCountFlags::TYPE_1)
         .load_op(vk::AttachmentLoadOp::CLEAR)
         .store_op(vk::AttachmentStoreOp::STORE)
@@ -439,8 +439,17 @@ pub struct PassTarget {
 
 impl PassTarget {
     pub fn new(cx: &Context, extent: vk::Extent2D) -> Result<PassTarget> {
-        let image = cx.create_image(extent, TARGET_USAGE)?;
-        let render_pass = create_render_pass(cx)?;
+        Self::with_format(cx, extent, vk::Format::R8G8B8A8_UNORM)
+    }
+
+    /// A target of another color format (RGBA8 or RGBA32F).
+    pub fn with_format(
+        cx: &Context,
+        extent: vk::Extent2D,
+        format: vk::Format,
+    ) -> Result<PassTarget> {
+        let image = cx.create_image_with_format(extent, format, TARGET_USAGE)?;
+        let render_pass = create_render_pass(cx, format)?;
         let framebuffer = create_framebuffer(cx, render_pass, &image)?;
         Ok(PassTarget {
             image,

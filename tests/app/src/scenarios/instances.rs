@@ -7,7 +7,7 @@ use ash::vk;
 
 use super::compute::{record_init, ComputeKit, ComputePush, GROUP, VALUES_USAGE};
 use super::Outcome;
-use crate::context::{Access, Context, Fnv1a, Memory};
+use crate::context::{Access, Context, Fnv1a, Memory, Needs};
 use crate::{AppInstance, Options};
 
 const ROUNDS: u32 = 3;
@@ -23,7 +23,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         ];
         let contexts = apps
             .iter()
-            .map(|app| Context::new(app, options.device_index))
+            .map(|app| Context::new(app, options.device_index, Needs::NONE))
             .collect::<Result<Vec<_>>>()?;
         for (i, other) in contexts.iter().enumerate() {
             sum.update(&tiny_dispatch(other, round * 2 + i as u32)?);

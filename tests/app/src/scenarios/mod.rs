@@ -4,10 +4,15 @@
 //! reads the results back into host-visible memory and returns their checksum. The run loop destroys
 //! what the helpers created.
 
+pub mod bad_address;
 pub mod compute;
 pub mod debug_labels;
+pub mod debug_printf;
 pub mod draw;
+pub mod hang;
 pub mod instances;
+pub mod nan;
+pub mod program;
 pub mod record_bench;
 pub mod secondary;
 pub mod threads;
@@ -16,7 +21,7 @@ pub mod two_queues;
 
 use anyhow::Result;
 
-use crate::context::Context;
+use crate::context::{Context, Needs};
 use crate::Options;
 
 pub enum Outcome {
@@ -27,60 +32,144 @@ pub enum Outcome {
 
 pub struct Scenario {
     pub name: &'static str,
-    /// Part of `all` (record-bench is not: it is slow and measures time, not results).
+    /// Part of `all` (record-bench is not: it is slow and measures time, not results; nor are the fault
+    /// and shader-error scenarios).
     pub in_all: bool,
+    /// What the device gets enabled (where supported) when this scenario is on the command line.
+    pub needs: Needs,
     pub run: fn(&Context, &Options) -> Result<Outcome>,
 }
+
+/// debugPrintf (and `-gVS` debug info) modules are valid only with VK_KHR_shader_non_semantic_info.
+const NON_SEMANTIC: Needs = Needs {
+    non_semantic_info: true,
+    ..Needs::NONE
+};
 
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "compute",
         in_all: true,
+        needs: Needs::NONE,
         run: compute::run,
     },
     Scenario {
         name: "draw-renderpass",
         in_all: true,
+        needs: Needs::NONE,
         run: draw::run_render_pass,
     },
     Scenario {
         name: "draw-dynamic",
         in_all: true,
+        needs: Needs::NONE,
         run: draw::run_dynamic,
     },
     Scenario {
         name: "secondary",
         in_all: true,
+        needs: Needs::NONE,
         run: secondary::run,
     },
     Scenario {
         name: "threads",
         in_all: true,
+        needs: Needs::NONE,
         run: threads::run,
     },
     Scenario {
         name: "timeline",
         in_all: true,
+        needs: Needs::NONE,
         run: timeline::run,
     },
     Scenario {
         name: "two-queues",
         in_all: true,
+        needs: Needs::NONE,
         run: two_queues::run,
     },
     Scenario {
         name: "instances",
         in_all: true,
+        needs: Needs::NONE,
         run: instances::run,
     },
     Scenario {
         name: "debug-labels",
         in_all: true,
+        needs: Needs::NONE,
         run: debug_labels::run,
     },
     Scenario {
         name: "record-bench",
         in_all: false,
+        needs: Needs::NONE,
         run: record_bench::run,
+    },
+    Scenario {
+        name: "hang",
+        in_all: false,
+        needs: Needs::NONE,
+        run: hang::run,
+    },
+    Scenario {
+        name: "hang-draw",
+        in_all: false,
+        needs: Needs::NONE,
+        run: hang::run_draw,
+    },
+    Scenario {
+        name: "bad-address",
+        in_all: false,
+        needs: Needs {
+            buffer_device_address: true,
+            ..Needs::NONE
+        },
+        run: bad_address::run,
+    },
+    Scenario {
+        name: "nan-compute",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: nan::run_compute,
+    },
+    Scenario {
+        name: "nan-fragment",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: nan::run_fragment,
+    },
+    Scenario {
+        name: "nan-fp16-fp64",
+        in_all: false,
+        needs: Needs {
+            shader_float16: true,
+            shader_float64: true,
+            ..Needs::NONE
+        },
+        run: nan::run_fp16_fp64,
+    },
+    Scenario {
+        name: "assert-compute",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: debug_printf::run_assert_compute,
+    },
+    Scenario {
+        name: "assert-fragment",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: debug_printf::run_assert_fragment,
+    },
+    Scenario {
+        name: "printf",
+        in_all: false,
+        needs: Needs {
+            shader_int64: true,
+            non_semantic_info: true,
+            ..Needs::NONE
+        },
+        run: debug_printf::run_printf,
     },
 ];

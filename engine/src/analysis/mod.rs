@@ -1,0 +1,190 @@
+//! Analyses of a parsed module, built once before the passes run: strings and names, extended-instruction
+//! sets, the type of every value, builtin variables, entry points and the stage that reaches each function,
+//! source files and source locations.
+
+pub(crate) mod source;
+pub(crate) mod types;
+
+use std::collections::HashMap;
+
+use crate::error::NotInstrumented;
+use crate::grammar::op;
+use crate::info::{EntryPoint, Stage};
+use crate::module::{decode_string, Module};
+
+pub(crate) use types::{Type, TypeTable};
+
+/// The `NonSemantic.Shader.DebugInfo.100` instructions the engine reads.
+pub(crate) mod debug_info {
+    pub const SET: &str = "NonSemantic.Shader.DebugInfo.100";
+    pub const DEBUG_SOURCE: u32 = 35;
+    pub const DEBUG_SOURCE_CONTINUED: u32 = 102;
+    pub const DEBUG_LINE: u32 = 103;
+    pub const DEBUG_NO_LINE: u32 = 104;
+}
+
+/// The set name of `debugPrintfEXT`.
+pub(crate) const DEBUG_PRINTF_SET: &str = "NonSemantic.DebugPrintf";
+
+/// One `OpEntryPoint`, decoded.
+#[derive(Clone, Debug)]
+pub(crate) struct EntryPointDecl {
+    /// Index of the instruction in `Module::entry_points`.
+    pub index: usize,
+    pub stage: Stage,
+    pub function: u32,
+    pub name: String,
+}
+
+/// Everything the passes look up.
+pub(crate) struct Analysis {
+    pub strings: HashMap<u32, String>,
+    pub names: HashMap<u32, String>,
+    pub member_names: HashMap<(u32, u32), String>,
+    pub ext_sets: HashMap<u32, String>,
+    /// The result type of every id that has one, indexed by id (0 when none).
+    value_types: Vec<u32>,
+    /// Global variables decorated `BuiltIn`: (builtin, variable) in module order.
+    pub builtin_vars: Vec<(u32, u32)>,
+    pub entry_points: Vec<EntryPointDecl>,
+    /// The stage of the first entry point whose static call tree reaches each function.
+    pub function_stage: HashMap<u32, Stage>,
+}
+
+impl Analysis {
+    /// Analyses a module. Fails on entry points of kernels or unknown execution models.
+    pub(crate) fn new(module: &Module) -> Result<Analysis, NotInstrumented> {
+        let bound = module.header.bound as usize;
+        let mut a = Analysis {
+            strings: HashMap::new(),
+            names: HashMap::new(),
+            member_names: HashMap::new(),
+            ext_sets: HashMap::new(),
+            value_types: vec![0; bound],
+            builtin_vars: Vec::new(),
+            entry_points: Vec::new(),
+            function_stage: HashMap::new(),
+        };
+        for inst in &module.ext_inst_imports {
+            if let Some(id) = inst.result_id {
+                a.ext_sets.insert(id, decode_string(&inst.operands).0);
+            }
+        }
+        for inst in &module.debug_strings {
+            if let (op::STRING, Some(id)) = (inst.opcode, inst.result_id) {
+                a.strings.insert(id, decode_string(&inst.operands).0);
+            }
+        }
+        for inst in &module.debug_names {
+            match (inst.opcode, inst.operands.split_first()) {
+                (op::NAME, Some((&target, rest))) => {
+                    a.names.insert(target, decode_string(rest).0);
+                }
+                (op::MEMBER_NAME, Some((&target, rest))) if !rest.is_empty() => {
+                    a.member_names
+                        .insert((target, rest[0]), decode_string(&rest[1..]).0);
+                }
+                _ => {}
+            }
+        }
+        for inst in &module.annotations {
+            // OpDecorate %var BuiltIn %b
+            if inst.opcode == op::DECORATE && inst.operands.len() >= 3 && inst.operands[1] == 11 {
+                a.builtin_vars.push((inst.operands[2], inst.operands[0]));
+            }
+        }
+        for inst in module.all_instructions() {
+            if let (Some(ty), Some(id)) = (inst.result_type, inst.result_id) {
+                if let Some(slot) = a.value_types.get_mut(id as usize) {
+                    *slot = ty;
+                }
+            }
+        }
+        for (index, inst) in module.entry_points.iter().enumerate() {
+            let (&model, rest) = inst
+                .operands
+                .split_first()
+                .ok_or_else(|| NotInstrumented::malformed("OpEntryPoint without operands"))?;
+            let Some(stage) = Stage::from_execution_model(model) else {
+                return Err(NotInstrumented::unsupported(format!(
+                    "entry point with execution model {model} (kernels and unknown models are not instrumented)"
+                )));
+            };
+            let (&function, rest) = rest
+                .split_first()
+                .ok_or_else(|| NotInstrumented::malformed("OpEntryPoint without a function"))?;
+            let name = decode_string(rest).0;
+            a.entry_points.push(EntryPointDecl {
+                index,
+                stage,
+                function,
+                name,
+            });
+        }
+        a.function_stage = reaching_stages(module, &a.entry_points);
+        Ok(a)
+    }
+
+    /// The result type of a value, if the module declares one.
+    pub(crate) fn type_of(&self, id: u32) -> Option<u32> {
+        match self.value_types.get(id as usize) {
+            Some(&t) if t != 0 => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Records the type of a value the engine made.
+    pub(crate) fn set_type(&mut self, id: u32, ty: u32) {
+        let i = id as usize;
+        if i >= self.value_types.len() {
+            self.value_types.resize(i + 1, 0);
+        }
+        self.value_types[i] = ty;
+    }
+
+    /// The extended-instruction set name of an import id.
+    pub(crate) fn ext_set(&self, id: u32) -> Option<&str> {
+        self.ext_sets.get(&id).map(String::as_str)
+    }
+
+    /// The public view of the entry points.
+    pub(crate) fn public_entry_points(&self) -> Vec<EntryPoint> {
+        self.entry_points
+            .iter()
+            .map(|e| EntryPoint {
+                name: e.name.clone(),
+                stage: e.stage,
+                function_name: self.names.get(&e.function).cloned(),
+            })
+            .collect()
+    }
+}
+
+/// For every function, the stage of the first entry point (in module order) whose call tree reaches it.
+fn reaching_stages(module: &Module, entry_points: &[EntryPointDecl]) -> HashMap<u32, Stage> {
+    let mut calls: HashMap<u32, Vec<u32>> = HashMap::new();
+    for f in &module.functions {
+        let callees = f
+            .blocks
+            .iter()
+            .flat_map(|b| b.instructions.iter())
+            .filter(|i| i.opcode == op::FUNCTION_CALL)
+            .filter_map(|i| i.operand(0))
+            .collect();
+        calls.insert(f.id(), callees);
+    }
+    let mut stages = HashMap::new();
+    for e in entry_points {
+        let mut stack = vec![e.function];
+        while let Some(f) = stack.pop() {
+            if stages.contains_key(&f) {
+                continue;
+            }
+            stages.insert(f, e.stage);
+            if let Some(callees) = calls.get(&f) {
+                stack.extend(callees.iter().copied());
+            }
+        }
+    }
+    stages
+}

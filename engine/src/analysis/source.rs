@@ -1,0 +1,337 @@
+//! Source files and source locations.
+//!
+//! Locations come from `OpLine` (file from an `OpString`) and from `NonSemantic.Shader.DebugInfo.100`
+//! `DebugLine` (file from its `DebugSource`). Either applies to the instructions after it until the next
+//! line instruction; `OpNoLine`/`DebugNoLine` end it. When both kinds are present the most recent wins, and
+//! a column of 0 is filled from the other kind if it names the same file and line.
+//!
+//! The SPIR-V specification ends a line's effect at the end of its block, but glslang writes `OpLine` only
+//! when the line changes, also across blocks (a `?:` or a loop inside one statement continues the line in
+//! the next blocks without a new `OpLine`). So the tracker carries the location from block to block in
+//! layout order and forgets it only at the start of a function: an instruction that a strict compiler left
+//! without a line gets the previous block's, which is where it comes from in practice.
+
+use std::collections::HashMap;
+
+use super::{debug_info, Analysis, TypeTable};
+use crate::grammar::op;
+use crate::info::{SourceFile, SourceLanguage, SourceLocation};
+use crate::module::{decode_string, Instruction, Module};
+
+/// `DebugSource` ids and what they name.
+#[derive(Default)]
+pub(crate) struct DebugSources {
+    /// DebugSource result id -> file name.
+    files: HashMap<u32, String>,
+}
+
+impl DebugSources {
+    pub(crate) fn new(module: &Module, an: &Analysis) -> DebugSources {
+        let mut s = DebugSources::default();
+        for inst in &module.globals {
+            if let Some((debug_info::DEBUG_SOURCE, args)) = debug_ext_inst(an, inst) {
+                if let (Some(id), Some(file)) = (inst.result_id, args.first()) {
+                    s.files
+                        .insert(id, an.strings.get(file).cloned().unwrap_or_default());
+                }
+            }
+        }
+        s
+    }
+}
+
+/// If `inst` is an `OpExtInst` of `NonSemantic.Shader.DebugInfo.100`, its instruction number and arguments.
+pub(crate) fn debug_ext_inst<'a>(an: &Analysis, inst: &'a Instruction) -> Option<(u32, &'a [u32])> {
+    if !matches!(inst.opcode, op::EXT_INST | op::EXT_INST_WITH_FORWARD_REFS) {
+        return None;
+    }
+    let set = *inst.operands.first()?;
+    if an.ext_set(set)? != debug_info::SET {
+        return None;
+    }
+    Some((*inst.operands.get(1)?, inst.operands.get(2..)?))
+}
+
+/// Follows the line instructions through a function.
+#[derive(Default)]
+pub(crate) struct LineTracker {
+    op_line: Option<SourceLocation>,
+    debug_line: Option<SourceLocation>,
+    /// Which of the two came last: true for `DebugLine`.
+    debug_latest: bool,
+}
+
+impl LineTracker {
+    /// Forgets everything: a new function starts.
+    pub(crate) fn reset(&mut self) {
+        *self = LineTracker::default();
+    }
+
+    /// Takes one instruction into account; returns `true` if it was a line instruction.
+    pub(crate) fn observe(
+        &mut self,
+        an: &Analysis,
+        types: &TypeTable,
+        sources: &DebugSources,
+        inst: &Instruction,
+    ) -> bool {
+        match inst.opcode {
+            op::LINE => {
+                let o = &inst.operands;
+                self.op_line = Some(SourceLocation {
+                    file: o
+                        .first()
+                        .and_then(|f| an.strings.get(f))
+                        .cloned()
+                        .unwrap_or_default(),
+                    line: o.get(1).copied().unwrap_or(0),
+                    column: o.get(2).copied().unwrap_or(0),
+                });
+                self.debug_latest = false;
+                true
+            }
+            op::NO_LINE => {
+                self.op_line = None;
+                true
+            }
+            _ => match debug_ext_inst(an, inst) {
+                Some((debug_info::DEBUG_LINE, args)) => {
+                    let value =
+                        |i: usize| args.get(i).and_then(|&id| types.int_value(id)).unwrap_or(0);
+                    self.debug_line = Some(SourceLocation {
+                        file: args
+                            .first()
+                            .and_then(|s| sources.files.get(s))
+                            .cloned()
+                            .unwrap_or_default(),
+                        line: value(1),
+                        column: value(3),
+                    });
+                    self.debug_latest = true;
+                    true
+                }
+                Some((debug_info::DEBUG_NO_LINE, _)) => {
+                    self.debug_line = None;
+                    true
+                }
+                _ => false,
+            },
+        }
+    }
+
+    /// The location of the next instruction, if any line instruction applies.
+    pub(crate) fn current(&self) -> Option<SourceLocation> {
+        let (first, second) = if self.debug_latest {
+            (&self.debug_line, &self.op_line)
+        } else {
+            (&self.op_line, &self.debug_line)
+        };
+        let mut loc = first.clone().or_else(|| second.clone())?;
+        if loc.column == 0 {
+            if let Some(other) = second {
+                if other.file == loc.file && other.line == loc.line {
+                    loc.column = other.column;
+                }
+            }
+        }
+        Some(loc)
+    }
+}
+
+/// The source files a module names: every `OpSource` (with its `OpSourceContinued` text) and every
+/// `DebugSource` (with `DebugSourceContinued`), merged by file name, in module order.
+pub(crate) fn source_files(module: &Module, an: &Analysis) -> Vec<SourceFile> {
+    let mut files: Vec<SourceFile> = Vec::new();
+    let mut language = SourceLanguage::Unknown;
+    let mut version = 0;
+    // Which file the next continuation belongs to.
+    let mut last: Option<usize> = None;
+    fn merge(files: &mut Vec<SourceFile>, file: SourceFile) -> usize {
+        if let Some(i) = files.iter().position(|f| f.name == file.name) {
+            let f = &mut files[i];
+            if f.text.is_none() {
+                f.text = file.text;
+            }
+            if f.language == SourceLanguage::Unknown {
+                f.language = file.language;
+                f.version = file.version;
+            }
+            i
+        } else {
+            files.push(file);
+            files.len() - 1
+        }
+    }
+    for inst in &module.debug_strings {
+        let o = &inst.operands;
+        match inst.opcode {
+            op::SOURCE => {
+                language = SourceLanguage::from_spirv(o.first().copied().unwrap_or(0));
+                version = o.get(1).copied().unwrap_or(0);
+                let name = o
+                    .get(2)
+                    .and_then(|f| an.strings.get(f))
+                    .cloned()
+                    .unwrap_or_default();
+                let text = o
+                    .get(3..)
+                    .filter(|t| !t.is_empty())
+                    .map(|t| decode_string(t).0);
+                last = Some(merge(
+                    &mut files,
+                    SourceFile {
+                        name,
+                        text,
+                        language,
+                        version,
+                    },
+                ));
+            }
+            op::SOURCE_CONTINUED => {
+                if let Some(f) = last.and_then(|i| files.get_mut(i)) {
+                    f.text
+                        .get_or_insert_with(String::new)
+                        .push_str(&decode_string(o).0);
+                }
+            }
+            _ => {}
+        }
+    }
+    last = None;
+    for inst in &module.globals {
+        match debug_ext_inst(an, inst) {
+            Some((debug_info::DEBUG_SOURCE, args)) => {
+                let name = args
+                    .first()
+                    .and_then(|f| an.strings.get(f))
+                    .cloned()
+                    .unwrap_or_default();
+                let text = args.get(1).and_then(|t| an.strings.get(t)).cloned();
+                last = Some(merge(
+                    &mut files,
+                    SourceFile {
+                        name,
+                        text,
+                        language,
+                        version,
+                    },
+                ));
+            }
+            Some((debug_info::DEBUG_SOURCE_CONTINUED, args)) => {
+                let more = args.first().and_then(|t| an.strings.get(t));
+                if let (Some(f), Some(more)) = (last.and_then(|i| files.get_mut(i)), more) {
+                    f.text.get_or_insert_with(String::new).push_str(more);
+                }
+            }
+            _ => {}
+        }
+    }
+    if files.iter().any(|f| !f.name.is_empty()) {
+        files.retain(|f| !(f.name.is_empty() && f.text.is_none()));
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module::encode_string;
+    use crate::module::tests::assemble;
+
+    fn with_string(id: u32, s: &str) -> Vec<u32> {
+        let mut v = vec![id];
+        v.extend(encode_string(s));
+        v
+    }
+
+    /// A compute shader whose one function has an `OpLine`, an `OpNoLine`, a `DebugLine` and a second block
+    /// without line instructions; each `OpUndef` marks a place to ask the tracker about.
+    fn module() -> Module {
+        let ext = encode_string("SPV_KHR_non_semantic_info");
+        let import = with_string(2, debug_info::SET);
+        let mut ep = vec![5, 10];
+        ep.extend(encode_string("main"));
+        let mut source = vec![2, 450, 1];
+        source.extend(encode_string("void main() {"));
+        let continued = encode_string(" }");
+        let words = assemble(
+            0x0001_0000,
+            20,
+            &[
+                (op::CAPABILITY, &[1]),
+                (op::EXTENSION, &ext),
+                (op::EXT_INST_IMPORT, &import),
+                (op::MEMORY_MODEL, &[0, 1]),
+                (op::ENTRY_POINT, &ep),
+                (op::STRING, &with_string(1, "a.comp")),
+                (op::STRING, &with_string(3, "b.glsl")),
+                (op::SOURCE, &source),
+                (op::SOURCE_CONTINUED, &continued),
+                (op::TYPE_VOID, &[4]),
+                (op::TYPE_FUNCTION, &[5, 4]),
+                (op::TYPE_INT, &[6, 32, 0]),
+                (op::CONSTANT, &[6, 7, 42]),
+                (op::CONSTANT, &[6, 8, 7]),
+                (op::EXT_INST, &[4, 9, 2, debug_info::DEBUG_SOURCE, 3]),
+                (op::FUNCTION, &[4, 10, 0, 5]),
+                (op::LABEL, &[11]),
+                (op::LINE, &[1, 5, 3]),
+                (1, &[6, 12]),
+                (op::NO_LINE, &[]),
+                (1, &[6, 13]),
+                (
+                    op::EXT_INST,
+                    &[4, 14, 2, debug_info::DEBUG_LINE, 9, 7, 7, 8, 8],
+                ),
+                (1, &[6, 15]),
+                (op::BRANCH, &[16]),
+                (op::LABEL, &[16]),
+                (1, &[6, 17]),
+                (op::RETURN, &[]),
+                (op::FUNCTION_END, &[]),
+            ],
+        );
+        Module::parse(&words).unwrap()
+    }
+
+    #[test]
+    fn maps_instructions_to_lines() {
+        let m = module();
+        let an = Analysis::new(&m).unwrap();
+        let types = TypeTable::new(&m);
+        let sources = DebugSources::new(&m, &an);
+        let mut tracker = LineTracker::default();
+        let mut seen = Vec::new();
+        for block in &m.functions[0].blocks {
+            for inst in &block.instructions {
+                tracker.observe(&an, &types, &sources, inst);
+                if inst.opcode == 1 {
+                    seen.push(tracker.current().map(|l| l.to_string()));
+                }
+            }
+        }
+        let expected = [
+            Some("a.comp:5:3"),
+            None,
+            Some("b.glsl:42:7"),
+            Some("b.glsl:42:7"),
+        ];
+        assert_eq!(seen, expected.map(|s| s.map(String::from)));
+    }
+
+    #[test]
+    fn lists_source_files_with_their_text() {
+        let m = module();
+        let an = Analysis::new(&m).unwrap();
+        let files = source_files(&m, &an);
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].name, "a.comp");
+        assert_eq!(files[0].text.as_deref(), Some("void main() { }"));
+        assert_eq!(
+            (files[0].language, files[0].version),
+            (SourceLanguage::Glsl, 450)
+        );
+        assert_eq!(files[1].name, "b.glsl");
+        assert_eq!(files[1].text, None);
+    }
+}

@@ -1,0 +1,337 @@
+//! The instrumentation base that every pass builds on.
+//!
+//! A pass ([`Pass`]) is a callback that looks at each instruction of the input's functions and answers with
+//! an [`Edit`]. The base owns everything else:
+//!
+//! - walking the functions in module order with the source location and the stage of each instruction;
+//! - numbering sites and describing them ([`Base::site`]);
+//! - the error-buffer access: the `PhysicalStorageBufferAddresses` capability, `SPV_KHR_physical_storage_buffer`
+//!   below SPIR-V 1.5 (the extension works from SPIR-V 1.0, so the version is never raised), the
+//!   `PhysicalStorageBuffer64` addressing model, and the buffer's device address baked in as a `uvec2`
+//!   constant bit-cast to a pointer;
+//! - helper functions, built once per shape and called from each site: a *writer* per payload size that
+//!   counts and appends a record (see [`crate::record`]), a *value helper* per argument-type list that turns
+//!   values into payload words (and, for NaN checks, tests them first), a *crash* helper, and a *prologue*
+//!   per stage that stores the invocation ids and the stage into two `Private` variables;
+//! - a call to the prologue at the start of every entry point function, and the entry points' interfaces.
+//!
+//! Every conditional lives inside the helpers, so instrumenting a site never splits the application's blocks
+//! or touches its control flow: a site is one `OpFunctionCall` placed after (or instead of) the instruction.
+//! The output depends only on the input and the options.
+
+pub(crate) mod builder;
+mod helpers;
+pub(crate) mod values;
+
+use std::collections::HashMap;
+
+use crate::analysis::source::{DebugSources, LineTracker};
+use crate::analysis::Analysis;
+use crate::error::NotInstrumented;
+use crate::info::{Site, SiteKind, SourceLocation, Stage};
+use crate::module::{Instruction, Module};
+use crate::record::{ScalarType, ValueLayout, MAX_PAYLOAD_WORDS};
+use crate::Options;
+
+pub(crate) use builder::Builder;
+
+/// What a pass does with one instruction.
+pub(crate) enum Edit {
+    /// Leave it.
+    Keep,
+    /// Delete it.
+    Remove,
+    /// Put these instructions in its place.
+    Replace(Vec<Instruction>),
+    /// Keep it and put these instructions right after it.
+    After(Vec<Instruction>),
+}
+
+/// Where an instruction is.
+pub(crate) struct At<'a> {
+    /// The function's id.
+    pub function: u32,
+    /// The stage of the first entry point that reaches the function.
+    pub stage: Stage,
+    lines: &'a LineTracker,
+}
+
+impl At<'_> {
+    /// The instruction's source location.
+    pub(crate) fn location(&self) -> Option<SourceLocation> {
+        self.lines.current()
+    }
+}
+
+/// One instrumentation pass: a callback over the instructions of the input's functions.
+pub(crate) trait Pass {
+    /// Decides what to do with `inst`, building sites through `base`.
+    fn visit(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        inst: &Instruction,
+    ) -> Result<Edit, NotInstrumented>;
+}
+
+/// What a site's helper does with its values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum HelperKind {
+    /// Always record the values.
+    Record,
+    /// Record only when the first `inputs` values are all finite and some later value is NaN or Inf.
+    NanCheck { inputs: usize },
+}
+
+/// The instrumentation context of one module.
+pub(crate) struct Base<'o> {
+    pub options: &'o Options,
+    pub an: Analysis,
+    pub b: Builder,
+    pub sites: Vec<Site>,
+    sources: DebugSources,
+    version: (u8, u8),
+    vulkan_memory_model: bool,
+    /// The module may compute with 16-bit floats (`Float16`).
+    float16: bool,
+    buffer: Option<helpers::BufferAccess>,
+    private: Option<helpers::PrivateVars>,
+    writers: HashMap<usize, u32>,
+    helpers: HashMap<(HelperKind, Vec<u32>), u32>,
+    crash: Option<u32>,
+}
+
+impl<'o> Base<'o> {
+    /// The context for `module`. Fails for modules the engine cannot instrument at all.
+    pub(crate) fn new(module: &Module, options: &'o Options) -> Result<Base<'o>, NotInstrumented> {
+        let an = Analysis::new(module)?;
+        if module.capabilities.iter().any(|c| c.operand(0) == Some(6)) {
+            return Err(NotInstrumented::unsupported(
+                "kernel modules (the Kernel capability) are not instrumented",
+            ));
+        }
+        let [model] = module.memory_model.as_slice() else {
+            return Err(NotInstrumented::malformed(
+                "the module needs exactly one OpMemoryModel",
+            ));
+        };
+        match model.operand(0) {
+            Some(0 | helpers::ADDRESSING_PSB64) => {}
+            other => {
+                return Err(NotInstrumented::unsupported(format!(
+                    "addressing model {other:?} is not Logical"
+                )));
+            }
+        }
+        let vulkan_memory_model = model.operand(1) == Some(3);
+        let sources = DebugSources::new(module, &an);
+        Ok(Base {
+            options,
+            an,
+            b: Builder::new(module),
+            sites: Vec::new(),
+            sources,
+            version: module.version(),
+            vulkan_memory_model,
+            float16: module.capabilities.iter().any(|c| c.operand(0) == Some(9)),
+            buffer: None,
+            private: None,
+            writers: HashMap::new(),
+            helpers: HashMap::new(),
+            crash: None,
+        })
+    }
+
+    /// Runs the passes over every function of the module, in module order. At each instruction the passes
+    /// are asked in order; the first that does not answer [`Edit::Keep`] decides.
+    pub(crate) fn run(
+        &mut self,
+        module: &mut Module,
+        passes: &mut [&mut dyn Pass],
+    ) -> Result<(), NotInstrumented> {
+        let default_stage = self
+            .an
+            .entry_points
+            .first()
+            .map_or(Stage::Compute, |e| e.stage);
+        let mut functions = std::mem::take(&mut module.functions);
+        let mut lines = LineTracker::default();
+        let result = (|| {
+            for f in &mut functions {
+                let function = f.id();
+                let stage = self
+                    .an
+                    .function_stage
+                    .get(&function)
+                    .copied()
+                    .unwrap_or(default_stage);
+                lines.reset();
+                for block in &mut f.blocks {
+                    let old = std::mem::take(&mut block.instructions);
+                    let mut new = Vec::with_capacity(old.len());
+                    for inst in old {
+                        lines.observe(&self.an, &self.b.types, &self.sources, &inst);
+                        let at = At {
+                            function,
+                            stage,
+                            lines: &lines,
+                        };
+                        let mut edit = Edit::Keep;
+                        for pass in passes.iter_mut() {
+                            edit = pass.visit(self, &at, &inst)?;
+                            if !matches!(edit, Edit::Keep) {
+                                break;
+                            }
+                        }
+                        match edit {
+                            Edit::Keep => new.push(inst),
+                            Edit::Remove => {}
+                            Edit::Replace(insts) => new.extend(insts),
+                            Edit::After(insts) => {
+                                new.push(inst);
+                                new.extend(insts);
+                            }
+                        }
+                    }
+                    block.instructions = new;
+                }
+            }
+            Ok(())
+        })();
+        module.functions = functions;
+        result
+    }
+
+    /// Creates a site and returns the instructions that record it (conversions, then the call). `values` are
+    /// (name, id) pairs; their types come from the module. Values beyond [`MAX_PAYLOAD_WORDS`] are left out
+    /// (for [`HelperKind::NanCheck`] the site is then not made: `Ok(None)`). `result_id` is the id for the
+    /// call (a fresh one when `None`).
+    ///
+    /// In a module without the `Float16` capability, 16-bit floats exist only in memory and conversions, so
+    /// such values are widened to 32 bits before the call (the payload holds them widened anyway).
+    pub(crate) fn site(
+        &mut self,
+        at: &At<'_>,
+        kind: SiteKind,
+        format: Option<String>,
+        values: &[(String, u32)],
+        helper: HelperKind,
+        result_id: Option<u32>,
+    ) -> Result<Option<Vec<Instruction>>, NotInstrumented> {
+        let mut out = Vec::new();
+        let mut layouts = Vec::new();
+        let mut args = Vec::new();
+        let mut types = Vec::new();
+        let mut words = 0;
+        for (name, id) in values {
+            let ty = self
+                .an
+                .type_of(*id)
+                .ok_or_else(|| NotInstrumented::malformed(format!("value %{id} has no type")))?;
+            let Some(shape) = values::shape(&self.b.types, ty) else {
+                return Err(NotInstrumented::unsupported(format!(
+                    "cannot record {name} (%{id}): its type is not a scalar, vector or matrix of numbers or bools"
+                )));
+            };
+            let (mut id, mut ty) = (*id, ty);
+            if shape.scalar == ScalarType::F16 && !self.float16 {
+                if shape.rows != 0 {
+                    // A 16-bit matrix cannot be converted in one instruction: leave the site out.
+                    return Ok(None);
+                }
+                let f32t = self.b.type_float(32);
+                ty = if shape.outer == 0 {
+                    f32t
+                } else {
+                    self.b.type_vector(f32t, shape.outer)
+                };
+                let wide = self.b.id();
+                out.push(Instruction::new(
+                    crate::grammar::op::F_CONVERT,
+                    Some(ty),
+                    Some(wide),
+                    vec![id],
+                ));
+                self.an.set_type(wide, ty);
+                id = wide;
+            }
+            if words + shape.words() > MAX_PAYLOAD_WORDS {
+                if matches!(helper, HelperKind::NanCheck { .. }) {
+                    return Ok(None);
+                }
+                break;
+            }
+            words += shape.words();
+            layouts.push(ValueLayout {
+                name: name.clone(),
+                scalar: shape.scalar,
+                components: shape.components(),
+            });
+            args.push(id);
+            types.push(ty);
+        }
+        let local_index = self.sites.len() as u32;
+        let global = self
+            .options
+            .site_base
+            .checked_add(local_index)
+            .ok_or_else(|| NotInstrumented::unsupported("site index overflows 32 bits"))?;
+        let cap = match kind {
+            SiteKind::Printf => self.options.printf_records_per_site,
+            _ => self.options.full_records_per_site,
+        };
+        let kind_word = u32::from(kind.record_kind().code()) << 16;
+        let helper_fn = self.value_helper(helper, &types, words)?;
+        self.sites.push(Site {
+            local_index,
+            kind,
+            location: at.location(),
+            format,
+            values: layouts,
+            stage: at.stage,
+            function: self.an.names.get(&at.function).cloned(),
+        });
+        let void = self.b.type_void();
+        let call_id = result_id.unwrap_or_else(|| self.b.id());
+        let mut operands = vec![
+            helper_fn,
+            self.b.const_u32(kind_word),
+            self.b.const_u32(global),
+            self.b.const_u32(cap),
+        ];
+        operands.extend(args);
+        out.push(Instruction::new(
+            crate::grammar::op::FUNCTION_CALL,
+            Some(void),
+            Some(call_id),
+            operands,
+        ));
+        Ok(Some(out))
+    }
+
+    /// A call to the crash helper (a store through [`crate::record::CRASH_ADDRESS`]).
+    pub(crate) fn crash_call(&mut self) -> Instruction {
+        let f = self.crash_helper();
+        let void = self.b.type_void();
+        let id = self.b.id();
+        Instruction::new(
+            crate::grammar::op::FUNCTION_CALL,
+            Some(void),
+            Some(id),
+            vec![f],
+        )
+    }
+
+    /// Finishes the module: when any site was made, adds the error-buffer capability, extension and
+    /// addressing model, the prologues and the interfaces; then writes every new type, constant, decoration
+    /// and function into the module.
+    pub(crate) fn finish(mut self, module: &mut Module) -> Result<Vec<Site>, NotInstrumented> {
+        if !self.sites.is_empty() {
+            self.add_prologues(module)?;
+            helpers::enable_buffer_addresses(module);
+        }
+        let sites = std::mem::take(&mut self.sites);
+        self.b.finish(module)?;
+        Ok(sites)
+    }
+}

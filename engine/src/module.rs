@@ -1,0 +1,720 @@
+//! A SPIR-V module as sections of instructions, read from words and written back word for word.
+//!
+//! [`Module::parse`] splits a module into the sections of the SPIR-V logical layout (capabilities,
+//! extensions, extended-instruction imports, memory model, entry points, execution modes, debug
+//! instructions, annotations, types/constants/global variables, functions made of blocks).
+//! Each [`Instruction`] keeps its operand words as they were, so instructions the engine does not understand,
+//! unknown opcodes included, survive untouched: [`Module::to_words`] of an unmodified module gives back the
+//! input exactly. Module-level `OpExtInst` (`NonSemantic.Shader.DebugInfo.100`) is kept in the global section
+//! where it appeared.
+//!
+//! Malformed input (bad magic, a word count of 0, an instruction running past the end, a result id out of
+//! the header's bound, sections out of order) is an error, never a panic; parsing is one pass over the words
+//! and allocates in proportion to the input.
+
+use crate::error::NotInstrumented;
+use crate::grammar::{op, op_info};
+
+/// The SPIR-V magic number, as the first word of every module.
+pub const MAGIC: u32 = 0x0723_0203;
+
+/// The largest id bound the engine accepts: SPIR-V's universal limit on result ids (4,194,303).
+pub const MAX_BOUND: u32 = 0x3F_FFFF;
+
+/// One instruction: its opcode, result type and result id where the grammar says it has them, and the
+/// remaining operand words exactly as read.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Instruction {
+    /// The opcode (low half of the first word).
+    pub opcode: u16,
+    /// The result type id, for opcodes that have one.
+    pub result_type: Option<u32>,
+    /// The result id, for opcodes that define one.
+    pub result_id: Option<u32>,
+    /// Every word after the result type and result id.
+    pub operands: Vec<u32>,
+}
+
+impl Instruction {
+    /// An instruction from its parts.
+    pub fn new(
+        opcode: u16,
+        result_type: Option<u32>,
+        result_id: Option<u32>,
+        operands: Vec<u32>,
+    ) -> Self {
+        Instruction {
+            opcode,
+            result_type,
+            result_id,
+            operands,
+        }
+    }
+
+    /// The number of words the instruction takes, its first word included.
+    pub fn word_count(&self) -> usize {
+        1 + usize::from(self.result_type.is_some())
+            + usize::from(self.result_id.is_some())
+            + self.operands.len()
+    }
+
+    /// Appends the instruction's words to `out`.
+    pub fn write(&self, out: &mut Vec<u32>) {
+        // A word count above 0xFFFF cannot be encoded; instructions the engine builds stay far below it and
+        // parsed ones were encoded that way already.
+        let count = self.word_count().min(0xFFFF) as u32;
+        out.push(count << 16 | u32::from(self.opcode));
+        out.extend(self.result_type);
+        out.extend(self.result_id);
+        out.extend_from_slice(&self.operands);
+    }
+
+    /// The operand word at `index` (after result type and id), if present.
+    pub fn operand(&self, index: usize) -> Option<u32> {
+        self.operands.get(index).copied()
+    }
+
+    /// `true` for `OpLine` and `OpNoLine`.
+    pub fn is_line(&self) -> bool {
+        matches!(self.opcode, op::LINE | op::NO_LINE)
+    }
+}
+
+/// Decodes a SPIR-V literal string (UTF-8, nul-terminated, padded to whole words) from the start of `words`.
+/// Returns the string (invalid UTF-8 replaced) and the number of words it took. An unterminated string takes
+/// all the words.
+pub fn decode_string(words: &[u32]) -> (String, usize) {
+    let mut bytes = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        for b in w.to_le_bytes() {
+            if b == 0 {
+                return (String::from_utf8_lossy(&bytes).into_owned(), i + 1);
+            }
+            bytes.push(b);
+        }
+    }
+    (String::from_utf8_lossy(&bytes).into_owned(), words.len())
+}
+
+/// Encodes a literal string as SPIR-V words (nul-terminated, zero-padded).
+pub fn encode_string(s: &str) -> Vec<u32> {
+    let bytes = s.as_bytes();
+    let mut words = Vec::with_capacity(bytes.len() / 4 + 1);
+    for chunk in bytes.chunks(4) {
+        let mut w = [0u8; 4];
+        w[..chunk.len()].copy_from_slice(chunk);
+        words.push(u32::from_le_bytes(w));
+    }
+    if bytes.len() % 4 == 0 {
+        words.push(0);
+    }
+    words
+}
+
+/// The five header words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The magic number ([`MAGIC`]).
+    pub magic: u32,
+    /// The SPIR-V version: `0x00MMmm00`.
+    pub version: u32,
+    /// The generator's magic number.
+    pub generator: u32,
+    /// One more than the largest id used.
+    pub bound: u32,
+    /// Reserved (0).
+    pub schema: u32,
+}
+
+impl Header {
+    /// The version as (major, minor).
+    pub fn version_pair(&self) -> (u8, u8) {
+        ((self.version >> 16) as u8, (self.version >> 8) as u8)
+    }
+}
+
+/// One basic block: its `OpLabel` and every instruction after it up to the next label or the function's
+/// end (the terminator is normally the last one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// The `OpLabel`.
+    pub label: Instruction,
+    /// The instructions of the block, in order.
+    pub instructions: Vec<Instruction>,
+}
+
+impl Block {
+    /// The block's label id.
+    pub fn id(&self) -> u32 {
+        self.label.result_id.unwrap_or(0)
+    }
+}
+
+/// One function: its `OpFunction`, what follows before the first block (parameters, debug lines), its blocks
+/// and its `OpFunctionEnd`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// `OpLine`/`OpNoLine` written between the previous section and `OpFunction`.
+    pub prefix: Vec<Instruction>,
+    /// The `OpFunction` instruction.
+    pub def: Instruction,
+    /// Instructions between `OpFunction` and the first `OpLabel` (`OpFunctionParameter`, debug lines).
+    pub params: Vec<Instruction>,
+    /// The blocks; empty for a function declaration.
+    pub blocks: Vec<Block>,
+    /// The `OpFunctionEnd` instruction.
+    pub end: Instruction,
+}
+
+impl Function {
+    /// The function's result id.
+    pub fn id(&self) -> u32 {
+        self.def.result_id.unwrap_or(0)
+    }
+}
+
+/// A whole module, by sections in the order of the SPIR-V logical layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    /// The header.
+    pub header: Header,
+    /// `OpCapability`.
+    pub capabilities: Vec<Instruction>,
+    /// `OpExtension`.
+    pub extensions: Vec<Instruction>,
+    /// `OpExtInstImport`.
+    pub ext_inst_imports: Vec<Instruction>,
+    /// `OpMemoryModel` (one in a valid module).
+    pub memory_model: Vec<Instruction>,
+    /// `OpEntryPoint`.
+    pub entry_points: Vec<Instruction>,
+    /// `OpExecutionMode` and `OpExecutionModeId`.
+    pub execution_modes: Vec<Instruction>,
+    /// `OpString`, `OpSourceExtension`, `OpSource`, `OpSourceContinued`.
+    pub debug_strings: Vec<Instruction>,
+    /// `OpName`, `OpMemberName`.
+    pub debug_names: Vec<Instruction>,
+    /// `OpModuleProcessed`.
+    pub debug_module_processed: Vec<Instruction>,
+    /// Decorations.
+    pub annotations: Vec<Instruction>,
+    /// Types, constants, global variables, `OpUndef`, module-level `OpExtInst`, `OpLine`/`OpNoLine`.
+    pub globals: Vec<Instruction>,
+    /// Functions.
+    pub functions: Vec<Function>,
+}
+
+/// Where a module-level instruction goes, in layout order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Section {
+    Capability,
+    Extension,
+    ExtInstImport,
+    MemoryModel,
+    EntryPoint,
+    ExecutionMode,
+    DebugStrings,
+    DebugNames,
+    DebugModuleProcessed,
+    Annotation,
+    Global,
+}
+
+fn section_of(opcode: u16) -> Option<Section> {
+    Some(match opcode {
+        op::CAPABILITY => Section::Capability,
+        op::EXTENSION => Section::Extension,
+        op::EXT_INST_IMPORT => Section::ExtInstImport,
+        op::MEMORY_MODEL => Section::MemoryModel,
+        op::ENTRY_POINT => Section::EntryPoint,
+        op::EXECUTION_MODE | op::EXECUTION_MODE_ID => Section::ExecutionMode,
+        op::STRING | op::SOURCE_EXTENSION | op::SOURCE | op::SOURCE_CONTINUED => {
+            Section::DebugStrings
+        }
+        op::NAME | op::MEMBER_NAME => Section::DebugNames,
+        op::MODULE_PROCESSED => Section::DebugModuleProcessed,
+        op::DECORATE
+        | op::MEMBER_DECORATE
+        | op::DECORATION_GROUP
+        | op::GROUP_DECORATE
+        | op::GROUP_MEMBER_DECORATE
+        | op::DECORATE_ID
+        | op::DECORATE_STRING
+        | op::MEMBER_DECORATE_STRING => Section::Annotation,
+        _ => return None,
+    })
+}
+
+/// Where the parser is.
+enum State {
+    /// In the module-level sections, at most this far.
+    Sections(Section),
+    /// Inside a function: its parts so far.
+    InFunction(Box<Function>),
+    /// After an `OpFunctionEnd`; debug lines wait here for the next `OpFunction`.
+    BetweenFunctions(Vec<Instruction>),
+}
+
+impl Module {
+    /// Reads a module. Fails, with the word offset, on anything malformed; never panics.
+    pub fn parse(words: &[u32]) -> Result<Module, NotInstrumented> {
+        if words.len() < 5 {
+            return Err(NotInstrumented::malformed(format!(
+                "{} words is shorter than the 5-word SPIR-V header",
+                words.len()
+            )));
+        }
+        if words[0] != MAGIC {
+            let reason = if words[0] == MAGIC.swap_bytes() {
+                "the module is in the opposite byte order".to_string()
+            } else {
+                format!("bad magic number {:#010x}", words[0])
+            };
+            return Err(NotInstrumented::malformed(reason));
+        }
+        let header = Header {
+            magic: words[0],
+            version: words[1],
+            generator: words[2],
+            bound: words[3],
+            schema: words[4],
+        };
+        if header.bound > MAX_BOUND {
+            return Err(NotInstrumented::malformed(format!(
+                "id bound {} is above SPIR-V's limit of {MAX_BOUND}",
+                header.bound
+            )));
+        }
+        let mut module = Module {
+            header,
+            capabilities: Vec::new(),
+            extensions: Vec::new(),
+            ext_inst_imports: Vec::new(),
+            memory_model: Vec::new(),
+            entry_points: Vec::new(),
+            execution_modes: Vec::new(),
+            debug_strings: Vec::new(),
+            debug_names: Vec::new(),
+            debug_module_processed: Vec::new(),
+            annotations: Vec::new(),
+            globals: Vec::new(),
+            functions: Vec::new(),
+        };
+        let mut state = State::Sections(Section::Capability);
+        let mut at = 5;
+        while at < words.len() {
+            let first = words[at];
+            let count = (first >> 16) as usize;
+            let opcode = (first & 0xFFFF) as u16;
+            if count == 0 {
+                return Err(NotInstrumented::malformed(format!(
+                    "word count 0 at word {at}"
+                )));
+            }
+            let Some(inst_words) = words.get(at..at + count) else {
+                return Err(NotInstrumented::malformed(format!(
+                    "instruction at word {at} (opcode {opcode}, {count} words) runs past the end of the module"
+                )));
+            };
+            let inst = decode(opcode, inst_words, header.bound, at)?;
+            state = module.place(state, inst, at)?;
+            at += count;
+        }
+        match state {
+            State::Sections(_) => {}
+            State::InFunction(_) => {
+                return Err(NotInstrumented::malformed(
+                    "the module ends inside a function",
+                ));
+            }
+            State::BetweenFunctions(lines) => {
+                if !lines.is_empty() {
+                    return Err(NotInstrumented::malformed(
+                        "debug lines after the last function",
+                    ));
+                }
+            }
+        }
+        Ok(module)
+    }
+
+    /// Puts one instruction where it belongs and returns the new state.
+    fn place(
+        &mut self,
+        state: State,
+        inst: Instruction,
+        at: usize,
+    ) -> Result<State, NotInstrumented> {
+        let out_of_order = |what: &str| {
+            NotInstrumented::malformed(format!(
+                "opcode {} at word {at} is out of the SPIR-V logical layout order ({what})",
+                inst.opcode
+            ))
+        };
+        match state {
+            State::Sections(current) => {
+                if inst.opcode == op::FUNCTION {
+                    // Debug lines written just before the first function belong to it.
+                    let keep = self
+                        .globals
+                        .iter()
+                        .rposition(|i| !i.is_line())
+                        .map_or(0, |p| p + 1);
+                    let prefix = self.globals.split_off(keep);
+                    return Ok(State::InFunction(Box::new(Function {
+                        prefix,
+                        def: inst,
+                        params: Vec::new(),
+                        blocks: Vec::new(),
+                        end: Instruction::new(op::FUNCTION_END, None, None, Vec::new()),
+                    })));
+                }
+                if matches!(
+                    inst.opcode,
+                    op::FUNCTION_END | op::LABEL | op::FUNCTION_PARAMETER
+                ) {
+                    return Err(out_of_order("outside a function"));
+                }
+                let section = match section_of(inst.opcode) {
+                    Some(s) => s,
+                    // Unknown opcodes stay in the section they were found in.
+                    None if !op_info(inst.opcode).known => current,
+                    None => Section::Global,
+                };
+                if section < current {
+                    return Err(out_of_order("section already passed"));
+                }
+                let list = match section {
+                    Section::Capability => &mut self.capabilities,
+                    Section::Extension => &mut self.extensions,
+                    Section::ExtInstImport => &mut self.ext_inst_imports,
+                    Section::MemoryModel => &mut self.memory_model,
+                    Section::EntryPoint => &mut self.entry_points,
+                    Section::ExecutionMode => &mut self.execution_modes,
+                    Section::DebugStrings => &mut self.debug_strings,
+                    Section::DebugNames => &mut self.debug_names,
+                    Section::DebugModuleProcessed => &mut self.debug_module_processed,
+                    Section::Annotation => &mut self.annotations,
+                    Section::Global => &mut self.globals,
+                };
+                list.push(inst);
+                Ok(State::Sections(section))
+            }
+            State::InFunction(mut function) => match inst.opcode {
+                op::FUNCTION_END => {
+                    function.end = inst;
+                    self.functions.push(*function);
+                    Ok(State::BetweenFunctions(Vec::new()))
+                }
+                op::FUNCTION => Err(out_of_order("function inside a function")),
+                op::LABEL => {
+                    function.blocks.push(Block {
+                        label: inst,
+                        instructions: Vec::new(),
+                    });
+                    Ok(State::InFunction(function))
+                }
+                _ => {
+                    match function.blocks.last_mut() {
+                        Some(block) => block.instructions.push(inst),
+                        None => function.params.push(inst),
+                    }
+                    Ok(State::InFunction(function))
+                }
+            },
+            State::BetweenFunctions(mut lines) => match inst.opcode {
+                op::LINE | op::NO_LINE => {
+                    lines.push(inst);
+                    Ok(State::BetweenFunctions(lines))
+                }
+                op::FUNCTION => Ok(State::InFunction(Box::new(Function {
+                    prefix: lines,
+                    def: inst,
+                    params: Vec::new(),
+                    blocks: Vec::new(),
+                    end: Instruction::new(op::FUNCTION_END, None, None, Vec::new()),
+                }))),
+                _ => Err(out_of_order("between functions")),
+            },
+        }
+    }
+
+    /// Writes the module back to words.
+    pub fn to_words(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.estimate_words());
+        let h = &self.header;
+        out.extend([h.magic, h.version, h.generator, h.bound, h.schema]);
+        for list in self.sections() {
+            for inst in list {
+                inst.write(&mut out);
+            }
+        }
+        for f in &self.functions {
+            for inst in &f.prefix {
+                inst.write(&mut out);
+            }
+            f.def.write(&mut out);
+            for inst in &f.params {
+                inst.write(&mut out);
+            }
+            for b in &f.blocks {
+                b.label.write(&mut out);
+                for inst in &b.instructions {
+                    inst.write(&mut out);
+                }
+            }
+            f.end.write(&mut out);
+        }
+        out
+    }
+
+    fn sections(&self) -> [&Vec<Instruction>; 11] {
+        [
+            &self.capabilities,
+            &self.extensions,
+            &self.ext_inst_imports,
+            &self.memory_model,
+            &self.entry_points,
+            &self.execution_modes,
+            &self.debug_strings,
+            &self.debug_names,
+            &self.debug_module_processed,
+            &self.annotations,
+            &self.globals,
+        ]
+    }
+
+    fn estimate_words(&self) -> usize {
+        let mut n = 5;
+        for list in self.sections() {
+            n += list.iter().map(Instruction::word_count).sum::<usize>();
+        }
+        for f in &self.functions {
+            n += 2 + f.prefix.len() * 4 + f.params.len() * 3;
+            for b in &f.blocks {
+                n += 2 + b
+                    .instructions
+                    .iter()
+                    .map(Instruction::word_count)
+                    .sum::<usize>();
+            }
+        }
+        n
+    }
+
+    /// Every instruction of the module in layout order, functions included.
+    pub fn all_instructions(&self) -> impl Iterator<Item = &Instruction> {
+        self.sections()
+            .into_iter()
+            .flatten()
+            .chain(self.functions.iter().flat_map(|f| {
+                f.prefix
+                    .iter()
+                    .chain(std::iter::once(&f.def))
+                    .chain(f.params.iter())
+                    .chain(
+                        f.blocks
+                            .iter()
+                            .flat_map(|b| std::iter::once(&b.label).chain(b.instructions.iter())),
+                    )
+                    .chain(std::iter::once(&f.end))
+            }))
+    }
+
+    /// The SPIR-V version as (major, minor).
+    pub fn version(&self) -> (u8, u8) {
+        self.header.version_pair()
+    }
+}
+
+/// Decodes one instruction from its words, checking its result type and id against the bound.
+fn decode(
+    opcode: u16,
+    words: &[u32],
+    bound: u32,
+    at: usize,
+) -> Result<Instruction, NotInstrumented> {
+    let info = op_info(opcode);
+    let mut pos = 1;
+    let mut take = |what: &str| -> Result<u32, NotInstrumented> {
+        let Some(&id) = words.get(pos) else {
+            return Err(NotInstrumented::malformed(format!(
+                "opcode {opcode} at word {at} is too short to hold its {what}"
+            )));
+        };
+        if id == 0 || id >= bound {
+            return Err(NotInstrumented::malformed(format!(
+                "opcode {opcode} at word {at}: {what} {id} is outside the id bound {bound}"
+            )));
+        }
+        pos += 1;
+        Ok(id)
+    };
+    let result_type = if info.has_type {
+        Some(take("result type")?)
+    } else {
+        None
+    };
+    let result_id = if info.has_result {
+        Some(take("result id")?)
+    } else {
+        None
+    };
+    Ok(Instruction {
+        opcode,
+        result_type,
+        result_id,
+        operands: words[pos..].to_vec(),
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Assembles a module from (opcode, operand words) pairs, with a header of the given version and bound.
+    pub(crate) fn assemble(version: u32, bound: u32, insts: &[(u16, &[u32])]) -> Vec<u32> {
+        let mut words = vec![MAGIC, version, 0, bound, 0];
+        for (opcode, ops) in insts {
+            words.push(((ops.len() as u32 + 1) << 16) | u32::from(*opcode));
+            words.extend_from_slice(ops);
+        }
+        words
+    }
+
+    /// A tiny compute shader: `main` with one block, `OpLine`s before the function and in it, an unknown
+    /// opcode among the globals.
+    pub(crate) fn tiny() -> Vec<u32> {
+        let name = encode_string("main");
+        let file = encode_string("a.comp");
+        let mut ep = vec![5, 1];
+        ep.extend(&name);
+        let mut s = vec![7];
+        s.extend(&file);
+        let mut n = vec![1];
+        n.extend(&name);
+        assemble(
+            0x0001_0000,
+            20,
+            &[
+                (op::CAPABILITY, &[1]),
+                (op::MEMORY_MODEL, &[0, 1]),
+                (op::ENTRY_POINT, &ep),
+                (op::EXECUTION_MODE, &[1, 17, 1, 1, 1]),
+                (op::STRING, &s),
+                (op::SOURCE, &[2, 450]),
+                (op::NAME, &n),
+                (op::TYPE_VOID, &[2]),
+                (op::TYPE_FUNCTION, &[3, 2]),
+                (0x7777, &[1, 2, 3]),
+                (op::LINE, &[7, 3, 1]),
+                (op::FUNCTION, &[2, 1, 0, 3]),
+                (op::LABEL, &[4]),
+                (op::LINE, &[7, 4, 2]),
+                (op::RETURN, &[]),
+                (op::FUNCTION_END, &[]),
+            ],
+        )
+    }
+
+    #[test]
+    fn round_trips_word_for_word() {
+        let words = tiny();
+        let module = Module::parse(&words).unwrap();
+        assert_eq!(module.to_words(), words);
+        assert_eq!(module.functions.len(), 1);
+        assert_eq!(
+            module.functions[0].prefix.len(),
+            1,
+            "the OpLine before OpFunction belongs to the function"
+        );
+        assert_eq!(
+            module.globals.len(),
+            3,
+            "void, function type, unknown opcode"
+        );
+        assert_eq!(module.functions[0].blocks[0].instructions.len(), 2);
+        assert_eq!(module.version(), (1, 0));
+    }
+
+    #[test]
+    fn strings_encode_and_decode() {
+        for s in ["", "a", "abc", "abcd", "abcde", "main"] {
+            let w = encode_string(s);
+            assert_eq!(w.len(), s.len() / 4 + 1);
+            assert_eq!(decode_string(&w), (s.to_string(), w.len()));
+        }
+        assert_eq!(
+            decode_string(&[u32::from_le_bytes(*b"abcd")]),
+            ("abcd".to_string(), 1)
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_input_without_panicking() {
+        let good = tiny();
+        assert!(Module::parse(&good[..4]).is_err());
+        let mut bad = good.clone();
+        bad[0] = 0x1234_5678;
+        assert!(Module::parse(&bad).is_err());
+        let mut swapped = good.clone();
+        swapped[0] = MAGIC.swap_bytes();
+        assert!(Module::parse(&swapped)
+            .unwrap_err()
+            .reason
+            .contains("byte order"));
+        let mut huge = good.clone();
+        huge[3] = u32::MAX;
+        assert!(Module::parse(&huge).is_err());
+        // Truncated in the middle of the last instructions.
+        for cut in 6..good.len() {
+            let r = Module::parse(&good[..cut]);
+            if let Ok(m) = r {
+                assert_eq!(m.to_words(), &good[..cut]);
+            }
+        }
+        // Word count 0.
+        let mut zero = good.clone();
+        zero[5] = u32::from(op::CAPABILITY);
+        assert!(Module::parse(&zero)
+            .unwrap_err()
+            .reason
+            .contains("word count 0"));
+        // Result id outside the bound.
+        let mut out = good.clone();
+        out[3] = 3;
+        assert!(Module::parse(&out).unwrap_err().reason.contains("bound"));
+        // Sections out of order: a capability after the memory model.
+        let late = assemble(
+            0x10000,
+            4,
+            &[(op::MEMORY_MODEL, &[0, 1]), (op::CAPABILITY, &[1])],
+        );
+        assert!(Module::parse(&late).unwrap_err().reason.contains("order"));
+        // Function never ended.
+        let open = assemble(
+            0x10000,
+            4,
+            &[(op::TYPE_VOID, &[1]), (op::FUNCTION, &[1, 2, 0, 3])],
+        );
+        assert!(Module::parse(&open).is_err());
+    }
+
+    #[test]
+    fn survives_random_garbage() {
+        // A small deterministic generator: every prefix and mutation parses or fails, never panics.
+        let good = tiny();
+        let mut state = 0x1234_5678_u32;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let mut words = good.clone();
+            let i = 5 + (state as usize % (words.len() - 5));
+            words[i] = state.rotate_left(7);
+            if let Ok(m) = Module::parse(&words) {
+                assert_eq!(m.to_words(), words);
+            }
+        }
+    }
+}

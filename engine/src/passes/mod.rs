@@ -1,0 +1,85 @@
+//! The instrumentation passes, one per file, each a callback over [`crate::base::Base`]:
+//!
+//! - [`assert::AssertPass`]: `debugPrintf` calls with the reserved `[bb-assert` prefix become assert sites;
+//! - [`printf::PrintfPass`]: every other `debugPrintf` call becomes a printf site;
+//! - [`nan_guard::NanGuardPass`]: NaN/Inf checks after float operations (`ops`) and at stores that leave the
+//!   shader (`outputs`);
+//! - [`strip`]: removes what is left of `NonSemantic.*` (always the printf import once unused; all of it when
+//!   `Options::strip_non_semantic` is set).
+
+pub(crate) mod assert;
+pub(crate) mod nan_guard;
+pub(crate) mod printf;
+pub(crate) mod strip;
+
+use crate::analysis::DEBUG_PRINTF_SET;
+use crate::base::Base;
+use crate::grammar::op;
+use crate::module::Instruction;
+
+/// If `inst` is a `NonSemantic.DebugPrintf` `DebugPrintf`, its format string and argument ids.
+pub(crate) fn debug_printf<'i>(
+    base: &Base<'_>,
+    inst: &'i Instruction,
+) -> Option<(String, &'i [u32])> {
+    if inst.opcode != op::EXT_INST {
+        return None;
+    }
+    let (&set, rest) = inst.operands.split_first()?;
+    if base.an.ext_set(set)? != DEBUG_PRINTF_SET || rest.first() != Some(&1) {
+        return None;
+    }
+    let format = rest
+        .get(1)
+        .and_then(|f| base.an.strings.get(f))
+        .cloned()
+        .unwrap_or_default();
+    Some((format, rest.get(2..).unwrap_or(&[])))
+}
+
+/// The conversion specifications of a printf format, in order (`%%` excluded), as written (`%v3f`, `%lu`).
+pub(crate) fn conversions(format: &str) -> Vec<String> {
+    let chars: Vec<char> = format.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '%' {
+            i += 1;
+            continue;
+        }
+        if chars.get(i + 1) == Some(&'%') {
+            i += 2;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < chars.len() && !chars[i].is_ascii_alphabetic() {
+            i += 1;
+        }
+        // Vector and length modifiers come before the conversion letter.
+        while i < chars.len() && matches!(chars[i], 'v' | 'l' | 'h') {
+            i += 1;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+        if i < chars.len() {
+            out.push(chars[start..=i].iter().collect());
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn finds_conversions() {
+        assert_eq!(
+            super::conversions("a=%d b=%5.2f %% c=%v3f d=%lu"),
+            ["%d", "%5.2f", "%v3f", "%lu"]
+        );
+        assert_eq!(super::conversions("[bb-assert %u]"), ["%u"]);
+        assert!(super::conversions("100%%").is_empty());
+    }
+}

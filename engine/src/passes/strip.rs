@@ -1,0 +1,72 @@
+//! Removing `NonSemantic.*` instructions.
+//!
+//! A driver without `VK_KHR_shader_non_semantic_info` rejects modules that import any `NonSemantic.*` set.
+//! The printf and assert passes always replace or remove every `NonSemantic.DebugPrintf` call; afterwards
+//! [`remove_unused_imports`] drops imports nothing uses any more, and the `SPV_KHR_non_semantic_info`
+//! extension once no `NonSemantic.*` import is left.
+//!
+//! `NonSemantic.Shader.DebugInfo.100` (glslang `-gVS`, DXC `-fspv-debug=vulkan`) is read for source lines
+//! and files first; then, with `Options::strip_non_semantic` (the default), [`strip_non_semantic`] removes it
+//! and every other `NonSemantic.*` instruction, so the instrumented module loads on such drivers (lavapipe
+//! among them). With the option off it is kept as it was, and the device must support the extension.
+
+use std::collections::HashSet;
+
+use crate::grammar::op;
+use crate::module::{decode_string, Instruction, Module};
+
+fn non_semantic_sets(module: &Module) -> HashSet<u32> {
+    module
+        .ext_inst_imports
+        .iter()
+        .filter(|i| decode_string(&i.operands).0.starts_with("NonSemantic."))
+        .filter_map(|i| i.result_id)
+        .collect()
+}
+
+fn is_ext_inst(inst: &Instruction) -> bool {
+    matches!(inst.opcode, op::EXT_INST | op::EXT_INST_WITH_FORWARD_REFS)
+}
+
+/// Removes every instruction of a `NonSemantic.*` set, module-level and in functions.
+pub(crate) fn strip_non_semantic(module: &mut Module) {
+    let sets = non_semantic_sets(module);
+    if sets.is_empty() {
+        return;
+    }
+    let keep =
+        |i: &Instruction| !(is_ext_inst(i) && i.operand(0).is_some_and(|s| sets.contains(&s)));
+    module.globals.retain(keep);
+    for f in &mut module.functions {
+        f.params.retain(keep);
+        for b in &mut f.blocks {
+            b.instructions.retain(keep);
+        }
+    }
+}
+
+/// Drops `NonSemantic.*` imports that no instruction uses, `SPV_KHR_non_semantic_info` when no such
+/// import is left, and `SPV_KHR_relaxed_extended_instruction` when no `OpExtInstWithForwardRefsKHR` is left.
+pub(crate) fn remove_unused_imports(module: &mut Module) {
+    let sets = non_semantic_sets(module);
+    let mut used = HashSet::new();
+    let mut forward_refs = false;
+    for inst in module.all_instructions() {
+        if is_ext_inst(inst) {
+            used.extend(inst.operand(0));
+            forward_refs |= inst.opcode == op::EXT_INST_WITH_FORWARD_REFS;
+        }
+    }
+    module.ext_inst_imports.retain(|i| {
+        i.result_id
+            .map_or(true, |id| !sets.contains(&id) || used.contains(&id))
+    });
+    let any_non_semantic = !non_semantic_sets(module).is_empty();
+    module
+        .extensions
+        .retain(|e| match decode_string(&e.operands).0.as_str() {
+            "SPV_KHR_non_semantic_info" => any_non_semantic,
+            "SPV_KHR_relaxed_extended_instruction" => forward_refs,
+            _ => true,
+        });
+}

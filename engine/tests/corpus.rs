@@ -1,0 +1,474 @@
+//! The engine over its own corpus (`engine/tests/in`, compiled into variants by `common::shaders`): every
+//! variant round-trips, instruments at every level and passes spirv-val for the environment it was compiled
+//! for, and the sites sit where the `// expect:` markers in the sources say.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use blackbox_engine::module::Module;
+use blackbox_engine::record::{self, RecordKind, ScalarType, ValueLayout};
+use blackbox_engine::{instrument, shader_info, NanLevel, Options, SiteKind, Stage};
+use common::shaders::{self, Debug, Variant};
+
+fn options(nan: NanLevel) -> Options {
+    Options {
+        error_buffer_address: 0x0000_7f00_dead_b000,
+        site_base: 40,
+        nan,
+        ..Options::default()
+    }
+}
+
+/// The instrumentation levels every variant goes through.
+fn levels(v: &Variant) -> Vec<(&'static str, Options)> {
+    let mut l = vec![
+        ("asserts+printf", options(NanLevel::Off)),
+        ("nan outputs", options(NanLevel::Outputs)),
+        ("nan ops", options(NanLevel::Ops)),
+        (
+            "nan ops, assert crash",
+            Options {
+                assert_crash: true,
+                ..options(NanLevel::Ops)
+            },
+        ),
+    ];
+    if v.debug == Debug::ShaderDebugInfo {
+        l.push((
+            "nan ops, debug info kept",
+            Options {
+                strip_non_semantic: false,
+                ..options(NanLevel::Ops)
+            },
+        ));
+    }
+    l
+}
+
+#[test]
+fn every_variant_round_trips_word_for_word() {
+    let variants = shaders::variants();
+    assert!(
+        variants.len() > 100,
+        "expected a broad corpus, found {} variants",
+        variants.len()
+    );
+    for v in &variants {
+        let words = common::read_words(&v.path);
+        let module = Module::parse(&words).unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        assert!(module.to_words() == words, "{} does not round-trip", v.name);
+    }
+}
+
+#[test]
+fn every_variant_instruments_and_validates_at_every_level() {
+    let variants = shaders::variants();
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("corpus-out");
+    std::fs::create_dir_all(&out_dir).expect("creating the output directory");
+    let mut jobs = Vec::new();
+    let mut names = Vec::new();
+    let mut refused = Vec::new();
+    let mut sites = 0;
+    for (i, v) in variants.iter().enumerate() {
+        jobs.push(common::ValJob {
+            path: v.path.clone(),
+            env: v.env.into(),
+        });
+        names.push(format!("{} (input)", v.name));
+        let words = common::read_words(&v.path);
+        for (j, (level, opts)) in levels(v).into_iter().enumerate() {
+            match instrument(&words, &opts) {
+                Ok(out) => {
+                    sites += out.info.sites.len();
+                    let path = out_dir.join(format!("{i:04}-{j}.spv"));
+                    common::write_words(&path, &out.words);
+                    jobs.push(common::ValJob {
+                        path,
+                        env: v.env.into(),
+                    });
+                    names.push(format!("{} at {level}", v.name));
+                }
+                Err(e) => refused.push(format!("{} at {level}: {e}", v.name)),
+            }
+        }
+    }
+    let results = common::validate_all(&jobs);
+    let failures: Vec<String> = results
+        .iter()
+        .zip(&names)
+        .filter_map(|(r, n)| {
+            r.as_ref()
+                .map(|e| format!("{n}: {}", e.lines().take(4).collect::<Vec<_>>().join(" | ")))
+        })
+        .collect();
+    println!(
+        "own corpus: {} variants of {} shaders, {} instrumented modules with {} sites, {} refused, {} spirv-val \
+         failures",
+        variants.len(),
+        variants.iter().map(|v| &v.source).collect::<std::collections::HashSet<_>>().len(),
+        jobs.len() - variants.len(),
+        sites,
+        refused.len(),
+        failures.len()
+    );
+    for r in &refused {
+        println!("  refused {r}");
+    }
+    for f in failures.iter().take(30) {
+        println!("  INVALID {f}");
+    }
+    assert!(
+        refused.is_empty(),
+        "every module of the own corpus must instrument"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} modules fail spirv-val",
+        failures.len()
+    );
+}
+
+fn site_matches(kind: &SiteKind, what: &str) -> bool {
+    let mut words = what.splitn(2, ' ');
+    let head = words.next().unwrap_or("");
+    let rest = words.next().unwrap_or("");
+    match kind {
+        SiteKind::NanOp { op } => head == "nan-op" && *op == rest,
+        SiteKind::NanOutput { what } => head == "nan-output" && *what == rest,
+        SiteKind::Assert { id } => head == "assert" && rest.parse() == Ok(*id),
+        SiteKind::Printf => head == "printf",
+        _ => false,
+    }
+}
+
+#[test]
+fn sites_are_at_the_marked_source_lines() {
+    let mut checked = 0;
+    for v in shaders::variants() {
+        let words = common::read_words(&v.path);
+        let out = instrument(&words, &options(NanLevel::Ops))
+            .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        let sites = &out.info.sites;
+        for (i, s) in sites.iter().enumerate() {
+            assert_eq!(
+                s.local_index as usize, i,
+                "{}: sites are numbered in order",
+                v.name
+            );
+        }
+        let markers = shaders::markers(&v.source);
+        // Every marked kind of site exists, whatever the variant (the optimizer may fold some of them away:
+        // only unoptimized variants are held to it).
+        if !v.optimized {
+            for (line, what) in &markers {
+                assert!(
+                    sites.iter().any(|s| site_matches(&s.kind, what)),
+                    "{}: no {what} site (marked at line {line}); sites: {:?}",
+                    v.name,
+                    sites.iter().map(|s| &s.kind).collect::<Vec<_>>()
+                );
+            }
+        }
+        if v.debug == Debug::None || v.optimized {
+            continue;
+        }
+        for (line, what) in &markers {
+            let found = sites.iter().any(|s| {
+                site_matches(&s.kind, what)
+                    && s.location
+                        .as_ref()
+                        .is_some_and(|l| l.line == *line && l.file.ends_with(&v.source))
+            });
+            assert!(
+                found,
+                "{}: no {what} site at {}:{line}; sites: {:?}",
+                v.name,
+                v.source,
+                sites
+                    .iter()
+                    .map(|s| (&s.kind, s.location.as_ref().map(|l| l.to_string())))
+                    .collect::<Vec<_>>()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} marker checks ran");
+}
+
+fn variant(name: &str) -> Variant {
+    shaders::variants()
+        .into_iter()
+        .find(|v| v.name == name)
+        .unwrap_or_else(|| panic!("no variant named {name}"))
+}
+
+/// The rare-flash shader, ready for the layer's end-to-end test: what the instrumented module promises.
+///
+/// `rare_flash.comp`, compiled with `-g` for Vulkan 1.0 and instrumented at the `ops` level with
+/// `site_base` 40: dispatched as 1 workgroup of 64 invocations, invocation (12, 0, 0) and no other
+/// normalizes (0, 0, 0), so the error buffer ends up with counter 40 = 1 and one record, decoded here from
+/// the words the writer stores.
+#[test]
+fn rare_flash_record_expectation() {
+    let v = variant("rare_flash.comp vulkan1.0 -g");
+    let words = common::read_words(&v.path);
+    let out = instrument(&words, &options(NanLevel::Ops)).expect("instrumenting rare_flash.comp");
+    let normalize_line = shaders::markers("rare_flash.comp")
+        .into_iter()
+        .find(|(_, m)| m == "nan-op normalize")
+        .map(|(l, _)| l)
+        .expect("marker");
+    let site = &out.info.sites[0];
+    assert_eq!(site.kind, SiteKind::NanOp { op: "normalize" });
+    assert_eq!(site.stage, Stage::Compute);
+    assert_eq!(
+        site.location.as_ref().map(|l| (l.file.as_str(), l.line)),
+        Some(("rare_flash.comp", normalize_line))
+    );
+    let f3 = |name: &str| ValueLayout {
+        name: name.into(),
+        scalar: ScalarType::F32,
+        components: 3,
+    };
+    assert_eq!(site.values, vec![f3("operand 0"), f3("result")]);
+    assert_eq!(
+        out.info.sites[1].kind,
+        SiteKind::NanOutput {
+            what: "storage buffer store"
+        }
+    );
+
+    // The buffer address is baked in as a uvec2 constant (low word, high word).
+    let addr = options(NanLevel::Ops).error_buffer_address;
+    let module = Module::parse(&out.words).unwrap();
+    let has = |value: u32| {
+        module
+            .globals
+            .iter()
+            .any(|i| i.opcode == 43 && i.operands == [value])
+    };
+    assert!(
+        has(addr as u32) && has((addr >> 32) as u32),
+        "the error buffer address is in the module"
+    );
+
+    // What the layer reads back after the dispatch.
+    let counters = 64;
+    let mut buffer = vec![0u32; record::buffer_words(counters, 1024)];
+    buffer[..record::HEADER_WORDS].copy_from_slice(&record::init_header(counters, 1024));
+    let site_index = 40 + site.local_index;
+    buffer[record::HEADER_WORDS + site_index as usize] = 1;
+    let nan = f32::NAN.to_bits();
+    let payload = [0, 0, 0, nan, nan, nan];
+    let size = (record::RECORD_HEADER_WORDS + payload.len()) as u32;
+    let first =
+        size | u32::from(RecordKind::NanOp.code()) << 16 | u32::from(Stage::Compute.code()) << 24;
+    let at = buffer[record::header::RECORDS_OFFSET] as usize;
+    buffer[at..at + 7].copy_from_slice(&[first, site_index, 12, 0, 0, 0, 0]);
+    buffer[at + 7..at + 13].copy_from_slice(&payload);
+    buffer[record::header::CURSOR] = size;
+    let d = record::decode(&buffer);
+    assert_eq!(d.records.len(), 1);
+    let r = &d.records[0];
+    assert_eq!(
+        (r.kind, r.stage, r.site, r.invocation),
+        (RecordKind::NanOp, Some(Stage::Compute), 40, [12, 0, 0, 0])
+    );
+    assert_eq!(d.counters[40], 1);
+    assert_eq!(
+        record::format_values(&r.payload, &site.values),
+        vec!["(0, 0, 0)", "(NaN, NaN, NaN)"]
+    );
+}
+
+#[test]
+fn output_is_deterministic() {
+    for name in [
+        "particles.comp vulkan1.3 -gVS",
+        "shading.frag vulkan1.0 -g",
+        "blur.comp.hlsl vulkan1.0",
+    ] {
+        let words = common::read_words(&variant(name).path);
+        let a = instrument(&words, &options(NanLevel::Ops)).unwrap();
+        let b = instrument(&words, &options(NanLevel::Ops)).unwrap();
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+#[test]
+fn printf_and_asserts_off_strip_every_call() {
+    let v = variant("particles.comp vulkan1.0");
+    let words = common::read_words(&v.path);
+    let off = Options {
+        printf: false,
+        asserts: false,
+        ..options(NanLevel::Off)
+    };
+    let out = instrument(&words, &off).unwrap();
+    assert!(out.info.sites.is_empty());
+    let module = Module::parse(&out.words).unwrap();
+    assert!(module
+        .ext_inst_imports
+        .iter()
+        .all(|i| !blackbox_engine::module::decode_string(&i.operands)
+            .0
+            .starts_with("NonSemantic")));
+    assert!(
+        module.capabilities.iter().all(|c| c.operands != [5347]),
+        "no buffer access without sites"
+    );
+    // A module with nothing to do comes back unchanged.
+    let v = variant("patch.tesc vulkan1.0");
+    let words = common::read_words(&v.path);
+    assert_eq!(
+        instrument(&words, &options(NanLevel::Off)).unwrap().words,
+        words
+    );
+}
+
+#[test]
+fn assert_crash_stores_through_the_crash_address() {
+    let words = common::read_words(&variant("shading.frag vulkan1.0").path);
+    let out = instrument(
+        &words,
+        &Options {
+            assert_crash: true,
+            ..options(NanLevel::Off)
+        },
+    )
+    .unwrap();
+    let module = Module::parse(&out.words).unwrap();
+    let has = |value: u32| {
+        module
+            .globals
+            .iter()
+            .any(|i| i.opcode == 43 && i.operands == [value])
+    };
+    assert!(has((record::CRASH_ADDRESS >> 32) as u32));
+    let plain = instrument(&words, &options(NanLevel::Off)).unwrap();
+    assert!(out.words.len() > plain.words.len());
+}
+
+#[test]
+fn shader_info_names_sources_and_entry_points() {
+    let g = shader_info(&common::read_words(
+        &variant("particles.comp vulkan1.0 -g").path,
+    ))
+    .unwrap();
+    assert_eq!(g.entry_points.len(), 1);
+    assert_eq!(
+        (g.entry_points[0].name.as_str(), g.entry_points[0].stage),
+        ("main", Stage::Compute)
+    );
+    assert_eq!(g.spirv_version, (1, 0));
+    let src = g
+        .sources
+        .iter()
+        .find(|s| s.name == "particles.comp")
+        .expect("the source file");
+    assert!(
+        src.text
+            .as_deref()
+            .is_some_and(|t| t.contains("vec3 attraction(")),
+        "the source text"
+    );
+    assert!(g.debug_names.contains(&"particles.comp".to_string()));
+    assert!(g.sites.is_empty());
+    assert_eq!(g.id.to_string().len(), 16);
+
+    let vs = shader_info(&common::read_words(
+        &variant("shading.frag vulkan1.3 -gVS").path,
+    ))
+    .unwrap();
+    assert_eq!(vs.spirv_version, (1, 6));
+    let src = vs
+        .sources
+        .iter()
+        .find(|s| s.name == "shading.frag")
+        .expect("the DebugSource file");
+    assert!(src
+        .text
+        .as_deref()
+        .is_some_and(|t| t.contains("float specular(")));
+
+    let rt = shader_info(&common::read_words(&variant("scene.rchit vulkan1.2").path)).unwrap();
+    assert_eq!(rt.entry_points[0].stage, Stage::ClosestHit);
+    let hlsl = shader_info(&common::read_words(
+        &variant("lit.frag.hlsl vulkan1.0 -g").path,
+    ))
+    .unwrap();
+    assert_eq!(hlsl.entry_points[0].stage, Stage::Fragment);
+}
+
+#[test]
+fn printf_sites_keep_formats_and_value_layouts() {
+    let words = common::read_words(&variant("precision.comp vulkan1.0").path);
+    let out = instrument(&words, &options(NanLevel::Off)).unwrap();
+    let printf: Vec<_> = out
+        .info
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::Printf)
+        .collect();
+    assert_eq!(printf.len(), 2);
+    assert_eq!(
+        printf[0].format.as_deref(),
+        Some("big %lu neg %ld hex %lx r %f")
+    );
+    let scalars: Vec<(ScalarType, u32)> = printf[0]
+        .values
+        .iter()
+        .map(|v| (v.scalar, v.components))
+        .collect();
+    assert_eq!(
+        scalars,
+        vec![
+            (ScalarType::U64, 1),
+            (ScalarType::I64, 1),
+            (ScalarType::U64, 1),
+            (ScalarType::F64, 1)
+        ]
+    );
+    assert_eq!(printf[0].values[0].name, "%lu arg 0");
+    // f16 printf arguments are widened to f32.
+    assert_eq!(printf[1].values[0].scalar, ScalarType::F16);
+    assert_eq!(printf[1].payload_words(), 1);
+
+    let words = common::read_words(&variant("printf_formats.comp vulkan1.0").path);
+    let out = instrument(&words, &options(NanLevel::Off)).unwrap();
+    assert_eq!(out.info.sites.len(), 7);
+    let v = &out.info.sites[4];
+    assert_eq!(v.format.as_deref(), Some("v2=%v2f v3=%v3u v4=%v4d"));
+    let comps: Vec<u32> = v.values.iter().map(|v| v.components).collect();
+    assert_eq!(comps, vec![2, 3, 4]);
+    let counts: BTreeMap<&str, usize> = out.info.sites.iter().fold(BTreeMap::new(), |mut m, s| {
+        *m.entry(s.format.as_deref().unwrap_or("")).or_default() += 1;
+        m
+    });
+    assert_eq!(counts.get("no arguments"), Some(&1));
+}
+
+#[test]
+fn asserts_carry_their_ids_and_values() {
+    let words = common::read_words(&variant("shading.frag vulkan1.0 -g").path);
+    let out = instrument(&words, &options(NanLevel::Off)).unwrap();
+    let asserts: Vec<_> = out
+        .info
+        .sites
+        .iter()
+        .filter(|s| matches!(s.kind, SiteKind::Assert { .. }))
+        .collect();
+    assert_eq!(asserts.len(), 2);
+    assert_eq!(asserts[0].kind, SiteKind::Assert { id: 11 });
+    assert_eq!(asserts[0].values.len(), 1);
+    assert_eq!(
+        (asserts[0].values[0].scalar, asserts[0].values[0].components),
+        (ScalarType::F32, 2)
+    );
+    assert_eq!(asserts[0].format, None);
+    assert_eq!(asserts[1].kind, SiteKind::Assert { id: 12 });
+    assert!(asserts[1].values.is_empty());
+    assert_eq!(asserts[0].stage, Stage::Fragment);
+}

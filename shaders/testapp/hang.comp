@@ -1,0 +1,35 @@
+#version 450
+// bb-testapp `hang`, dispatch 3: a long dispatch. Each invocation does pc.iterations x 4 dependent
+// multiply-adds (60,000 by default). The loop count stays far below lavapipe's cut at 65,535 iterations:
+// the dispatch is long because of its many workgroups (--hang-groups), not because of a long loop.
+
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Values {
+    float values[]; // written by dispatches 1 and 2 (4096 floats)
+};
+
+layout(std430, set = 0, binding = 1) writeonly buffer Results {
+    float results[]; // one per invocation
+};
+
+layout(push_constant) uniform Push {
+    uint iterations;
+    uint value_count;
+} pc;
+
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float seed = values[i % pc.value_count];
+    float a = seed;
+    float b = seed * 0.5 + 0.25;
+    float c = seed * 0.25 + 0.5;
+    float d = seed * 0.125 + 0.75;
+    for (uint k = 0u; k < pc.iterations; ++k) {
+        a = a * 0.999 + 0.0011;
+        b = b * 0.998 + a * 0.002;
+        c = c * 0.997 + b * 0.003;
+        d = d * 0.996 + c * 0.004;
+    }
+    results[i] = a + b + c + d;
+}

@@ -1,0 +1,331 @@
+//! Pieces the fault and shader-error scenarios share: a compute pipeline with its storage buffers bound
+//! (`ComputeProgram`), a full-screen fragment pass (`FullscreenProgram`), optional debug labels (`Labels`),
+//! push-constant bytes, and the note printed when debugPrintf modules meet a driver that cannot load them.
+
+use std::ffi::{CStr, CString};
+
+use anyhow::Result;
+use ash::vk;
+
+use crate::context::{Context, Owned, VkResultExt};
+use crate::{shaders, ShaderDebug};
+
+/// Push-constant bytes from 32-bit words (floats go in as `f32::to_bits`).
+pub fn push_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+}
+
+/// Picks the `-g` or the `-gVS` build of a shader, as `--shader-debug` says.
+pub fn by_debug_info(
+    debug: ShaderDebug,
+    opline: &'static [u8],
+    nonsemantic: &'static [u8],
+) -> &'static [u8] {
+    match debug {
+        ShaderDebug::OpLine => opline,
+        ShaderDebug::NonSemantic => nonsemantic,
+    }
+}
+
+/// Says on stderr that debugPrintf (or `-gVS`) modules are about to meet a driver without
+/// VK_KHR_shader_non_semantic_info: without Blackbox, creating their pipelines may then fail.
+pub fn note_non_semantic(cx: &Context) {
+    if !cx.features.non_semantic_info {
+        eprintln!(
+            "bb-testapp: note: VK_KHR_shader_non_semantic_info missing, running anyway (Blackbox \
+             strips/rewrites NonSemantic instructions)"
+        );
+    }
+}
+
+/// Command-buffer debug labels when VK_EXT_debug_utils is enabled; nothing otherwise.
+#[derive(Clone, Copy)]
+pub struct Labels<'a>(pub Option<&'a ash::ext::debug_utils::Device>);
+
+impl Labels<'_> {
+    pub fn begin(&self, cmd: vk::CommandBuffer, name: &str) {
+        if let Some(debug_utils) = self.0 {
+            let name = CString::new(name).expect("label names have no NUL");
+            let label = vk::DebugUtilsLabelEXT::default()
+                .label_name(&name)
+                .color([0.8, 0.4, 0.1, 1.0]);
+            unsafe { debug_utils.cmd_begin_debug_utils_label(cmd, &label) };
+        }
+    }
+
+    pub fn end(&self, cmd: vk::CommandBuffer) {
+        if let Some(debug_utils) = self.0 {
+            unsafe { debug_utils.cmd_end_debug_utils_label(cmd) };
+        }
+    }
+}
+
+/// A compute pipeline from SPIR-V whose storage buffers (set 0, bindings 0..n, whole buffers) are bound
+/// once, with `push_size` bytes of push constants. Only handles.
+#[derive(Clone, Copy)]
+pub struct ComputeProgram {
+    pub layout: vk::PipelineLayout,
+    pub pipeline: vk::Pipeline,
+    set: Option<vk::DescriptorSet>,
+}
+
+impl ComputeProgram {
+    pub fn new(
+        cx: &Context,
+        spirv: &[u8],
+        buffers: &[vk::Buffer],
+        push_size: u32,
+        name: &CStr,
+    ) -> Result<ComputeProgram> {
+        let d = &cx.device;
+        let bindings: Vec<_> = (0..buffers.len() as u32)
+            .map(|binding| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(binding)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        let mut set_layouts = Vec::new();
+        if !buffers.is_empty() {
+            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+            let set_layout = unsafe { d.create_descriptor_set_layout(&info, None) }
+                .vk_context("vkCreateDescriptorSetLayout")?;
+            cx.own(Owned::DescriptorSetLayout(set_layout));
+            set_layouts.push(set_layout);
+        }
+        let push_ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .size(push_size)];
+        let layout_info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(&set_layouts)
+            .push_constant_ranges(if push_size > 0 { &push_ranges } else { &[] });
+        let layout = unsafe { d.create_pipeline_layout(&layout_info, None) }
+            .vk_context("vkCreatePipelineLayout")?;
+        cx.own(Owned::PipelineLayout(layout));
+
+        let module = cx.create_shader_module(spirv)?;
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(c"main");
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(layout);
+        let created =
+            unsafe { d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
+        cx.destroy_shader_module(module);
+        let pipeline = created
+            .map_err(|(_, r)| r)
+            .vk_context("vkCreateComputePipelines")?[0];
+        cx.own(Owned::Pipeline(pipeline));
+        cx.set_name(pipeline, name)?;
+
+        let set = match set_layouts.first() {
+            None => None,
+            Some(&set_layout) => Some(bind_buffers(cx, set_layout, buffers)?),
+        };
+        Ok(ComputeProgram {
+            layout,
+            pipeline,
+            set,
+        })
+    }
+
+    /// Binds the pipeline and its buffers, pushes `push` and dispatches `groups` workgroups.
+    pub fn record(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        push: &[u8],
+        groups: [u32; 3],
+    ) {
+        unsafe {
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+            if let Some(set) = self.set {
+                device.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    self.layout,
+                    0,
+                    &[set],
+                    &[],
+                );
+            }
+            if !push.is_empty() {
+                device.cmd_push_constants(
+                    cmd,
+                    self.layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    push,
+                );
+            }
+            device.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
+        }
+    }
+}
+
+/// A descriptor set (from a pool of its own) with `buffers` as storage buffers 0..n.
+fn bind_buffers(
+    cx: &Context,
+    set_layout: vk::DescriptorSetLayout,
+    buffers: &[vk::Buffer],
+) -> Result<vk::DescriptorSet> {
+    let d = &cx.device;
+    let pool_sizes = [vk::DescriptorPoolSize {
+        ty: vk::DescriptorType::STORAGE_BUFFER,
+        descriptor_count: buffers.len() as u32,
+    }];
+    let pool_info = vk::DescriptorPoolCreateInfo::default()
+        .max_sets(1)
+        .pool_sizes(&pool_sizes);
+    let pool = unsafe { d.create_descriptor_pool(&pool_info, None) }
+        .vk_context("vkCreateDescriptorPool")?;
+    cx.own(Owned::DescriptorPool(pool));
+    let set_layouts = [set_layout];
+    let alloc = vk::DescriptorSetAllocateInfo::default()
+        .descriptor_pool(pool)
+        .set_layouts(&set_layouts);
+    let set =
+        unsafe { d.allocate_descriptor_sets(&alloc) }.vk_context("vkAllocateDescriptorSets")?[0];
+    let infos: Vec<_> = buffers
+        .iter()
+        .map(|&buffer| {
+            [vk::DescriptorBufferInfo {
+                buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }]
+        })
+        .collect();
+    let writes: Vec<_> = infos
+        .iter()
+        .enumerate()
+        .map(|(binding, info)| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(binding as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(info)
+        })
+        .collect();
+    unsafe { d.update_descriptor_sets(&writes, &[]) };
+    Ok(set)
+}
+
+/// A graphics pipeline drawing one full-screen triangle (fullscreen.vert) with a fragment shader from
+/// SPIR-V, for subpass 0 of `render_pass`; `push_size` bytes of fragment push constants. Only handles.
+#[derive(Clone, Copy)]
+pub struct FullscreenProgram {
+    pub layout: vk::PipelineLayout,
+    pub pipeline: vk::Pipeline,
+}
+
+impl FullscreenProgram {
+    pub fn new(
+        cx: &Context,
+        render_pass: vk::RenderPass,
+        fragment_spirv: &[u8],
+        push_size: u32,
+        name: &CStr,
+    ) -> Result<FullscreenProgram> {
+        let d = &cx.device;
+        let push_ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::FRAGMENT)
+            .size(push_size)];
+        let layout_info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&push_ranges);
+        let layout = unsafe { d.create_pipeline_layout(&layout_info, None) }
+            .vk_context("vkCreatePipelineLayout")?;
+        cx.own(Owned::PipelineLayout(layout));
+
+        let vert = cx.create_shader_module(shaders::FULLSCREEN_VERT)?;
+        let frag = match cx.create_shader_module(fragment_spirv) {
+            Ok(frag) => frag,
+            Err(e) => {
+                cx.destroy_shader_module(vert);
+                return Err(e);
+            }
+        };
+        let stages = [
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::VERTEX)
+                .module(vert)
+                .name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::FRAGMENT)
+                .module(frag)
+                .name(c"main"),
+        ];
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
+        let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
+            .topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default()
+            .viewport_count(1)
+            .scissor_count(1);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .line_width(1.0);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let attachments = [vk::PipelineColorBlendAttachmentState::default()
+            .color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&input_assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(layout)
+            .render_pass(render_pass)
+            .subpass(0);
+        let created =
+            unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        cx.destroy_shader_module(vert);
+        cx.destroy_shader_module(frag);
+        let pipeline = created
+            .map_err(|(_, r)| r)
+            .vk_context("vkCreateGraphicsPipelines")?[0];
+        cx.own(Owned::Pipeline(pipeline));
+        cx.set_name(pipeline, name)?;
+        Ok(FullscreenProgram { layout, pipeline })
+    }
+
+    /// Draws the triangle over a target of `extent` (inside its render pass), with `push`.
+    pub fn record(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        extent: vk::Extent2D,
+        push: &[u8],
+    ) {
+        let viewport = vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: extent.width as f32,
+            height: extent.height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        let scissor = vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent,
+        };
+        unsafe {
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
+            device.cmd_set_viewport(cmd, 0, &[viewport]);
+            device.cmd_set_scissor(cmd, 0, &[scissor]);
+            device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::FRAGMENT, 0, push);
+            device.cmd_draw(cmd, 3, 1, 0, 0);
+        }
+    }
+}
