@@ -105,8 +105,8 @@ fn write_reports(sig: libc::c_int, info: *mut libc::siginfo_t) {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) };
     // Driver threads are not Rust threads: the kernel knows their names.
-    let name = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).unwrap_or_default();
-    let thread = format!("{} ({tid})", name.trim());
+    let comm = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).unwrap_or_default();
+    let thread = format!("{} ({tid})", comm.trim());
     error!("{} in thread {thread}: writing a report", name(sig));
     let devices = DEVICES.all(Duration::from_millis(200));
     let busy: Vec<_> = devices.iter().filter(|d| d.has_pending()).cloned().collect();
