@@ -122,6 +122,7 @@ pub(crate) mod op {
     pub const LOGICAL_NOT: u16 = 168;
     pub const SELECT: u16 = 169;
     pub const I_EQUAL: u16 = 170;
+    pub const I_NOT_EQUAL: u16 = 171;
     pub const U_GREATER_THAN_EQUAL: u16 = 174;
     pub const U_LESS_THAN: u16 = 176;
     pub const U_LESS_THAN_EQUAL: u16 = 178;
@@ -134,6 +135,7 @@ pub(crate) mod op {
     pub const BRANCH: u16 = 249;
     pub const BRANCH_CONDITIONAL: u16 = 250;
     pub const RETURN: u16 = 253;
+    pub const RETURN_VALUE: u16 = 254;
     pub const NO_LINE: u16 = 317;
     pub const MODULE_PROCESSED: u16 = 330;
     pub const EXECUTION_MODE_ID: u16 = 331;

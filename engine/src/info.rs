@@ -341,6 +341,18 @@ mod tests {
         for s in Stage::ALL {
             assert_eq!(Stage::from_code(s.code()), Some(s));
         }
+        // The codes the record format documents.
+        let codes: Vec<u8> = [
+            Stage::Vertex,
+            Stage::Fragment,
+            Stage::Compute,
+            Stage::Mesh,
+            Stage::Callable,
+        ]
+        .iter()
+        .map(|s| s.code())
+        .collect();
+        assert_eq!(codes, [0, 4, 5, 7, 13]);
         assert_eq!(Stage::from_execution_model(5364), Some(Stage::Task));
         assert_eq!(Stage::from_execution_model(6), None);
     }

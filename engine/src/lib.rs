@@ -37,8 +37,9 @@ pub mod info;
 pub mod module;
 mod passes;
 pub mod record;
+mod util;
 
-use std::collections::HashSet;
+use crate::util::FastSet;
 
 use analysis::Analysis;
 pub use error::{NotInstrumented, NotInstrumentedKind};
@@ -163,7 +164,7 @@ fn parse_supported(words: &[u32]) -> Result<Module, NotInstrumented> {
 fn basic_info(words: &[u32], module: &Module, an: &Analysis) -> ShaderInfo {
     let entry_points = an.public_entry_points();
     let sources = analysis::source::source_files(module, an);
-    let mut seen = HashSet::new();
+    let mut seen = FastSet::default();
     let debug_names = entry_points
         .iter()
         .map(|e| e.name.clone())

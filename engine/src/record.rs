@@ -45,6 +45,12 @@
 //! | 6 | reserved, 0 (the layer's breadcrumb id later) |
 //! | 7.. | the payload: the site's values in [`crate::Site::values`] order |
 //!
+//! Kind codes ([`RecordKind::code`]): 1 assert, 2 printf, 3 NaN from an operation, 4 NaN leaving the
+//! shader. Stage codes ([`Stage::code`]): 0 vertex, 1 tessellation control, 2 tessellation evaluation,
+//! 3 geometry, 4 fragment, 5 compute, 6 task, 7 mesh, 8 ray generation, 9 intersection, 10 any hit,
+//! 11 closest hit, 12 miss, 13 callable; 255 when no entry point prologue ran (a module without entry
+//! points).
+//!
 //! Each value takes its components in order as 32-bit words: 64-bit types as two words (low, high), `f16`
 //! widened to `f32`, 8- and 16-bit integers widened to 32 bits, booleans as 0 or 1 ([`ValueLayout`]).
 //!

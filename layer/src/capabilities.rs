@@ -37,6 +37,10 @@ pub struct Capabilities {
 #[derive(Debug, Default, Clone, Copy)]
 struct Supported {
     buffer_device_address: bool,
+    /// `fragmentStoresAndAtomics` and `vertexPipelineStoresAndAtomics`: instrumented fragment and vertex
+    /// pipeline shaders store records.
+    fragment_stores: bool,
+    vertex_stores: bool,
     timeline_semaphore: bool,
     buffer_marker: bool,
     checkpoints: bool,
@@ -81,6 +85,9 @@ unsafe fn query_supported(instance: &Instance, physical_device: vk::PhysicalDevi
     }
     // SAFETY: a valid chain of output structs for extensions the device has.
     unsafe { get_features2(physical_device, &mut features2) };
+    let core = features2.features;
+    supported.fragment_stores = core.fragment_stores_and_atomics == vk::TRUE;
+    supported.vertex_stores = core.vertex_pipeline_stores_and_atomics == vk::TRUE;
     supported.buffer_device_address = v12.buffer_device_address == vk::TRUE;
     supported.timeline_semaphore = v12.timeline_semaphore == vk::TRUE;
     supported.device_fault = fault_ext && fault.device_fault == vk::TRUE;
@@ -147,6 +154,7 @@ struct OwnFeatures {
     timeline: vk::PhysicalDeviceTimelineSemaphoreFeatures<'static>,
     fault: vk::PhysicalDeviceFaultFeaturesEXT<'static>,
     binding: vk::PhysicalDeviceAddressBindingReportFeaturesEXT<'static>,
+    core: vk::PhysicalDeviceFeatures,
 }
 
 /// What Blackbox would like enabled.
@@ -254,6 +262,32 @@ impl DeviceCreatePatch {
                     None => {
                         patch.own.binding.report_address_binding = vk::TRUE;
                         prepend.push(&mut patch.own.binding as *mut _ as *mut vk::BaseOutStructure);
+                    }
+                }
+            }
+        }
+        // Instrumented fragment and vertex-pipeline shaders store records: their store features must be on.
+        if caps.buffer_device_address {
+            // SAFETY: the app's valid chain and optional feature struct.
+            unsafe {
+                match find_in_chain::<vk::PhysicalDeviceFeatures2>(app.p_next) {
+                    Some(f2) => {
+                        if supported.fragment_stores {
+                            patch.set(&mut (*f2).features.fragment_stores_and_atomics);
+                        }
+                        if supported.vertex_stores {
+                            patch.set(&mut (*f2).features.vertex_pipeline_stores_and_atomics);
+                        }
+                    }
+                    None => {
+                        patch.own.core = app.p_enabled_features.as_ref().copied().unwrap_or_default();
+                        if supported.fragment_stores {
+                            patch.own.core.fragment_stores_and_atomics = vk::TRUE;
+                        }
+                        if supported.vertex_stores {
+                            patch.own.core.vertex_pipeline_stores_and_atomics = vk::TRUE;
+                        }
+                        patch.create_info.p_enabled_features = &patch.own.core;
                     }
                 }
             }

@@ -218,6 +218,16 @@ pub fn drain(device: &Arc<Device>) {
 
     let frame = state.frame;
     let mut abort_message = None;
+    // A NaN an operation made is also caught where it is stored; the operation's line says it first, so the
+    // store's line is left out when the same invocation of the same shader reported both.
+    let origins: Vec<(u64, [u32; 4])> = first_record
+        .values()
+        .filter_map(|r| {
+            let (shader, local) = sites.get(r.site as usize)?;
+            let site = shader.info.sites.get(*local as usize)?;
+            matches!(site.kind, SiteKind::NanOp { .. }).then_some((shader.info.id.0, r.invocation))
+        })
+        .collect();
     for (site_index, delta) in deltas {
         let Some((shader, local)) = sites.get(site_index as usize) else { continue };
         let Some(site) = shader.info.sites.get(*local as usize) else { continue };
@@ -242,9 +252,16 @@ pub fn drain(device: &Arc<Device>) {
                 counts.first().map(|(t, _)| t.clone()).unwrap_or_default()
             }
             None => {
-                let text = describe(site, first_record.get(&site_index), &shader.info);
+                let raw = first_record.get(&site_index);
+                let text = describe(site, raw, &shader.info);
                 let line = format!("{text} x{delta}{pipelines}{}", if frame > 0 { format!(" (frame {frame})") } else { String::new() });
-                warn!("{line}");
+                let consequence = matches!(site.kind, SiteKind::NanOutput { .. })
+                    && raw.is_some_and(|r| origins.contains(&(shader.info.id.0, r.invocation)));
+                if consequence {
+                    debug!("{line} (the operation above made it)");
+                } else {
+                    warn!("{line}");
+                }
                 if matches!(site.kind, SiteKind::Assert { .. }) && crate::config().assert == AssertMode::Abort {
                     abort_message.get_or_insert(text.clone());
                 }

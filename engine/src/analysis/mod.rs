@@ -5,7 +5,7 @@
 pub(crate) mod source;
 pub(crate) mod types;
 
-use std::collections::HashMap;
+use crate::util::FastMap;
 
 use crate::error::NotInstrumented;
 use crate::grammar::op;
@@ -38,17 +38,17 @@ pub(crate) struct EntryPointDecl {
 
 /// Everything the passes look up.
 pub(crate) struct Analysis {
-    pub strings: HashMap<u32, String>,
-    pub names: HashMap<u32, String>,
-    pub member_names: HashMap<(u32, u32), String>,
-    pub ext_sets: HashMap<u32, String>,
+    pub strings: FastMap<u32, String>,
+    pub names: FastMap<u32, String>,
+    pub member_names: FastMap<(u32, u32), String>,
+    pub ext_sets: FastMap<u32, String>,
     /// The result type of every id that has one, indexed by id (0 when none).
     value_types: Vec<u32>,
     /// Global variables decorated `BuiltIn`: (builtin, variable) in module order.
     pub builtin_vars: Vec<(u32, u32)>,
     pub entry_points: Vec<EntryPointDecl>,
     /// The stage of the first entry point whose static call tree reaches each function.
-    pub function_stage: HashMap<u32, Stage>,
+    pub function_stage: FastMap<u32, Stage>,
 }
 
 impl Analysis {
@@ -56,14 +56,14 @@ impl Analysis {
     pub(crate) fn new(module: &Module) -> Result<Analysis, NotInstrumented> {
         let bound = module.header.bound as usize;
         let mut a = Analysis {
-            strings: HashMap::new(),
-            names: HashMap::new(),
-            member_names: HashMap::new(),
-            ext_sets: HashMap::new(),
+            strings: FastMap::default(),
+            names: FastMap::default(),
+            member_names: FastMap::default(),
+            ext_sets: FastMap::default(),
             value_types: vec![0; bound],
             builtin_vars: Vec::new(),
             entry_points: Vec::new(),
-            function_stage: HashMap::new(),
+            function_stage: FastMap::default(),
         };
         for inst in &module.ext_inst_imports {
             if let Some(id) = inst.result_id {
@@ -161,8 +161,8 @@ impl Analysis {
 }
 
 /// For every function, the stage of the first entry point (in module order) whose call tree reaches it.
-fn reaching_stages(module: &Module, entry_points: &[EntryPointDecl]) -> HashMap<u32, Stage> {
-    let mut calls: HashMap<u32, Vec<u32>> = HashMap::new();
+fn reaching_stages(module: &Module, entry_points: &[EntryPointDecl]) -> FastMap<u32, Stage> {
+    let mut calls: FastMap<u32, Vec<u32>> = FastMap::default();
     for f in &module.functions {
         let callees = f
             .blocks
@@ -173,7 +173,7 @@ fn reaching_stages(module: &Module, entry_points: &[EntryPointDecl]) -> HashMap<
             .collect();
         calls.insert(f.id(), callees);
     }
-    let mut stages = HashMap::new();
+    let mut stages = FastMap::default();
     for e in entry_points {
         let mut stack = vec![e.function];
         while let Some(f) = stack.pop() {

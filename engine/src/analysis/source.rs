@@ -11,7 +11,7 @@
 //! layout order and forgets it only at the start of a function: an instruction that a strict compiler left
 //! without a line gets the previous block's, which is where it comes from in practice.
 
-use std::collections::HashMap;
+use crate::util::FastMap;
 
 use super::{debug_info, Analysis, TypeTable};
 use crate::grammar::op;
@@ -22,7 +22,7 @@ use crate::module::{decode_string, Instruction, Module};
 #[derive(Default)]
 pub(crate) struct DebugSources {
     /// DebugSource result id -> file name.
-    files: HashMap<u32, String>,
+    files: FastMap<u32, String>,
 }
 
 impl DebugSources {

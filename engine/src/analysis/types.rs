@@ -1,7 +1,7 @@
 //! Types and constants: what each type id is, and finding or adding types and constants without emitting
 //! duplicates (spirv-val rejects two identical non-aggregate types).
 
-use std::collections::HashMap;
+use crate::util::{with_key, FastMap};
 
 use crate::grammar::op;
 use crate::module::{Instruction, Module};
@@ -46,13 +46,13 @@ pub(crate) enum Type {
 /// The type and constant tables of a module, kept up to date as the engine adds types and constants.
 #[derive(Default)]
 pub(crate) struct TypeTable {
-    types: HashMap<u32, Type>,
-    /// Non-aggregate type declarations by (opcode, operands): the first one wins.
-    by_key: HashMap<(u16, Vec<u32>), u32>,
-    /// Non-spec constants by (opcode, type, operands).
-    constants: HashMap<(u16, u32, Vec<u32>), u32>,
+    types: FastMap<u32, Type>,
+    /// Non-aggregate type declarations by [opcode, operands...]: the first one wins.
+    by_key: FastMap<Vec<u32>, u32>,
+    /// Non-spec constants by [opcode, type, operands...].
+    constants: FastMap<Vec<u32>, u32>,
     /// 32-bit (or narrower) scalar integer constants: id -> value, spec constants excluded.
-    int_values: HashMap<u32, u32>,
+    int_values: FastMap<u32, u32>,
 }
 
 fn is_keyed_type(opcode: u16) -> bool {
@@ -116,9 +116,11 @@ impl TypeTable {
             | op::CONSTANT_COMPOSITE
             | op::CONSTANT_NULL => {
                 if let Some(ty) = inst.result_type {
-                    self.constants
-                        .entry((inst.opcode, ty, o.clone()))
-                        .or_insert(id);
+                    if self.find_constant(inst.opcode, ty, o).is_none() {
+                        let mut key = vec![u32::from(inst.opcode), ty];
+                        key.extend_from_slice(o);
+                        self.constants.insert(key, id);
+                    }
                     if inst.opcode == op::CONSTANT && o.len() == 1 {
                         if let Some(Type::Int { width, .. }) = self.types.get(&ty) {
                             if *width <= 32 {
@@ -136,8 +138,10 @@ impl TypeTable {
                 Type::Other
             }
         };
-        if is_keyed_type(inst.opcode) {
-            self.by_key.entry((inst.opcode, o.clone())).or_insert(id);
+        if is_keyed_type(inst.opcode) && self.find(inst.opcode, o).is_none() {
+            let mut key = vec![u32::from(inst.opcode)];
+            key.extend_from_slice(o);
+            self.by_key.insert(key, id);
         }
         self.types.insert(id, ty);
     }
@@ -149,14 +153,16 @@ impl TypeTable {
 
     /// An existing non-aggregate type declared by (opcode, operands).
     pub(crate) fn find(&self, opcode: u16, operands: &[u32]) -> Option<u32> {
-        self.by_key.get(&(opcode, operands.to_vec())).copied()
+        with_key(&[u32::from(opcode)], operands, |k| {
+            self.by_key.get(k).copied()
+        })
     }
 
     /// An existing constant.
     pub(crate) fn find_constant(&self, opcode: u16, ty: u32, operands: &[u32]) -> Option<u32> {
-        self.constants
-            .get(&(opcode, ty, operands.to_vec()))
-            .copied()
+        with_key(&[u32::from(opcode), ty], operands, |k| {
+            self.constants.get(k).copied()
+        })
     }
 
     /// The value of a non-spec scalar integer constant of 32 bits or fewer.

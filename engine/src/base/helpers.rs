@@ -135,31 +135,32 @@ impl Base<'_> {
         )
     }
 
-    /// The writer for payloads of `n` words: `void bb_write_n(uint kind_word, uint site, uint cap, uint w...)`.
-    /// It counts the site, allocates and writes a record when under the cap and when it fits, and counts a
-    /// drop otherwise (see [`crate::record`]).
-    fn writer(&mut self, n: usize) -> u32 {
-        if let Some(&f) = self.writers.get(&n) {
+    /// The record writer, one per module: `uint bb_begin(uint kind_word, uint site, uint cap, uint size)`.
+    /// It counts the site; when the count is under the cap it allocates `size` words and, when they fit,
+    /// writes the record header there and returns the word index where the payload goes. It returns 0
+    /// (never a payload index: the buffer header is there) when nothing is to be written, after counting a
+    /// drop if the buffer was full (see [`crate::record`]).
+    fn begin_writer(&mut self) -> u32 {
+        if let Some(f) = self.begin {
             return f;
         }
-        let size = (RECORD_HEADER_WORDS + n) as u32;
         let uint = self.b.type_uint();
         let bool_t = self.b.type_bool();
-        let void = self.b.type_void();
         let v4 = self.b.type_vector(uint, 4);
         let private = self.private_vars();
-        let params = vec![uint; 3 + n];
-        let (mut fb, id, p) = FnBuilder::new(&mut self.b, void, &params);
-        let (kind_word, site, cap) = (p[0], p[1], p[2]);
+        let (mut fb, id, p) = FnBuilder::new(&mut self.b, uint, &[uint, uint, uint, uint]);
+        let (kind_word, site, cap, size) = (p[0], p[1], p[2], p[3]);
         let BufferAccess {
             address,
             struct_ptr,
             ..
         } = self.buffer();
         let buf = fb.op(&mut self.b, op::BITCAST, struct_ptr, &[address]);
-        let labels: Vec<u32> = (0..7).map(|_| self.b.id()).collect();
-        let [l_count, l_alloc, l_write, l_drop, m_alloc, m_count, m_site] = [
-            labels[0], labels[1], labels[2], labels[3], labels[4], labels[5], labels[6],
+        let zero = self.b.const_u32(0);
+        let one = self.b.const_u32(1);
+        let labels: Vec<u32> = (0..8).map(|_| self.b.id()).collect();
+        let [l_count, l_alloc, l_write, l_drop, m_alloc, m_count, m_site, l_return] = [
+            labels[0], labels[1], labels[2], labels[3], labels[4], labels[5], labels[6], labels[7],
         ];
 
         // if (site < counter_count)
@@ -173,7 +174,6 @@ impl Base<'_> {
         let counters = self.load_header(&mut fb, buf, header::COUNTERS_OFFSET);
         let index = fb.op(&mut self.b, op::I_ADD, uint, &[counters, site]);
         let counter = self.word_ptr(&mut fb, buf, index);
-        let one = self.b.const_u32(1);
         let prev = self.atomic_add(&mut fb, counter, one);
         let below = fb.op(&mut self.b, op::U_LESS_THAN, bool_t, &[prev, cap]);
         fb.op_void(op::SELECTION_MERGE, &[m_count, 0]);
@@ -183,10 +183,9 @@ impl Base<'_> {
         fb.block(l_alloc);
         let cursor_index = self.b.const_u32(header::CURSOR as u32);
         let cursor = self.word_ptr(&mut fb, buf, cursor_index);
-        let size_c = self.b.const_u32(size);
-        let off = self.atomic_add(&mut fb, cursor, size_c);
+        let off = self.atomic_add(&mut fb, cursor, size);
         let capacity = self.load_header(&mut fb, buf, header::RECORDS_CAPACITY);
-        let end = fb.op(&mut self.b, op::I_ADD, uint, &[off, size_c]);
+        let end = fb.op(&mut self.b, op::I_ADD, uint, &[off, size]);
         let fits = fb.op(&mut self.b, op::U_LESS_THAN_EQUAL, bool_t, &[end, capacity]);
         let no_wrap = fb.op(&mut self.b, op::U_GREATER_THAN_EQUAL, bool_t, &[end, off]);
         let ok = fb.op(&mut self.b, op::LOGICAL_AND, bool_t, &[fits, no_wrap]);
@@ -199,26 +198,18 @@ impl Base<'_> {
         let stage = fb.op(&mut self.b, op::LOAD, uint, &[private.stage]);
         let shift = self.b.const_u32(24);
         let stage_bits = fb.op(&mut self.b, op::SHIFT_LEFT_LOGICAL, uint, &[stage, shift]);
-        let sized = fb.op(&mut self.b, op::BITWISE_OR, uint, &[kind_word, size_c]);
+        let sized = fb.op(&mut self.b, op::BITWISE_OR, uint, &[kind_word, size]);
         let first = fb.op(&mut self.b, op::BITWISE_OR, uint, &[sized, stage_bits]);
         let invocation = fb.op(&mut self.b, op::LOAD, v4, &[private.invocation]);
         let mut words = vec![first, site];
         for i in 0..4 {
             words.push(fb.op(&mut self.b, op::COMPOSITE_EXTRACT, uint, &[invocation, i]));
         }
-        words.push(self.b.const_u32(0));
-        words.extend_from_slice(&p[3..]);
-        for (k, w) in words.into_iter().enumerate() {
-            let index = if k == 0 {
-                base
-            } else {
-                let k = self.b.const_u32(k as u32);
-                fb.op(&mut self.b, op::I_ADD, uint, &[base, k])
-            };
-            let ptr = self.word_ptr(&mut fb, buf, index);
-            fb.op_void(op::STORE, &[ptr, w, ALIGNED, 4]);
-        }
-        fb.op_void(op::BRANCH, &[m_alloc]);
+        words.push(zero);
+        self.store_words(&mut fb, buf, base, &words);
+        let header_words = self.b.const_u32(RECORD_HEADER_WORDS as u32);
+        let payload = fb.op(&mut self.b, op::I_ADD, uint, &[base, header_words]);
+        fb.op_void(op::RETURN_VALUE, &[payload]);
 
         fb.block(l_drop);
         let dropped_index = self.b.const_u32(header::DROPPED as u32);
@@ -231,14 +222,33 @@ impl Base<'_> {
         fb.block(m_count);
         fb.op_void(op::BRANCH, &[m_site]);
         fb.block(m_site);
-        fb.op_void(op::RETURN, &[]);
+        fb.op_void(op::BRANCH, &[l_return]);
+        fb.block(l_return);
+        fb.op_void(op::RETURN_VALUE, &[zero]);
         self.b.add_function(fb.finish());
-        self.writers.insert(n, id);
+        self.begin = Some(id);
         id
     }
 
+    /// Stores `words` at `buf.words[base + k]`.
+    fn store_words(&mut self, fb: &mut FnBuilder, buf: u32, base: u32, words: &[u32]) {
+        let uint = self.b.type_uint();
+        for (k, &w) in words.iter().enumerate() {
+            let index = if k == 0 {
+                base
+            } else {
+                let k = self.b.const_u32(k as u32);
+                fb.op(&mut self.b, op::I_ADD, uint, &[base, k])
+            };
+            let ptr = self.word_ptr(fb, buf, index);
+            fb.op_void(op::STORE, &[ptr, w, ALIGNED, 4]);
+        }
+    }
+
     /// The helper for a site with values of `types` (`words` payload words in all):
-    /// `void bb_values(uint kind_word, uint site, uint cap, T0 v0, ...)`.
+    /// `void bb_values(uint kind_word, uint site, uint cap, T0 v0, ...)`. It turns the values into payload
+    /// words, asks `bb_begin` for a record and stores them; a [`HelperKind::NanCheck`] helper first tests the
+    /// values and does nothing unless they show a new NaN or Inf.
     pub(super) fn value_helper(
         &mut self,
         kind: HelperKind,
@@ -249,7 +259,7 @@ impl Base<'_> {
         if let Some(&f) = self.helpers.get(&key) {
             return Ok(f);
         }
-        let writer = self.writer(words);
+        let begin = self.begin_writer();
         let uint = self.b.type_uint();
         let void = self.b.type_void();
         let bool_t = self.b.type_bool();
@@ -304,13 +314,37 @@ impl Base<'_> {
             fb.op_void(op::BRANCH_CONDITIONAL, &[fire, record, end]);
             fb.block(record);
         }
-        let mut args = vec![writer, p[0], p[1], p[2]];
-        for (i, shape) in shapes.iter().enumerate() {
-            for &c in &comps[i] {
-                args.extend(values::component_words(&mut fb, &mut self.b, c, shape));
+        let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
+        let at = fb.op(
+            &mut self.b,
+            op::FUNCTION_CALL,
+            uint,
+            &[begin, p[0], p[1], p[2], size],
+        );
+        if words > 0 {
+            let zero = self.b.const_u32(0);
+            let writing = fb.op(&mut self.b, op::I_NOT_EQUAL, bool_t, &[at, zero]);
+            let store = self.b.id();
+            let stored = self.b.id();
+            fb.op_void(op::SELECTION_MERGE, &[stored, 0]);
+            fb.op_void(op::BRANCH_CONDITIONAL, &[writing, store, stored]);
+            fb.block(store);
+            let mut payload = Vec::with_capacity(words);
+            for (i, shape) in shapes.iter().enumerate() {
+                for &c in &comps[i] {
+                    payload.extend(values::component_words(&mut fb, &mut self.b, c, shape));
+                }
             }
+            let BufferAccess {
+                address,
+                struct_ptr,
+                ..
+            } = self.buffer();
+            let buf = fb.op(&mut self.b, op::BITCAST, struct_ptr, &[address]);
+            self.store_words(&mut fb, buf, at, &payload);
+            fb.op_void(op::BRANCH, &[stored]);
+            fb.block(stored);
         }
-        fb.op(&mut self.b, op::FUNCTION_CALL, void, &args);
         fb.op_void(op::BRANCH, &[end]);
         fb.block(end);
         fb.op_void(op::RETURN, &[]);

@@ -9,21 +9,23 @@
 //!   below SPIR-V 1.5 (the extension works from SPIR-V 1.0, so the version is never raised), the
 //!   `PhysicalStorageBuffer64` addressing model, and the buffer's device address baked in as a `uvec2`
 //!   constant bit-cast to a pointer;
-//! - helper functions, built once per shape and called from each site: a *writer* per payload size that
-//!   counts and appends a record (see [`crate::record`]), a *value helper* per argument-type list that turns
-//!   values into payload words (and, for NaN checks, tests them first), a *crash* helper, and a *prologue*
-//!   per stage that stores the invocation ids and the stage into two `Private` variables;
+//! - helper functions, built once and called from each site: `bb_begin`, one per module, that counts the
+//!   site and allocates a record and writes its header (see [`crate::record`]); a *value helper* per
+//!   argument-type list that (for NaN checks) tests the values, then calls `bb_begin` and stores the values
+//!   as payload words; a *crash* helper; and a *prologue* per stage that stores the invocation ids and the
+//!   stage into two `Private` variables;
 //! - a call to the prologue at the start of every entry point function, and the entry points' interfaces.
 //!
 //! Every conditional lives inside the helpers, so instrumenting a site never splits the application's blocks
-//! or touches its control flow: a site is one `OpFunctionCall` placed after (or instead of) the instruction.
-//! The output depends only on the input and the options.
+//! or touches its control flow: a site is one `OpFunctionCall` placed after (or instead of) the instruction
+//! (with, at most, the `OpCompositeExtract`s or the `OpFConvert` that pick its values). Block splitting is
+//! the helpers' business, and they are built block by block from scratch ([`builder::FnBuilder`]).
+//! The output depends only on the input and the options: maps are only looked up, never iterated, and
+//! everything new is emitted in creation order.
 
 pub(crate) mod builder;
 mod helpers;
 pub(crate) mod values;
-
-use std::collections::HashMap;
 
 use crate::analysis::source::{DebugSources, LineTracker};
 use crate::analysis::Analysis;
@@ -31,6 +33,7 @@ use crate::error::NotInstrumented;
 use crate::info::{Site, SiteKind, SourceLocation, Stage};
 use crate::module::{Instruction, Module};
 use crate::record::{ScalarType, ValueLayout, MAX_PAYLOAD_WORDS};
+use crate::util::FastMap;
 use crate::Options;
 
 pub(crate) use builder::Builder;
@@ -96,8 +99,9 @@ pub(crate) struct Base<'o> {
     float16: bool,
     buffer: Option<helpers::BufferAccess>,
     private: Option<helpers::PrivateVars>,
-    writers: HashMap<usize, u32>,
-    helpers: HashMap<(HelperKind, Vec<u32>), u32>,
+    /// `bb_begin`, once built.
+    begin: Option<u32>,
+    helpers: FastMap<(HelperKind, Vec<u32>), u32>,
     crash: Option<u32>,
 }
 
@@ -136,8 +140,8 @@ impl<'o> Base<'o> {
             float16: module.capabilities.iter().any(|c| c.operand(0) == Some(9)),
             buffer: None,
             private: None,
-            writers: HashMap::new(),
-            helpers: HashMap::new(),
+            begin: None,
+            helpers: FastMap::default(),
             crash: None,
         })
     }

@@ -10,12 +10,12 @@
 //! and every other `NonSemantic.*` instruction, so the instrumented module loads on such drivers (lavapipe
 //! among them). With the option off it is kept as it was, and the device must support the extension.
 
-use std::collections::HashSet;
+use crate::util::FastSet;
 
 use crate::grammar::op;
 use crate::module::{decode_string, Instruction, Module};
 
-fn non_semantic_sets(module: &Module) -> HashSet<u32> {
+fn non_semantic_sets(module: &Module) -> FastSet<u32> {
     module
         .ext_inst_imports
         .iter()
@@ -49,7 +49,7 @@ pub(crate) fn strip_non_semantic(module: &mut Module) {
 /// import is left, and `SPV_KHR_relaxed_extended_instruction` when no `OpExtInstWithForwardRefsKHR` is left.
 pub(crate) fn remove_unused_imports(module: &mut Module) {
     let sets = non_semantic_sets(module);
-    let mut used = HashSet::new();
+    let mut used = FastSet::default();
     let mut forward_refs = false;
     for inst in module.all_instructions() {
         if is_ext_inst(inst) {

@@ -1,0 +1,72 @@
+//! Engine throughput over a directory of modules (default: the shared corpus), as MB/s of input SPIR-V:
+//!
+//! ```sh
+//! cargo run --release -p blackbox-engine --example throughput -- [DIR] [ROUNDS]
+//! ```
+//!
+//! A benchmark, not a test: it prints figures and asserts nothing.
+
+use std::time::Instant;
+
+use blackbox_engine::module::Module;
+use blackbox_engine::{instrument, shader_info, NanLevel, Options};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().unwrap_or_else(|| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/spv").to_string()
+    });
+    let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let mut modules = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+        let path = entry.expect("directory entry").path();
+        if path.extension().is_some_and(|e| e == "spv") {
+            let bytes = std::fs::read(&path).expect("reading a module");
+            modules.push(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect::<Vec<u32>>(),
+            );
+        }
+    }
+    let bytes: usize = modules.iter().map(|m| m.len() * 4).sum();
+    println!(
+        "{} modules, {:.2} MB, {rounds} rounds",
+        modules.len(),
+        bytes as f64 / 1e6
+    );
+    let measure = |name: &str, f: &dyn Fn(&[u32])| {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            for m in &modules {
+                f(m);
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "{name:>28}: {:8.1} MB/s",
+            (bytes * rounds) as f64 / 1e6 / secs
+        );
+    };
+    measure("parse + write back", &|m| {
+        let _ = Module::parse(m).map(|m| m.to_words());
+    });
+    measure("shader_info", &|m| {
+        let _ = shader_info(m);
+    });
+    for (name, nan) in [
+        ("instrument, asserts+printf", NanLevel::Off),
+        ("instrument, nan outputs", NanLevel::Outputs),
+        ("instrument, nan ops", NanLevel::Ops),
+    ] {
+        let options = Options {
+            nan,
+            error_buffer_address: 0x7f00_0000_1000,
+            ..Options::default()
+        };
+        measure(name, &|m| {
+            let _ = instrument(m, &options);
+        });
+    }
+}
