@@ -37,7 +37,7 @@ impl ColorWhen {
         }
     }
 
-    fn enabled(self) -> bool {
+    pub fn enabled(self) -> bool {
         match self {
             ColorWhen::Always => true,
             ColorWhen::Never => false,

@@ -218,12 +218,12 @@ extern "C" fn forward_signal(sig: libc::c_int) {
 /// While the child runs: terminal signals (INT, QUIT), which reach the child too, are ignored here, and
 /// TERM/HUP sent to blackbox alone are passed on, so blackbox outlives the child and cleans up.
 /// Installed after the spawn, so the child starts with its own default dispositions.
-struct SignalGuard {
+pub struct SignalGuard {
     old: Vec<(libc::c_int, libc::sigaction)>,
 }
 
 impl SignalGuard {
-    fn install(child: u32) -> SignalGuard {
+    pub fn install(child: u32) -> SignalGuard {
         CHILD_PID.store(child as i32, Ordering::Relaxed);
         let mut old = Vec::new();
         for (sig, forward) in [

@@ -58,9 +58,20 @@ pub struct Markers {
 
 impl Markers {
     /// Wraps a marker buffer of [`SLOTS`] slots.
-    pub fn new(buffer: HostBuffer, path: MarkerPath, granularity: Breadcrumbs, checkpoints: bool) -> Self {
+    pub fn new(
+        buffer: HostBuffer,
+        path: MarkerPath,
+        granularity: Breadcrumbs,
+        checkpoints: bool,
+    ) -> Self {
         let slots = (buffer.words() as u32 / SLOT_WORDS).min(SLOTS);
-        Self { buffer, path, granularity, checkpoints, free: Mutex::new((0..slots).rev().collect()) }
+        Self {
+            buffer,
+            path,
+            granularity,
+            checkpoints,
+            free: Mutex::new((0..slots).rev().collect()),
+        }
     }
 
     /// The marker buffer's size for [`SLOTS`] slots.
@@ -93,7 +104,14 @@ impl Markers {
     ///
     /// # Safety
     /// `cb` must be recording on the device `next` belongs to; for the fill path, outside a render pass.
-    pub unsafe fn write(&self, next: &DeviceDispatch, cb: vk::CommandBuffer, slot: u32, word: u32, value: u32) {
+    pub unsafe fn write(
+        &self,
+        next: &DeviceDispatch,
+        cb: vk::CommandBuffer,
+        slot: u32,
+        word: u32,
+        value: u32,
+    ) {
         let offset = u64::from((slot * SLOT_WORDS + word) * 4);
         match self.path {
             MarkerPath::BufferMarker => {
@@ -138,7 +156,8 @@ impl Markers {
         if self.checkpoints && word == 0 {
             if let Some(set) = next.cmd_set_checkpoint_nv {
                 // The checkpoint's "pointer" carries slot and unit, decoded after a loss.
-                let tag = (u64::from(slot) << 32 | u64::from(value)) as usize as *const std::ffi::c_void;
+                let tag =
+                    (u64::from(slot) << 32 | u64::from(value)) as usize as *const std::ffi::c_void;
                 // SAFETY: a recording command buffer; the marker is an opaque value.
                 unsafe { set(cb, tag) };
             }

@@ -57,7 +57,11 @@ const EXT_ADDRESS_BINDING_REPORT: &CStr = c"VK_EXT_device_address_binding_report
 ///
 /// # Safety
 /// `physical_device` must belong to `instance`.
-unsafe fn query_supported(instance: &Instance, physical_device: vk::PhysicalDevice, api_version: u32) -> Supported {
+unsafe fn query_supported(
+    instance: &Instance,
+    physical_device: vk::PhysicalDevice,
+    api_version: u32,
+) -> Supported {
     let mut supported = Supported::default();
     let extensions = unsafe { device_extensions(instance, physical_device) };
     let has = |name: &CStr| extensions.iter().any(|e| e.as_c_str() == name);
@@ -99,23 +103,40 @@ unsafe fn query_supported(instance: &Instance, physical_device: vk::PhysicalDevi
 ///
 /// # Safety
 /// `physical_device` must belong to `instance`.
-unsafe fn device_extensions(instance: &Instance, physical_device: vk::PhysicalDevice) -> Vec<std::ffi::CString> {
+unsafe fn device_extensions(
+    instance: &Instance,
+    physical_device: vk::PhysicalDevice,
+) -> Vec<std::ffi::CString> {
     let Some(enumerate) = instance.next.enumerate_device_extension_properties else {
         return Vec::new();
     };
     let mut count = 0u32;
     // SAFETY: the two-call idiom with valid pointers.
     unsafe {
-        if enumerate(physical_device, std::ptr::null(), &mut count, std::ptr::null_mut()) != vk::Result::SUCCESS {
+        if enumerate(
+            physical_device,
+            std::ptr::null(),
+            &mut count,
+            std::ptr::null_mut(),
+        ) != vk::Result::SUCCESS
+        {
             return Vec::new();
         }
         let mut props = vec![vk::ExtensionProperties::default(); count as usize];
-        let result = enumerate(physical_device, std::ptr::null(), &mut count, props.as_mut_ptr());
+        let result = enumerate(
+            physical_device,
+            std::ptr::null(),
+            &mut count,
+            props.as_mut_ptr(),
+        );
         if result != vk::Result::SUCCESS && result != vk::Result::INCOMPLETE {
             return Vec::new();
         }
         props.truncate(count as usize);
-        props.iter().map(|p| CStr::from_ptr(p.extension_name.as_ptr()).to_owned()).collect()
+        props
+            .iter()
+            .map(|p| CStr::from_ptr(p.extension_name.as_ptr()).to_owned())
+            .collect()
     }
 }
 
@@ -123,7 +144,10 @@ unsafe fn device_extensions(instance: &Instance, physical_device: vk::PhysicalDe
 ///
 /// # Safety
 /// `physical_device` must belong to `instance`.
-unsafe fn marker_memory_type(instance: &Instance, physical_device: vk::PhysicalDevice) -> Option<u32> {
+unsafe fn marker_memory_type(
+    instance: &Instance,
+    physical_device: vk::PhysicalDevice,
+) -> Option<u32> {
     let get = instance.next.get_physical_device_memory_properties?;
     let mut props = vk::PhysicalDeviceMemoryProperties::default();
     // SAFETY: valid output struct.
@@ -131,7 +155,10 @@ unsafe fn marker_memory_type(instance: &Instance, physical_device: vk::PhysicalD
     let types = &props.memory_types[..props.memory_type_count as usize];
     let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
     let find = |extra: vk::MemoryPropertyFlags| {
-        types.iter().position(|t| t.property_flags.contains(wanted | extra)).map(|i| i as u32)
+        types
+            .iter()
+            .position(|t| t.property_flags.contains(wanted | extra))
+            .map(|i| i as u32)
     };
     find(vk::MemoryPropertyFlags::DEVICE_LOCAL).or_else(|| find(vk::MemoryPropertyFlags::empty()))
 }
@@ -185,8 +212,13 @@ impl DeviceCreatePatch {
         let memory_type = unsafe { marker_memory_type(instance, physical_device) };
         let mut patch = DeviceCreatePatch {
             // SAFETY: the app's struct, copied; its pointers stay valid for the call.
-            create_info: unsafe { std::mem::transmute::<vk::DeviceCreateInfo<'_>, vk::DeviceCreateInfo<'static>>(*app) },
-            capabilities: Capabilities { marker_memory_type: memory_type, ..Default::default() },
+            create_info: unsafe {
+                std::mem::transmute::<vk::DeviceCreateInfo<'_>, vk::DeviceCreateInfo<'static>>(*app)
+            },
+            capabilities: Capabilities {
+                marker_memory_type: memory_type,
+                ..Default::default()
+            },
             extensions: Vec::new(),
             own: Box::default(),
             restore: Vec::new(),
@@ -218,7 +250,8 @@ impl DeviceCreatePatch {
             add_extension(EXT_ADDRESS_BINDING_REPORT);
             caps.address_binding_report = true;
         }
-        caps.buffer_device_address = wanted.buffer_device_address && supported.buffer_device_address;
+        caps.buffer_device_address =
+            wanted.buffer_device_address && supported.buffer_device_address;
         caps.timeline_semaphore = wanted.diagnostics && supported.timeline_semaphore;
         let caps = *caps;
 
@@ -228,7 +261,10 @@ impl DeviceCreatePatch {
         unsafe {
             let v12 = find_in_chain::<vk::PhysicalDeviceVulkan12Features>(app.p_next);
             if caps.buffer_device_address {
-                match (v12, find_in_chain::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(app.p_next)) {
+                match (
+                    v12,
+                    find_in_chain::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(app.p_next),
+                ) {
                     (Some(v12), _) => patch.set(&mut (*v12).buffer_device_address),
                     (None, Some(bda)) => patch.set(&mut (*bda).buffer_device_address),
                     (None, None) => {
@@ -238,12 +274,16 @@ impl DeviceCreatePatch {
                 }
             }
             if caps.timeline_semaphore {
-                match (v12, find_in_chain::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(app.p_next)) {
+                match (
+                    v12,
+                    find_in_chain::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(app.p_next),
+                ) {
                     (Some(v12), _) => patch.set(&mut (*v12).timeline_semaphore),
                     (None, Some(t)) => patch.set(&mut (*t).timeline_semaphore),
                     (None, None) => {
                         patch.own.timeline.timeline_semaphore = vk::TRUE;
-                        prepend.push(&mut patch.own.timeline as *mut _ as *mut vk::BaseOutStructure);
+                        prepend
+                            .push(&mut patch.own.timeline as *mut _ as *mut vk::BaseOutStructure);
                     }
                 }
             }
@@ -257,7 +297,8 @@ impl DeviceCreatePatch {
                 }
             }
             if caps.address_binding_report {
-                match find_in_chain::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(app.p_next) {
+                match find_in_chain::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(app.p_next)
+                {
                     Some(f) => patch.set(&mut (*f).report_address_binding),
                     None => {
                         patch.own.binding.report_address_binding = vk::TRUE;
@@ -280,7 +321,8 @@ impl DeviceCreatePatch {
                         }
                     }
                     None => {
-                        patch.own.core = app.p_enabled_features.as_ref().copied().unwrap_or_default();
+                        patch.own.core =
+                            app.p_enabled_features.as_ref().copied().unwrap_or_default();
                         if supported.fragment_stores {
                             patch.own.core.fragment_stores_and_atomics = vk::TRUE;
                         }

@@ -162,7 +162,8 @@ impl BindPoint {
 
 /// Command buffers by handle. Freed handles can be reused by the driver, so entries are replaced on
 /// allocation and removed on free.
-static COMMAND_BUFFERS: Lazy<RwLock<HashMap<u64, Arc<CommandBuffer>>>> = Lazy::new(Default::default);
+static COMMAND_BUFFERS: Lazy<RwLock<HashMap<u64, Arc<CommandBuffer>>>> =
+    Lazy::new(Default::default);
 /// Bumped on every free, so that the per-thread cache never returns a freed command buffer.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
@@ -193,7 +194,12 @@ pub fn lookup(handle: vk::CommandBuffer) -> Option<Arc<CommandBuffer>> {
 }
 
 /// Records newly allocated command buffers.
-pub fn register(device: &Arc<Device>, pool: vk::CommandPool, secondary: bool, handles: &[vk::CommandBuffer]) {
+pub fn register(
+    device: &Arc<Device>,
+    pool: vk::CommandPool,
+    secondary: bool,
+    handles: &[vk::CommandBuffer],
+) {
     use vk::Handle;
     let markers = device.markers.read();
     let mut map = COMMAND_BUFFERS.write();
@@ -239,7 +245,9 @@ pub fn unregister_pool(device: &Device, pool: Option<vk::CommandPool>) {
     let handles: Vec<vk::CommandBuffer> = COMMAND_BUFFERS
         .read()
         .values()
-        .filter(|cb| std::ptr::eq(Arc::as_ptr(&cb.device), device) && pool.is_none_or(|p| cb.pool == p))
+        .filter(|cb| {
+            std::ptr::eq(Arc::as_ptr(&cb.device), device) && pool.is_none_or(|p| cb.pool == p)
+        })
         .map(|cb| cb.handle)
         .collect();
     unregister(device, handles);
@@ -247,7 +255,12 @@ pub fn unregister_pool(device: &Device, pool: Option<vk::CommandPool>) {
 
 /// Every command buffer of a pool, for `vkResetCommandPool`.
 pub fn of_pool(pool: vk::CommandPool) -> Vec<Arc<CommandBuffer>> {
-    COMMAND_BUFFERS.read().values().filter(|cb| cb.pool == pool).cloned().collect()
+    COMMAND_BUFFERS
+        .read()
+        .values()
+        .filter(|cb| cb.pool == pool)
+        .cloned()
+        .collect()
 }
 
 impl CommandBuffer {
@@ -259,7 +272,11 @@ impl CommandBuffer {
     /// `vkBeginCommandBuffer`, before the call down.
     pub fn begin(&self, flags: vk::CommandBufferUsageFlags, continues_render_pass: bool) {
         let mut rec = self.recording.lock();
-        let capacity = self.last.lock().as_ref().map_or(64, |l| l.commands.len().next_power_of_two());
+        let capacity = self
+            .last
+            .lock()
+            .as_ref()
+            .map_or(64, |l| l.commands.len().next_power_of_two());
         *rec = Recording {
             commands: Vec::with_capacity(capacity),
             simultaneous_use: flags.contains(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE),
@@ -317,8 +334,12 @@ impl CommandBuffer {
     /// granularity and the render-pass state allow.
     pub fn action(&self, name: &'static str, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
         let mut rec = self.recording.lock();
-        let standalone_unit =
-            rec.marking && if rec.inside_render_pass { rec.units_inside_passes } else { rec.granularity >= Breadcrumbs::Pass };
+        let standalone_unit = rec.marking
+            && if rec.inside_render_pass {
+                rec.units_inside_passes
+            } else {
+                rec.granularity >= Breadcrumbs::Pass
+            };
         let unit = if standalone_unit {
             rec.units += 1;
             rec.units
@@ -357,7 +378,8 @@ impl CommandBuffer {
     pub fn begin_render_pass(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
         let mut rec = self.recording.lock();
         // Where commands inside can be units, the pass is the scope they share; otherwise it is one unit.
-        let pass_is_unit = rec.marking && rec.granularity >= Breadcrumbs::Pass && !rec.units_inside_passes;
+        let pass_is_unit =
+            rec.marking && rec.granularity >= Breadcrumbs::Pass && !rec.units_inside_passes;
         let unit = if pass_is_unit {
             rec.units += 1;
             rec.pass_unit = Some(rec.units);
@@ -445,7 +467,9 @@ impl Recording {
         let mut p = [0u64; 4];
         let n = params.len().min(4);
         p[..n].copy_from_slice(&params[..n]);
-        let pipeline = bind.index().map_or(vk::Pipeline::null(), |i| self.pipelines[i]);
+        let pipeline = bind
+            .index()
+            .map_or(vk::Pipeline::null(), |i| self.pipelines[i]);
         self.commands.push(Command {
             name,
             params: p,

@@ -127,11 +127,17 @@ fn keyword<T: Copy + PartialEq>(
         return default;
     };
     let text = value.to_string_lossy();
-    if let Some((_, v)) = choices.iter().find(|(k, _)| k.eq_ignore_ascii_case(text.trim())) {
+    if let Some((_, v)) = choices
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(text.trim()))
+    {
         return *v;
     }
     let accepted: Vec<&str> = choices.iter().map(|(k, _)| *k).collect();
-    let default_name = choices.iter().find(|(_, v)| *v == default).map_or("", |(k, _)| k);
+    let default_name = choices
+        .iter()
+        .find(|(_, v)| *v == default)
+        .map_or("", |(k, _)| k);
     warnings.push(format!(
         "{name}={text:?} is not valid; accepted: {}; using the default `{default_name}`",
         accepted.join(", ")
@@ -180,7 +186,9 @@ impl Config {
             None => default_output,
             Some(dir) if dir.is_relative() => {
                 // A relative path would follow the app's working directory, which apps change; anchor it now.
-                std::env::current_dir().map(|cwd| cwd.join(&dir)).unwrap_or(dir)
+                std::env::current_dir()
+                    .map(|cwd| cwd.join(&dir))
+                    .unwrap_or(dir)
             }
             Some(dir) => dir,
         };
@@ -189,15 +197,30 @@ impl Config {
         let assert = keyword(
             &var,
             "VK_BLACKBOX_ASSERT",
-            &[("off", A::Off), ("log", A::Log), ("abort", A::Abort), ("crash", A::Crash)],
+            &[
+                ("off", A::Off),
+                ("log", A::Log),
+                ("abort", A::Abort),
+                ("crash", A::Crash),
+            ],
             A::Log,
             &mut warnings,
         );
-        let printf = keyword(&var, "VK_BLACKBOX_PRINTF", &[("on", true), ("off", false)], true, &mut warnings);
+        let printf = keyword(
+            &var,
+            "VK_BLACKBOX_PRINTF",
+            &[("on", true), ("off", false)],
+            true,
+            &mut warnings,
+        );
         let nan = keyword(
             &var,
             "VK_BLACKBOX_NAN",
-            &[("off", NanMode::Off), ("outputs", NanMode::Outputs), ("ops", NanMode::Ops)],
+            &[
+                ("off", NanMode::Off),
+                ("outputs", NanMode::Outputs),
+                ("ops", NanMode::Ops),
+            ],
             NanMode::Off,
             &mut warnings,
         );
@@ -205,15 +228,28 @@ impl Config {
         let breadcrumbs = keyword(
             &var,
             "VK_BLACKBOX_BREADCRUMBS",
-            &[("off", B::Off), ("submit", B::Submit), ("pass", B::Pass), ("command", B::Command)],
+            &[
+                ("off", B::Off),
+                ("submit", B::Submit),
+                ("pass", B::Pass),
+                ("command", B::Command),
+            ],
             B::Command,
             &mut warnings,
         );
         let shader_filter = set("VK_BLACKBOX_SHADERS")
-            .map(|v| v.to_string_lossy().split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect())
+            .map(|v| {
+                v.to_string_lossy()
+                    .split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         let dump_shaders = set("VK_BLACKBOX_DUMP_SHADERS").map(PathBuf::from);
-        let watchdog_ms = match set("VK_BLACKBOX_WATCHDOG_MS").map(|v| v.to_string_lossy().trim().to_owned()) {
+        let watchdog_ms = match set("VK_BLACKBOX_WATCHDOG_MS")
+            .map(|v| v.to_string_lossy().trim().to_owned())
+        {
             None => Some(10_000),
             Some(text) => match text.parse::<u64>() {
                 Ok(0) => None,
@@ -248,7 +284,10 @@ impl Config {
 
 /// `$XDG_STATE_HOME/blackbox`, else `~/.local/state/blackbox`, else a folder under the temp dir.
 fn default_output_dir(var: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
-    if let Some(state) = var("XDG_STATE_HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
+    if let Some(state) = var("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
         return state.join("blackbox");
     }
     if let Some(home) = var("HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
@@ -269,7 +308,11 @@ pub fn fallback_output_dir() -> PathBuf {
 pub fn check_log_filter(value: &str) -> Result<(), String> {
     // A `/regex` suffix filters message text; only the directives before it are checked.
     let directives = value.split('/').next().unwrap_or_default();
-    for directive in directives.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+    for directive in directives
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+    {
         let is_level = |s: &str| LEVELS.iter().any(|l| l.eq_ignore_ascii_case(s));
         let is_target = |s: &str| s == "blackbox" || s.starts_with("blackbox::");
         let ok = match directive.split_once('=') {
@@ -277,7 +320,9 @@ pub fn check_log_filter(value: &str) -> Result<(), String> {
             None => is_level(directive) || is_target(directive),
         };
         if !ok {
-            return Err(format!("`{directive}` is neither a level nor `blackbox[=level]`"));
+            return Err(format!(
+                "`{directive}` is neither a level nor `blackbox[=level]`"
+            ));
         }
     }
     Ok(())
@@ -297,7 +342,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn parse(vars: &[(&str, &str)]) -> Parsed {
-        let map: HashMap<String, OsString> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        let map: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
         Config::from_env(|name| map.get(name).cloned())
     }
 
@@ -306,7 +354,10 @@ mod tests {
         let p = parse(&[("HOME", "/home/u")]);
         assert!(p.warnings.is_empty());
         assert_eq!(p.config.log_filter, "info");
-        assert_eq!(p.config.output_dir, PathBuf::from("/home/u/.local/state/blackbox"));
+        assert_eq!(
+            p.config.output_dir,
+            PathBuf::from("/home/u/.local/state/blackbox")
+        );
         assert_eq!(p.config.log_file, None);
     }
 
@@ -316,12 +367,22 @@ mod tests {
         assert_eq!(p.config.output_dir, PathBuf::from("/state/blackbox"));
         // A relative XDG value is invalid per the XDG spec and ignored.
         let p = parse(&[("HOME", "/home/u"), ("XDG_STATE_HOME", "rel")]);
-        assert_eq!(p.config.output_dir, PathBuf::from("/home/u/.local/state/blackbox"));
+        assert_eq!(
+            p.config.output_dir,
+            PathBuf::from("/home/u/.local/state/blackbox")
+        );
     }
 
     #[test]
     fn log_filters() {
-        for ok in ["debug", "WARN", "blackbox=trace", "blackbox::device=debug,info", "off", "info/device"] {
+        for ok in [
+            "debug",
+            "WARN",
+            "blackbox=trace",
+            "blackbox::device=debug,info",
+            "off",
+            "info/device",
+        ] {
             assert_eq!(check_log_filter(ok), Ok(()), "{ok}");
         }
         for bad in ["verbose", "blackbox=loud", "wgpu=debug", "2"] {
@@ -334,8 +395,16 @@ mod tests {
         let p = parse(&[("VK_BLACKBOX_LOG", "verbose")]);
         assert_eq!(p.config.log_filter, "info");
         assert_eq!(p.warnings.len(), 1);
-        assert!(p.warnings[0].contains("VK_BLACKBOX_LOG=\"verbose\""), "{}", p.warnings[0]);
-        assert!(p.warnings[0].contains("off, error, warn, info, debug, trace"), "{}", p.warnings[0]);
+        assert!(
+            p.warnings[0].contains("VK_BLACKBOX_LOG=\"verbose\""),
+            "{}",
+            p.warnings[0]
+        );
+        assert!(
+            p.warnings[0].contains("off, error, warn, info, debug, trace"),
+            "{}",
+            p.warnings[0]
+        );
     }
 
     #[test]
@@ -350,9 +419,15 @@ mod tests {
         ]);
         assert!(p.warnings.is_empty(), "{:?}", p.warnings);
         let c = p.config;
-        assert_eq!((c.assert, c.printf, c.nan, c.breadcrumbs), (AssertMode::Abort, false, NanMode::Ops, Breadcrumbs::Pass));
+        assert_eq!(
+            (c.assert, c.printf, c.nan, c.breadcrumbs),
+            (AssertMode::Abort, false, NanMode::Ops, Breadcrumbs::Pass)
+        );
         assert_eq!(c.watchdog_ms, None);
-        assert_eq!(c.shader_filter, vec!["1f3a".to_owned(), "ParticleSim".to_owned()]);
+        assert_eq!(
+            c.shader_filter,
+            vec!["1f3a".to_owned(), "ParticleSim".to_owned()]
+        );
     }
 
     #[test]
@@ -365,21 +440,34 @@ mod tests {
             ("VK_BLACKBOX_WATCHDOG_MS", "10s"),
         ]);
         let c = &p.config;
-        assert_eq!((c.assert, c.nan, c.breadcrumbs, c.printf), (AssertMode::Log, NanMode::Off, Breadcrumbs::Command, true));
+        assert_eq!(
+            (c.assert, c.nan, c.breadcrumbs, c.printf),
+            (AssertMode::Log, NanMode::Off, Breadcrumbs::Command, true)
+        );
         assert_eq!(c.watchdog_ms, Some(10_000));
         let w = p.warnings.join("\n");
         assert!(w.contains("VK_BLACKBOX_ASSERT=\"loud\" is not valid; accepted: off, log, abort, crash; using the default `log`"), "{w}");
         assert!(w.contains("VK_BLACKBOX_NAN=\"all\" is not valid; accepted: off, outputs, ops; using the default `off`"), "{w}");
         assert!(w.contains("VK_BLACKBOX_BREADCRUMBS=\"draw\" is not valid; accepted: off, submit, pass, command; using the default `command`"), "{w}");
         assert!(w.contains("VK_BLACKBOX_PRINTF=\"yes\" is not valid; accepted: on, off; using the default `on`"), "{w}");
-        assert!(w.contains("VK_BLACKBOX_WATCHDOG_MS=\"10s\" is not valid"), "{w}");
+        assert!(
+            w.contains("VK_BLACKBOX_WATCHDOG_MS=\"10s\" is not valid"),
+            "{w}"
+        );
     }
 
     #[test]
     fn empty_values_are_unset() {
-        let p = parse(&[("VK_BLACKBOX_LOG", ""), ("VK_BLACKBOX_OUTPUT", ""), ("HOME", "/h")]);
+        let p = parse(&[
+            ("VK_BLACKBOX_LOG", ""),
+            ("VK_BLACKBOX_OUTPUT", ""),
+            ("HOME", "/h"),
+        ]);
         assert!(p.warnings.is_empty());
-        assert_eq!(p.config.output_dir, PathBuf::from("/h/.local/state/blackbox"));
+        assert_eq!(
+            p.config.output_dir,
+            PathBuf::from("/h/.local/state/blackbox")
+        );
     }
 
     #[test]
@@ -390,7 +478,11 @@ mod tests {
         assert_eq!(names.len(), VARIABLES.len());
         let readme = include_str!("../../README.md");
         for v in VARIABLES {
-            assert!(readme.contains(&format!("`{}`", v.name)), "{} missing from the README's table", v.name);
+            assert!(
+                readme.contains(&format!("`{}`", v.name)),
+                "{} missing from the README's table",
+                v.name
+            );
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct Device {
     pub error_buffer: RwLock<Option<crate::shader_errors::ErrorBuffer>>,
     /// A device-lost report was written: one per device.
     pub lost: AtomicBool,
+    /// False once `vkDestroyDevice` began. The watchdog holds the read lock while it calls into the driver
+    /// for this device, so destruction waits for it and it never touches a destroyed device.
+    pub alive: RwLock<bool>,
     /// The app's shader modules and pipelines.
     pub shaders: crate::shaders::Registry,
     /// Debug names the app gave objects of this device, by handle.
@@ -53,7 +56,11 @@ impl Device {
         if let Some(q) = self.queue(handle) {
             return q;
         }
-        let timeline = if self.capabilities.timeline_semaphore { self.create_timeline() } else { None };
+        let timeline = if self.capabilities.timeline_semaphore {
+            self.create_timeline()
+        } else {
+            None
+        };
         let mut queues = self.queues.write();
         if let Some(q) = queues.iter().find(|q| q.handle == handle) {
             // Another thread got there first.
@@ -70,12 +77,17 @@ impl Device {
 
     /// The known queue behind `handle`.
     pub fn queue(&self, handle: vk::Queue) -> Option<Arc<Queue>> {
-        self.queues.read().iter().find(|q| q.handle == handle).cloned()
+        self.queues
+            .read()
+            .iter()
+            .find(|q| q.handle == handle)
+            .cloned()
     }
 
     fn create_timeline(&self) -> Option<vk::Semaphore> {
         let create = self.next.create_semaphore?;
-        let mut kind = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+        let mut kind =
+            vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
         let info = vk::SemaphoreCreateInfo::default().push_next(&mut kind);
         let mut semaphore = vk::Semaphore::null();
         // SAFETY: a live device with timelineSemaphore enabled; valid create info.
@@ -89,10 +101,14 @@ impl Device {
 
     /// Reads every queue's timeline and retires finished submissions. Safe from any thread.
     pub fn poll_completion(&self) -> Result<(), vk::Result> {
-        let Some(get) = self.next.get_semaphore_counter_value else { return Ok(()) };
+        let Some(get) = self.next.get_semaphore_counter_value else {
+            return Ok(());
+        };
         let queues = self.queues.read().clone();
         for queue in queues {
-            let Some(timeline) = queue.timeline else { continue };
+            let Some(timeline) = queue.timeline else {
+                continue;
+            };
             let mut value = 0u64;
             // SAFETY: our own live semaphore; the query needs no external synchronization.
             let result = unsafe { get(self.handle, timeline, &mut value) };

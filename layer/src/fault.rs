@@ -11,14 +11,20 @@ pub fn read(device: &Device, kind: model::Kind) -> (Option<model::DeviceFault>, 
     if !device.capabilities.device_fault {
         return (None, None);
     }
-    let Some(get) = device.next.get_device_fault_info_ext else { return (None, None) };
+    let Some(get) = device.next.get_device_fault_info_ext else {
+        return (None, None);
+    };
     let mut counts = vk::DeviceFaultCountsEXT::default();
     // SAFETY: a live device with VK_EXT_device_fault; counts query with no info struct.
     let result = unsafe { get(device.handle, &mut counts, std::ptr::null_mut()) };
     if result != vk::Result::SUCCESS {
         let note = format!(
             "vkGetDeviceFaultInfoEXT returned {result:?}{}",
-            if kind == model::Kind::DeviceLost { "" } else { " (drivers answer only once the device is lost)" }
+            if kind == model::Kind::DeviceLost {
+                ""
+            } else {
+                " (drivers answer only once the device is lost)"
+            }
         );
         let fault = model::DeviceFault {
             description: String::new(),
@@ -29,13 +35,19 @@ pub fn read(device: &Device, kind: model::Kind) -> (Option<model::DeviceFault>, 
         };
         return (Some(fault), None);
     }
-    let mut addresses = vec![vk::DeviceFaultAddressInfoEXT::default(); counts.address_info_count as usize];
-    let mut vendors = vec![vk::DeviceFaultVendorInfoEXT::default(); counts.vendor_info_count as usize];
+    let mut addresses =
+        vec![vk::DeviceFaultAddressInfoEXT::default(); counts.address_info_count as usize];
+    let mut vendors =
+        vec![vk::DeviceFaultVendorInfoEXT::default(); counts.vendor_info_count as usize];
     let mut binary = vec![0u8; counts.vendor_binary_size as usize];
     let mut info = vk::DeviceFaultInfoEXT {
         p_address_infos: addresses.as_mut_ptr(),
         p_vendor_infos: vendors.as_mut_ptr(),
-        p_vendor_binary_data: if binary.is_empty() { std::ptr::null_mut() } else { binary.as_mut_ptr().cast() },
+        p_vendor_binary_data: if binary.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            binary.as_mut_ptr().cast()
+        },
         ..Default::default()
     };
     // SAFETY: arrays sized from the counts query.
@@ -54,7 +66,14 @@ pub fn read(device: &Device, kind: model::Kind) -> (Option<model::DeviceFault>, 
     let vendor_infos = vendors
         .iter()
         .take(counts.vendor_info_count as usize)
-        .map(|v| format!("{} (code {:#x}, data {:#x})", crate::instance::c_chars(&v.description), v.vendor_fault_code, v.vendor_fault_data))
+        .map(|v| {
+            format!(
+                "{} (code {:#x}, data {:#x})",
+                crate::instance::c_chars(&v.description),
+                v.vendor_fault_code,
+                v.vendor_fault_data
+            )
+        })
         .collect();
     binary.truncate(counts.vendor_binary_size as usize);
     let has_binary = !binary.is_empty();
@@ -63,7 +82,8 @@ pub fn read(device: &Device, kind: model::Kind) -> (Option<model::DeviceFault>, 
         addresses,
         vendor_infos,
         vendor_binary: has_binary.then(|| "vendor-fault-binary.bin".to_owned()),
-        note: (result != vk::Result::SUCCESS).then(|| format!("vkGetDeviceFaultInfoEXT returned {result:?}")),
+        note: (result != vk::Result::SUCCESS)
+            .then(|| format!("vkGetDeviceFaultInfoEXT returned {result:?}")),
     };
     (Some(fault), has_binary.then_some(binary))
 }
@@ -73,8 +93,12 @@ fn address_kind(t: vk::DeviceFaultAddressTypeEXT) -> &'static str {
         vk::DeviceFaultAddressTypeEXT::READ_INVALID => "read of an invalid address",
         vk::DeviceFaultAddressTypeEXT::WRITE_INVALID => "write to an invalid address",
         vk::DeviceFaultAddressTypeEXT::EXECUTE_INVALID => "execution of an invalid address",
-        vk::DeviceFaultAddressTypeEXT::INSTRUCTION_POINTER_UNKNOWN => "instruction pointer (unknown fault)",
-        vk::DeviceFaultAddressTypeEXT::INSTRUCTION_POINTER_INVALID => "instruction pointer (invalid)",
+        vk::DeviceFaultAddressTypeEXT::INSTRUCTION_POINTER_UNKNOWN => {
+            "instruction pointer (unknown fault)"
+        }
+        vk::DeviceFaultAddressTypeEXT::INSTRUCTION_POINTER_INVALID => {
+            "instruction pointer (invalid)"
+        }
         vk::DeviceFaultAddressTypeEXT::INSTRUCTION_POINTER_FAULT => "instruction pointer (fault)",
         _ => "address",
     }
@@ -85,9 +109,15 @@ pub fn checkpoints(device: &Device) -> Vec<model::Checkpoint> {
     if !device.capabilities.checkpoints {
         return Vec::new();
     }
-    let Some(get) = device.next.get_queue_checkpoint_data_nv else { return Vec::new() };
+    let Some(get) = device.next.get_queue_checkpoint_data_nv else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    let queues = device.queues.try_read_for(std::time::Duration::from_millis(200)).map(|q| q.clone()).unwrap_or_default();
+    let queues = device
+        .queues
+        .try_read_for(std::time::Duration::from_millis(200))
+        .map(|q| q.clone())
+        .unwrap_or_default();
     for q in queues {
         let mut count = 0u32;
         // SAFETY: a live queue of this device; two-call idiom.
@@ -100,7 +130,11 @@ pub fn checkpoints(device: &Device) -> Vec<model::Checkpoint> {
             out.push(model::Checkpoint {
                 queue: format!("{}.{}", q.family, q.index),
                 stage: format!("{:?}", d.stage),
-                marker: format!("command buffer slot {}, unit {}", tag >> 32, tag & 0xffff_ffff),
+                marker: format!(
+                    "command buffer slot {}, unit {}",
+                    tag >> 32,
+                    tag & 0xffff_ffff
+                ),
             });
         }
     }

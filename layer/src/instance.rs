@@ -43,22 +43,37 @@ impl Instance {
         create_info: &vk::InstanceCreateInfo,
     ) -> Self {
         // SAFETY: the loader resolves instance commands of a live instance.
-        let next = InstanceDispatch::load(|name| unsafe { next_get_instance_proc_addr(handle, name.as_ptr()) });
+        let next = InstanceDispatch::load(|name| unsafe {
+            next_get_instance_proc_addr(handle, name.as_ptr())
+        });
         // SAFETY: the app's create info is valid (forwarded to the caller).
         let app_info = unsafe { create_info.p_application_info.as_ref() };
         let app_name = app_info
             .filter(|info| !info.p_application_name.is_null())
             // SAFETY: a non-null pApplicationName is a NUL-terminated string.
-            .map(|info| unsafe { CStr::from_ptr(info.p_application_name) }.to_string_lossy().into_owned())
+            .map(|info| {
+                unsafe { CStr::from_ptr(info.p_application_name) }
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .filter(|name| !name.is_empty())
             .unwrap_or_else(process_name);
-        let api_version = app_info.map_or(0, |info| info.api_version).max(vk::API_VERSION_1_0);
+        let api_version = app_info
+            .map_or(0, |info| info.api_version)
+            .max(vk::API_VERSION_1_0);
         let debug_utils = (0..create_info.enabled_extension_count as usize).any(|i| {
             // SAFETY: the app's array of NUL-terminated extension names.
             let name = unsafe { CStr::from_ptr(*create_info.pp_enabled_extension_names.add(i)) };
             name == c"VK_EXT_debug_utils"
         });
-        Self { handle, next_get_instance_proc_addr, next, app_name, api_version, debug_utils }
+        Self {
+            handle,
+            next_get_instance_proc_addr,
+            next,
+            app_name,
+            api_version,
+            debug_utils,
+        }
     }
 
     /// Name, driver and version of `physical_device`, asked in the ways the app's API version allows (the
@@ -74,16 +89,26 @@ impl Instance {
         }
         let name = c_chars(&props.device_name);
         let mut driver = None;
-        let can_ask_driver = self.api_version >= vk::API_VERSION_1_1 && props.api_version >= vk::API_VERSION_1_2;
+        let can_ask_driver =
+            self.api_version >= vk::API_VERSION_1_1 && props.api_version >= vk::API_VERSION_1_2;
         if let (true, Some(get2)) = (can_ask_driver, self.next.get_physical_device_properties2) {
             let mut driver_props = vk::PhysicalDeviceDriverProperties::default();
             let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_props);
             // SAFETY: core 1.1 command on a 1.2 device, with a chain of valid structs.
             unsafe { get2(physical_device, &mut props2) };
-            driver = Some(format!("{} {}", c_chars(&driver_props.driver_name), c_chars(&driver_props.driver_info)));
+            driver = Some(format!(
+                "{} {}",
+                c_chars(&driver_props.driver_name),
+                c_chars(&driver_props.driver_info)
+            ));
         }
-        let driver = driver.unwrap_or_else(|| decode_driver_version(props.vendor_id, props.driver_version));
-        DeviceDescription { name, driver, api_version: props.api_version }
+        let driver =
+            driver.unwrap_or_else(|| decode_driver_version(props.vendor_id, props.driver_version));
+        DeviceDescription {
+            name,
+            driver,
+            api_version: props.api_version,
+        }
     }
 }
 
@@ -98,7 +123,11 @@ fn process_name() -> String {
 
 /// A fixed-size NUL-terminated char array from a Vulkan struct.
 pub fn c_chars(chars: &[std::ffi::c_char]) -> String {
-    let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -106,15 +135,31 @@ pub fn c_chars(chars: &[std::ffi::c_char]) -> String {
 pub fn decode_driver_version(vendor_id: u32, v: u32) -> String {
     const NVIDIA: u32 = 0x10de;
     if vendor_id == NVIDIA {
-        format!("driver {}.{}.{}.{}", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff, v & 0x3f)
+        format!(
+            "driver {}.{}.{}.{}",
+            v >> 22,
+            (v >> 14) & 0xff,
+            (v >> 6) & 0xff,
+            v & 0x3f
+        )
     } else {
-        format!("driver {}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+        format!(
+            "driver {}.{}.{}",
+            vk::api_version_major(v),
+            vk::api_version_minor(v),
+            vk::api_version_patch(v)
+        )
     }
 }
 
 /// `1.3.239`.
 pub fn version_string(v: u32) -> String {
-    format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+    format!(
+        "{}.{}.{}",
+        vk::api_version_major(v),
+        vk::api_version_minor(v),
+        vk::api_version_patch(v)
+    )
 }
 
 #[cfg(test)]
@@ -126,6 +171,9 @@ mod tests {
         // NVIDIA 580.95.5.0 as the H200's driver reports it.
         let nv = (580 << 22) | (95 << 14) | (5 << 6);
         assert_eq!(decode_driver_version(0x10de, nv), "driver 580.95.5.0");
-        assert_eq!(decode_driver_version(0x10005, vk::make_api_version(0, 22, 3, 6)), "driver 22.3.6");
+        assert_eq!(
+            decode_driver_version(0x10005, vk::make_api_version(0, 22, 3, 6)),
+            "driver 22.3.6"
+        );
     }
 }

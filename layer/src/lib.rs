@@ -59,7 +59,8 @@ pub fn config() -> &'static config::Config {
         }
         if let Err(e) = config::check_writable(&config.output_dir) {
             let fallback = config::fallback_output_dir();
-            let from_variable = std::env::var_os("VK_BLACKBOX_OUTPUT").is_some_and(|v| !v.is_empty());
+            let from_variable =
+                std::env::var_os("VK_BLACKBOX_OUTPUT").is_some_and(|v| !v.is_empty());
             warn!(
                 "{}{}: cannot create or write the report folder ({e}); accepted: a writable folder; reports go to \
                  {} instead",
@@ -68,7 +69,10 @@ pub fn config() -> &'static config::Config {
                 fallback.display()
             );
             if let Err(e) = config::check_writable(&fallback) {
-                warn!("the fallback report folder {} is not writable either ({e})", fallback.display());
+                warn!(
+                    "the fallback report folder {} is not writable either ({e})",
+                    fallback.display()
+                );
             }
             config.output_dir = fallback;
         }
@@ -81,7 +85,10 @@ pub fn config() -> &'static config::Config {
 /// std, so the hook covers the layer's code only, never the host app's.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         let message = info
             .payload()
             .downcast_ref::<&str>()

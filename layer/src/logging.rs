@@ -18,7 +18,11 @@ pub fn init(config: &Config) -> Option<String> {
     });
     let mut warning = None;
     if let Some(path) = &config.log_file {
-        match std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             Ok(file) => {
                 builder.target(env_logger::Target::Pipe(Box::new(file)));
             }

@@ -57,39 +57,79 @@ impl HostBuffer {
     ) -> Result<Self, BufferError> {
         let missing = |what| BufferError(what, vk::Result::ERROR_EXTENSION_NOT_PRESENT);
         let create_buffer = next.create_buffer.ok_or(missing("vkCreateBuffer"))?;
-        let requirements = next.get_buffer_memory_requirements.ok_or(missing("vkGetBufferMemoryRequirements"))?;
+        let requirements = next
+            .get_buffer_memory_requirements
+            .ok_or(missing("vkGetBufferMemoryRequirements"))?;
         let allocate = next.allocate_memory.ok_or(missing("vkAllocateMemory"))?;
-        let bind = next.bind_buffer_memory.ok_or(missing("vkBindBufferMemory"))?;
+        let bind = next
+            .bind_buffer_memory
+            .ok_or(missing("vkBindBufferMemory"))?;
         let map = next.map_memory.ok_or(missing("vkMapMemory"))?;
-        let usage = if device_address { usage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS } else { usage };
-        let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
-        let mut this = HostBuffer { buffer: vk::Buffer::null(), memory: vk::DeviceMemory::null(), ptr: std::ptr::null_mut(), size, address: None };
+        let usage = if device_address {
+            usage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
+        } else {
+            usage
+        };
+        let info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let mut this = HostBuffer {
+            buffer: vk::Buffer::null(),
+            memory: vk::DeviceMemory::null(),
+            ptr: std::ptr::null_mut(),
+            size,
+            address: None,
+        };
         // SAFETY: valid create info; the handle is written on success.
-        check("vkCreateBuffer", unsafe { create_buffer(device, &info, std::ptr::null(), &mut this.buffer) })?;
+        check("vkCreateBuffer", unsafe {
+            create_buffer(device, &info, std::ptr::null(), &mut this.buffer)
+        })?;
         let result = (|| {
             let mut reqs = vk::MemoryRequirements::default();
             // SAFETY: a live buffer.
             unsafe { requirements(device, this.buffer, &mut reqs) };
             if reqs.memory_type_bits & (1 << memory_type) == 0 {
-                return Err(BufferError("choosing a memory type", vk::Result::ERROR_FEATURE_NOT_PRESENT));
+                return Err(BufferError(
+                    "choosing a memory type",
+                    vk::Result::ERROR_FEATURE_NOT_PRESENT,
+                ));
             }
-            let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-            let mut alloc = vk::MemoryAllocateInfo::default().allocation_size(reqs.size).memory_type_index(memory_type);
+            let mut flags = vk::MemoryAllocateFlagsInfo::default()
+                .flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+            let mut alloc = vk::MemoryAllocateInfo::default()
+                .allocation_size(reqs.size)
+                .memory_type_index(memory_type);
             if device_address {
                 alloc = alloc.push_next(&mut flags);
             }
             // SAFETY: valid allocate info.
-            check("vkAllocateMemory", unsafe { allocate(device, &alloc, std::ptr::null(), &mut this.memory) })?;
+            check("vkAllocateMemory", unsafe {
+                allocate(device, &alloc, std::ptr::null(), &mut this.memory)
+            })?;
             // SAFETY: fresh buffer and memory of a compatible type and size.
-            check("vkBindBufferMemory", unsafe { bind(device, this.buffer, this.memory, 0) })?;
+            check("vkBindBufferMemory", unsafe {
+                bind(device, this.buffer, this.memory, 0)
+            })?;
             let mut ptr = std::ptr::null_mut();
             // SAFETY: host-visible memory, mapped whole, once.
-            check("vkMapMemory", unsafe { map(device, this.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty(), &mut ptr) })?;
+            check("vkMapMemory", unsafe {
+                map(
+                    device,
+                    this.memory,
+                    0,
+                    vk::WHOLE_SIZE,
+                    vk::MemoryMapFlags::empty(),
+                    &mut ptr,
+                )
+            })?;
             this.ptr = ptr as *mut u32;
             // SAFETY: the mapping is `size` bytes long.
             unsafe { std::ptr::write_bytes(this.ptr as *mut u8, 0, size as usize) };
             if device_address {
-                let get = next.get_buffer_device_address.ok_or(missing("vkGetBufferDeviceAddress"))?;
+                let get = next
+                    .get_buffer_device_address
+                    .ok_or(missing("vkGetBufferDeviceAddress"))?;
                 let info = vk::BufferDeviceAddressInfo::default().buffer(this.buffer);
                 // SAFETY: a bound buffer created with SHADER_DEVICE_ADDRESS usage.
                 this.address = Some(unsafe { get(device, &info) });

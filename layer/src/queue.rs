@@ -66,8 +66,22 @@ pub struct Queue {
 
 impl Queue {
     /// A queue with no submissions yet.
-    pub fn new(handle: vk::Queue, family: u32, index: u32, timeline: Option<vk::Semaphore>) -> Self {
-        Self { handle, family, index, timeline, tracker: Mutex::new(Tracker { next_seq: 1, ..Tracker::default() }) }
+    pub fn new(
+        handle: vk::Queue,
+        family: u32,
+        index: u32,
+        timeline: Option<vk::Semaphore>,
+    ) -> Self {
+        Self {
+            handle,
+            family,
+            index,
+            timeline,
+            tracker: Mutex::new(Tracker {
+                next_seq: 1,
+                ..Tracker::default()
+            }),
+        }
     }
 
     /// Reserves the next sequence number.
@@ -103,7 +117,14 @@ impl Queue {
 
     /// Marks finished what a signalled app fence covers: its submission and all before it on this queue.
     pub fn complete_fence(&self, fence: vk::Fence) {
-        let seq = self.tracker.lock().pending.iter().rev().find(|s| s.fence == fence).map(|s| s.seq);
+        let seq = self
+            .tracker
+            .lock()
+            .pending
+            .iter()
+            .rev()
+            .find(|s| s.fence == fence)
+            .map(|s| s.seq);
         if let Some(seq) = seq {
             self.complete_up_to(seq);
         }

@@ -34,7 +34,9 @@ pub struct Registry<T> {
 
 impl<T> Registry<T> {
     fn new() -> Self {
-        Self { objects: RwLock::new(HashMap::new()) }
+        Self {
+            objects: RwLock::new(HashMap::new()),
+        }
     }
 
     /// The object behind `key`, if Blackbox knows it.
@@ -64,7 +66,10 @@ impl<T> Registry<T> {
 
     /// Every object, without blocking longer than `wait` (for the watchdog and signal handlers).
     pub fn all(&self, wait: std::time::Duration) -> Vec<Arc<T>> {
-        self.objects.try_read_for(wait).map(|m| m.values().cloned().collect()).unwrap_or_default()
+        self.objects
+            .try_read_for(wait)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
     }
 }
 

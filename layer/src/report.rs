@@ -28,7 +28,10 @@ pub fn device_lost(device: &Arc<Device>, command: &'static str) {
     if !device.mark_lost() {
         return;
     }
-    error!("{command} returned VK_ERROR_DEVICE_LOST on {}", device.description.name);
+    error!(
+        "{command} returned VK_ERROR_DEVICE_LOST on {}",
+        device.description.name
+    );
     crate::shader_errors::drain(device);
     let reason = format!("{command} returned VK_ERROR_DEVICE_LOST");
     write(&build(device, Kind::DeviceLost, reason, None));
@@ -41,7 +44,10 @@ pub fn hang(device: &Arc<Device>, stalled: Duration) {
         stalled.as_secs_f64(),
         crate::config().watchdog_ms.unwrap_or(0)
     );
-    error!("GPU hang suspected on {}: {reason}", device.description.name);
+    error!(
+        "GPU hang suspected on {}: {reason}",
+        device.description.name
+    );
     write(&build(device, Kind::Hang, reason, None));
 }
 
@@ -60,10 +66,17 @@ pub struct Built {
 }
 
 /// Builds a report of `device`'s state.
-pub fn build(device: &Arc<Device>, kind: Kind, reason: String, signal: Option<model::Signal>) -> Built {
+pub fn build(
+    device: &Arc<Device>,
+    kind: Kind,
+    reason: String,
+    signal: Option<model::Signal>,
+) -> Built {
     let _ = device.poll_completion();
     let now = Instant::now();
-    let wall = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let wall = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
     let unix_ms = wall.as_millis() as u64;
     let config = crate::config();
     let markers = device.markers.try_read_for(LOCK_WAIT);
@@ -88,9 +101,15 @@ pub fn build(device: &Arc<Device>, kind: Kind, reason: String, signal: Option<mo
     let mut queues = Vec::new();
     let mut in_flight = Vec::new();
     let mut last_finished: Option<model::Location> = None;
-    let queue_list = device.queues.try_read_for(LOCK_WAIT).map(|q| q.clone()).unwrap_or_default();
+    let queue_list = device
+        .queues
+        .try_read_for(LOCK_WAIT)
+        .map(|q| q.clone())
+        .unwrap_or_default();
     for queue in &queue_list {
-        let Some(tracker) = queue.tracker.try_lock_for(LOCK_WAIT) else { continue };
+        let Some(tracker) = queue.tracker.try_lock_for(LOCK_WAIT) else {
+            continue;
+        };
         let queue_name = format!("{}.{}", queue.family, queue.index);
         let mut submissions = Vec::new();
         // Once something is not finished, later command buffers on this queue have not started, unless their
@@ -99,14 +118,24 @@ pub fn build(device: &Arc<Device>, kind: Kind, reason: String, signal: Option<mo
         for (i, sub) in tracker.pending.iter().enumerate() {
             let mut cbs = Vec::new();
             for submitted in sub.batches.iter().flatten() {
-                cbs.push(command_buffer(device, submitted, &progress_of, &mut earlier_unfinished, i == 0));
+                cbs.push(command_buffer(
+                    device,
+                    submitted,
+                    &progress_of,
+                    &mut earlier_unfinished,
+                    i == 0,
+                ));
             }
             let state = combine(cbs.iter().map(|c| c.state));
             let mut s = model::Submission {
                 seq: sub.seq,
                 command: sub.command.to_owned(),
                 age_ms: now.duration_since(sub.at).as_millis() as u64,
-                state: if state == State::Finished { State::InFlight } else { state },
+                state: if state == State::Finished {
+                    State::InFlight
+                } else {
+                    state
+                },
                 command_buffers: cbs,
             };
             mark_progress(&mut s, &queue_name, &mut in_flight, &mut last_finished);
@@ -115,21 +144,42 @@ pub fn build(device: &Arc<Device>, kind: Kind, reason: String, signal: Option<mo
         if last_finished.is_none() {
             // The last finished submission gives the context when nothing pending has started.
             if let Some(done) = &tracker.last_finished {
-                if let Some(l) = done.batches.iter().flatten().last().and_then(|s| last_command(device, s)) {
-                    last_finished = Some(model::Location { queue: queue_name.clone(), submission: done.seq, ..l });
+                if let Some(l) = done
+                    .batches
+                    .iter()
+                    .flatten()
+                    .last()
+                    .and_then(|s| last_command(device, s))
+                {
+                    last_finished = Some(model::Location {
+                        queue: queue_name.clone(),
+                        submission: done.seq,
+                        ..l
+                    });
                 }
             }
         }
-        queues.push(model::Queue { family: queue.family, index: queue.index, completed: tracker.completed, submissions });
+        queues.push(model::Queue {
+            family: queue.family,
+            index: queue.index,
+            completed: tracker.completed,
+            submissions,
+        });
     }
 
     let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
     let settings = vec![
         format!("VK_BLACKBOX_BREADCRUMBS={}", lower(&config.breadcrumbs)),
-        format!("VK_BLACKBOX_WATCHDOG_MS={}", config.watchdog_ms.unwrap_or(0)),
+        format!(
+            "VK_BLACKBOX_WATCHDOG_MS={}",
+            config.watchdog_ms.unwrap_or(0)
+        ),
         format!("VK_BLACKBOX_ASSERT={}", lower(&config.assert)),
         format!("VK_BLACKBOX_NAN={}", lower(&config.nan)),
-        format!("VK_BLACKBOX_PRINTF={}", if config.printf { "on" } else { "off" }),
+        format!(
+            "VK_BLACKBOX_PRINTF={}",
+            if config.printf { "on" } else { "off" }
+        ),
     ];
     let (device_fault, vendor_binary) = crate::fault::read(device, kind);
     let mut report = model::Report {
@@ -141,14 +191,19 @@ pub fn build(device: &Arc<Device>, kind: Kind, reason: String, signal: Option<mo
         app: model::App {
             name: device.instance.app_name.clone(),
             pid: std::process::id(),
-            executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            executable: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
         },
         device: model::Device {
             name: device.description.name.clone(),
             driver: device.description.driver.trim().to_owned(),
             api_version: crate::instance::version_string(device.description.api_version),
         },
-        blackbox: model::Blackbox { version: env!("CARGO_PKG_VERSION").to_owned(), settings },
+        blackbox: model::Blackbox {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            settings,
+        },
         progress: model::Progress {
             granularity: format!("{:?}", config.breadcrumbs).to_lowercase(),
             markers: marker_text,
@@ -168,7 +223,10 @@ pub fn build(device: &Arc<Device>, kind: Kind, reason: String, signal: Option<mo
     let (text, hash) = model::signature::compute(&report);
     report.signature = hash;
     report.signature_text = text;
-    Built { report, vendor_binary }
+    Built {
+        report,
+        vendor_binary,
+    }
 }
 
 /// The state of every command after combining: all finished, any in flight, ...
@@ -216,7 +274,9 @@ fn command_buffer(
         scopes: Vec::new(),
         secondaries: Vec::new(),
     };
-    let Some(log) = &submitted.log else { return out };
+    let Some(log) = &submitted.log else {
+        return out;
+    };
     let progress = progress_of(log.slot).map(|(top, bottom)| {
         let complete = top == log.units && bottom == log.units;
         if complete && (*earlier_unfinished || !first_submission) && log.units > 0 {
@@ -225,14 +285,26 @@ fn command_buffer(
             (top, bottom)
         }
     });
-    out.units = progress.map(|(top, bottom)| model::Units { started: top, finished: bottom, total: log.units });
+    out.units = progress.map(|(top, bottom)| model::Units {
+        started: top,
+        finished: bottom,
+        total: log.units,
+    });
     out.commands = commands(device, log, progress);
     out.scopes = log
         .scopes
         .iter()
         .map(|s| {
-            let end = if s.end_command == NONE { log.commands.len() as u32 } else { s.end_command };
-            let inside = out.commands.iter().filter(|c| c.index >= s.first_command && c.index < end).map(|c| c.state);
+            let end = if s.end_command == NONE {
+                log.commands.len() as u32
+            } else {
+                s.end_command
+            };
+            let inside = out
+                .commands
+                .iter()
+                .filter(|c| c.index >= s.first_command && c.index < end)
+                .map(|c| c.state);
             model::Scope {
                 name: s.name.to_string(),
                 parent: (s.parent != NONE).then_some(s.parent),
@@ -247,7 +319,10 @@ fn command_buffer(
         .executed
         .iter()
         .map(|e| {
-            let sub = Submitted { command_buffer: e.command_buffer.clone(), log: e.log.clone() };
+            let sub = Submitted {
+                command_buffer: e.command_buffer.clone(),
+                log: e.log.clone(),
+            };
             let mut unfinished = false;
             command_buffer(device, &sub, progress_of, &mut unfinished, first_submission)
         })
@@ -265,7 +340,11 @@ fn command_buffer(
 }
 
 /// Each command's state from its unit (or, for commands without one, from the units around it).
-fn commands(device: &Device, log: &RecordedLog, progress: Option<(u32, u32)>) -> Vec<model::Command> {
+fn commands(
+    device: &Device,
+    log: &RecordedLog,
+    progress: Option<(u32, u32)>,
+) -> Vec<model::Command> {
     let unit_state = |unit: u32| -> State {
         match progress {
             None => State::Unknown,
@@ -282,7 +361,11 @@ fn commands(device: &Device, log: &RecordedLog, progress: Option<(u32, u32)>) ->
             index: i as u32,
             name: c.name.to_owned(),
             params: c.params[..c.param_count as usize].to_vec(),
-            state: if c.unit == NONE { State::Unknown } else { unit_state(c.unit) },
+            state: if c.unit == NONE {
+                State::Unknown
+            } else {
+                unit_state(c.unit)
+            },
             scope: (c.scope != NONE).then_some(c.scope),
             pipeline: (c.pipeline != vk::Pipeline::null()).then(|| pipeline(device, c.pipeline)),
             secondaries_from: (c.executed != NONE).then_some(c.executed),
@@ -334,7 +417,11 @@ fn pipeline(device: &Device, handle: vk::Pipeline) -> model::Pipeline {
                 .collect()
         })
         .unwrap_or_default();
-    model::Pipeline { handle: handle_text(raw), name: device.name_of(raw), shaders }
+    model::Pipeline {
+        handle: handle_text(raw),
+        name: device.name_of(raw),
+        shaders,
+    }
 }
 
 /// The label path of a scope, outermost first.
@@ -352,7 +439,12 @@ fn labels(log: &RecordedLog, mut scope: u32) -> Vec<String> {
 /// The last command of a finished submission's command buffer, as a location.
 fn last_command(device: &Device, s: &Submitted) -> Option<model::Location> {
     let log = s.log.as_ref()?;
-    let c = log.commands.iter().enumerate().rev().find(|(_, c)| c.unit != NONE || c.pipeline != vk::Pipeline::null())?;
+    let c = log
+        .commands
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, c)| c.unit != NONE || c.pipeline != vk::Pipeline::null())?;
     let cmd = model::Command {
         index: c.0 as u32,
         name: c.1.name.to_owned(),
@@ -365,7 +457,10 @@ fn last_command(device: &Device, s: &Submitted) -> Option<model::Location> {
         first_unfinished: false,
     };
     let handle = vk::Handle::as_raw(s.command_buffer.handle);
-    let name = device.name_of(handle).map(|n| format!(" \"{n}\"")).unwrap_or_default();
+    let name = device
+        .name_of(handle)
+        .map(|n| format!(" \"{n}\""))
+        .unwrap_or_default();
     Some(model::Location {
         queue: String::new(),
         submission: 0,
@@ -405,7 +500,11 @@ fn mark_progress(
     }
     let locate = |cb: &model::CommandBuffer, c: &model::Command| {
         let labels = label_path(cb, c.scope);
-        let name = cb.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        let name = cb
+            .name
+            .as_deref()
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default();
         model::Location {
             queue: queue.to_owned(),
             submission: sub.seq,
@@ -456,7 +555,11 @@ pub fn write(built: &Built) -> Option<PathBuf> {
     let config = crate::config();
     match write_files(&config.output_dir, built, &text) {
         Ok(dir) => {
-            error!("{} report written to {}", report.kind.describe(), dir.join("report.txt").display());
+            error!(
+                "{} report written to {}",
+                report.kind.describe(),
+                dir.join("report.txt").display()
+            );
             Some(dir)
         }
         Err(e) => {
@@ -477,7 +580,13 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
         .app
         .name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     std::fs::create_dir_all(output)?;
     let dir = loop {
@@ -489,9 +598,13 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
             Err(e) => return Err(e),
         }
     };
-    if let (Some(bytes), Some(name)) =
-        (&built.vendor_binary, report.device_fault.as_ref().and_then(|f| f.vendor_binary.as_ref()))
-    {
+    if let (Some(bytes), Some(name)) = (
+        &built.vendor_binary,
+        report
+            .device_fault
+            .as_ref()
+            .and_then(|f| f.vendor_binary.as_ref()),
+    ) {
         write_atomic(&dir.join(name), bytes)?;
     }
     write_atomic(&dir.join("report.json"), report.to_json().as_bytes())?;

@@ -70,7 +70,10 @@ pub struct ErrorBuffer {
 impl ErrorBuffer {
     /// Creates the buffer on `device` (which has `bufferDeviceAddress` enabled) and writes its header.
     pub fn new(device: &Device) -> Result<Self, String> {
-        let memory_type = device.capabilities.marker_memory_type.ok_or("no host-visible coherent memory type")?;
+        let memory_type = device
+            .capabilities
+            .marker_memory_type
+            .ok_or("no host-visible coherent memory type")?;
         let words = record::buffer_words(SITES, RECORD_WORDS);
         // SAFETY: a live device and its dispatch table; host-visible coherent memory; a device address is
         // allowed because bufferDeviceAddress is enabled.
@@ -125,11 +128,17 @@ impl ErrorBuffer {
         if let Some(cached) = self.cache.lock().get(&id) {
             return (cached.clone(), false);
         }
-        let options = Options { site_base: *next, ..self.options.clone() };
+        let options = Options {
+            site_base: *next,
+            ..self.options.clone()
+        };
         let result = blackbox_engine::instrument(words, &options)
             .map(|out| {
-                let shader =
-                    Arc::new(InstrumentedShader { words: out.words, info: out.info, site_base: options.site_base });
+                let shader = Arc::new(InstrumentedShader {
+                    words: out.words,
+                    info: out.info,
+                    site_base: options.site_base,
+                });
                 let count = shader.info.sites.len() as u32;
                 *next = next.saturating_add(count);
                 let mut sites = self.sites.write();
@@ -204,7 +213,10 @@ pub fn drain(device: &Arc<Device>) {
         if let Some((shader, local)) = sites.get(raw.site as usize) {
             if let Some(site) = shader.info.sites.get(*local as usize) {
                 if matches!(site.kind, SiteKind::Printf) {
-                    printf_lines.entry(raw.site).or_default().push(printf_text(site, &raw));
+                    printf_lines
+                        .entry(raw.site)
+                        .or_default()
+                        .push(printf_text(site, &raw));
                 }
             }
         }
@@ -229,8 +241,12 @@ pub fn drain(device: &Arc<Device>) {
         })
         .collect();
     for (site_index, delta) in deltas {
-        let Some((shader, local)) = sites.get(site_index as usize) else { continue };
-        let Some(site) = shader.info.sites.get(*local as usize) else { continue };
+        let Some((shader, local)) = sites.get(site_index as usize) else {
+            continue;
+        };
+        let Some(site) = shader.info.sites.get(*local as usize) else {
+            continue;
+        };
         let pipelines = pipelines_using(device, &shader.info);
         let message = match printf_lines.get(&site_index) {
             Some(lines) => {
@@ -243,18 +259,36 @@ pub fn drain(device: &Arc<Device>) {
                     }
                 }
                 for (text, c) in &counts {
-                    info!("{text}{}{pipelines}", if *c > 1 { format!(" x{c}") } else { String::new() });
+                    info!(
+                        "{text}{}{pipelines}",
+                        if *c > 1 {
+                            format!(" x{c}")
+                        } else {
+                            String::new()
+                        }
+                    );
                 }
                 let shown: u32 = counts.iter().map(|(_, c)| c).sum();
                 if delta > shown {
-                    info!("printf at {}: {} more call(s) not recorded (per-site cap){pipelines}", location(site), delta - shown);
+                    info!(
+                        "printf at {}: {} more call(s) not recorded (per-site cap){pipelines}",
+                        location(site),
+                        delta - shown
+                    );
                 }
                 counts.first().map(|(t, _)| t.clone()).unwrap_or_default()
             }
             None => {
                 let raw = first_record.get(&site_index);
                 let text = describe(site, raw, &shader.info);
-                let line = format!("{text} x{delta}{pipelines}{}", if frame > 0 { format!(" (frame {frame})") } else { String::new() });
+                let line = format!(
+                    "{text} x{delta}{pipelines}{}",
+                    if frame > 0 {
+                        format!(" (frame {frame})")
+                    } else {
+                        String::new()
+                    }
+                );
                 let consequence = matches!(site.kind, SiteKind::NanOutput { .. })
                     && raw.is_some_and(|r| origins.contains(&(shader.info.id.0, r.invocation)));
                 if consequence {
@@ -262,7 +296,9 @@ pub fn drain(device: &Arc<Device>) {
                 } else {
                     warn!("{line}");
                 }
-                if matches!(site.kind, SiteKind::Assert { .. }) && crate::config().assert == AssertMode::Abort {
+                if matches!(site.kind, SiteKind::Assert { .. })
+                    && crate::config().assert == AssertMode::Abort
+                {
                     abort_message.get_or_insert(text.clone());
                 }
                 text
@@ -304,7 +340,9 @@ pub fn drain(device: &Arc<Device>) {
 
 /// `VK_BLACKBOX_ASSERT=abort`: a report, then the app stops like at a failed CPU assert.
 fn abort_on_assert(device: &Arc<Device>, message: String) {
-    error!("stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {message}");
+    error!(
+        "stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {message}"
+    );
     let built = crate::report::build(device, blackbox_report::Kind::Assert, message, None);
     crate::report::write(&built);
     crate::signals::abort_without_report();
@@ -318,7 +356,9 @@ fn printf_text(site: &Site, raw: &record::RawRecord) -> String {
 }
 
 fn location(site: &Site) -> String {
-    site.location.as_ref().map_or_else(|| "unknown location".to_owned(), |l| l.to_string())
+    site.location
+        .as_ref()
+        .map_or_else(|| "unknown location".to_owned(), |l| l.to_string())
 }
 
 /// The invocation words as the stage defines them.
@@ -327,7 +367,9 @@ fn invocation(raw: &record::RawRecord) -> String {
     match raw.stage {
         Some(Stage::Fragment) => format!("pixel ({a}, {b})"),
         Some(Stage::Vertex) => format!("vertex {a}, instance {b}"),
-        Some(Stage::TessellationControl) | Some(Stage::Geometry) => format!("invocation {a}, primitive {b}"),
+        Some(Stage::TessellationControl) | Some(Stage::Geometry) => {
+            format!("invocation {a}, primitive {b}")
+        }
         Some(Stage::TessellationEvaluation) => format!("primitive {b}"),
         _ => format!("invocation ({a}, {b}, {c})"),
     }
@@ -336,23 +378,40 @@ fn invocation(raw: &record::RawRecord) -> String {
 /// One log line's text for a site, from its first record of this drain.
 fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> String {
     let at = location(site);
-    let values = raw.map(|r| record::format_values(&r.payload, &site.values)).unwrap_or_default();
-    let who = raw.map(|r| format!(", {}", invocation(r))).unwrap_or_default();
+    let values = raw
+        .map(|r| record::format_values(&r.payload, &site.values))
+        .unwrap_or_default();
+    let who = raw
+        .map(|r| format!(", {}", invocation(r)))
+        .unwrap_or_default();
     let shader = format!(" in shader {}", info.id);
     match &site.kind {
         SiteKind::NanOp { op } => {
             let (operands, result) = split_result(site, &values);
-            let what = if result.iter().any(|v| v.contains("NaN")) { "NaN" } else { "Inf" };
+            let what = if result.iter().any(|v| v.contains("NaN")) {
+                "NaN"
+            } else {
+                "Inf"
+            };
             let result = result.join(", ");
             format!("{what} from {op}() at {at}: operands {operands} -> {result}{who}{shader}")
         }
         SiteKind::NanOutput { what } => {
-            let kind = if values.iter().any(|v| v.contains("NaN")) { "NaN" } else { "Inf" };
-            format!("{kind} in {what} at {at}: {}{who}{shader}", values.join(", "))
+            let kind = if values.iter().any(|v| v.contains("NaN")) {
+                "NaN"
+            } else {
+                "Inf"
+            };
+            format!(
+                "{kind} in {what} at {at}: {}{who}{shader}",
+                values.join(", ")
+            )
         }
         SiteKind::Assert { id } => {
             let detail = match (&site.format, raw) {
-                (Some(f), Some(r)) if !f.is_empty() => record::format_printf(f, &r.payload, &site.values),
+                (Some(f), Some(r)) if !f.is_empty() => {
+                    record::format_printf(f, &r.payload, &site.values)
+                }
                 _ if values.is_empty() => String::new(),
                 _ => format!("values {}", values.join(", ")),
             };
@@ -380,7 +439,9 @@ fn split_result(site: &Site, values: &[String]) -> (String, Vec<String>) {
 /// ` [pipeline "name"]` for the named pipelines that use a shader.
 fn pipelines_using(device: &Device, info: &ShaderInfo) -> String {
     let id = info.id.to_string();
-    let names = device.shaders.pipeline_names_using(&id, |h| device.name_of(h));
+    let names = device
+        .shaders
+        .pipeline_names_using(&id, |h| device.name_of(h));
     if names.is_empty() {
         String::new()
     } else {
@@ -397,12 +458,19 @@ pub fn end_frame(device: &Arc<Device>) {
 
 /// The shader errors reported so far, for a report.
 pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
-    let guard = match device.error_buffer.try_read_for(std::time::Duration::from_millis(200)) {
+    let guard = match device
+        .error_buffer
+        .try_read_for(std::time::Duration::from_millis(200))
+    {
         Some(g) => g,
         None => return Vec::new(),
     };
-    let Some(eb) = guard.as_ref() else { return Vec::new() };
-    let Some(state) = eb.state.try_lock_for(std::time::Duration::from_millis(200)) else { return Vec::new() };
+    let Some(eb) = guard.as_ref() else {
+        return Vec::new();
+    };
+    let Some(state) = eb.state.try_lock_for(std::time::Duration::from_millis(200)) else {
+        return Vec::new();
+    };
     let sites = eb.sites.read();
     let mut out: Vec<_> = state
         .totals
@@ -413,7 +481,13 @@ pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
             let kind = match &site.kind {
                 SiteKind::Assert { .. } => "assert",
                 SiteKind::Printf => "printf",
-                _ if total.first_message.as_deref().is_some_and(|m| m.starts_with("Inf")) => "inf",
+                _ if total
+                    .first_message
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("Inf")) =>
+                {
+                    "inf"
+                }
                 _ => "nan",
             };
             Some(blackbox_report::ShaderError {

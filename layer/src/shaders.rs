@@ -41,7 +41,9 @@ pub struct Registry {
 impl Registry {
     /// Records a module.
     pub fn add_module(&self, module: vk::ShaderModule, record: Arc<ShaderRecord>) {
-        self.modules.lock().insert(vk::Handle::as_raw(module), record);
+        self.modules
+            .lock()
+            .insert(vk::Handle::as_raw(module), record);
     }
 
     /// Forgets a module (pipelines made from it keep their record).
@@ -51,12 +53,17 @@ impl Registry {
 
     /// The record of a module.
     pub fn module(&self, module: vk::ShaderModule) -> Option<Arc<ShaderRecord>> {
-        self.modules.lock().get(&vk::Handle::as_raw(module)).cloned()
+        self.modules
+            .lock()
+            .get(&vk::Handle::as_raw(module))
+            .cloned()
     }
 
     /// Records a pipeline.
     pub fn add_pipeline(&self, pipeline: vk::Pipeline, record: PipelineRecord) {
-        self.pipelines.lock().insert(vk::Handle::as_raw(pipeline), Arc::new(record));
+        self.pipelines
+            .lock()
+            .insert(vk::Handle::as_raw(pipeline), Arc::new(record));
     }
 
     /// Forgets a pipeline.
@@ -65,13 +72,21 @@ impl Registry {
     }
 
     /// Names of the pipelines that use the shader `id` (debug names, else handles).
-    pub fn pipeline_names_using(&self, id: &str, name_of: impl Fn(u64) -> Option<String>) -> Vec<String> {
+    pub fn pipeline_names_using(
+        &self,
+        id: &str,
+        name_of: impl Fn(u64) -> Option<String>,
+    ) -> Vec<String> {
         let mut names: Vec<String> = self
             .pipelines
             .lock()
             .iter()
             .filter(|(_, p)| p.stages.iter().any(|s| s.shader.id == id))
-            .map(|(&h, _)| name_of(h).map(|n| format!("\"{n}\"")).unwrap_or_else(|| format!("{h:#x}")))
+            .map(|(&h, _)| {
+                name_of(h)
+                    .map(|n| format!("\"{n}\""))
+                    .unwrap_or_else(|| format!("{h:#x}"))
+            })
             .collect();
         names.sort();
         names
@@ -79,7 +94,10 @@ impl Registry {
 
     /// The record of a pipeline.
     pub fn pipeline(&self, pipeline: vk::Pipeline) -> Option<Arc<PipelineRecord>> {
-        self.pipelines.lock().get(&vk::Handle::as_raw(pipeline)).cloned()
+        self.pipelines
+            .lock()
+            .get(&vk::Handle::as_raw(pipeline))
+            .cloned()
     }
 }
 

@@ -12,7 +12,13 @@ use std::time::Duration;
 
 use crate::registry::DEVICES;
 
-const SIGNALS: [libc::c_int; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGABRT, libc::SIGFPE];
+const SIGNALS: [libc::c_int; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGABRT,
+    libc::SIGFPE,
+];
 
 /// The handlers that were installed before Blackbox's, to restore and chain to.
 static PREVIOUS: Mutex<Option<[libc::sigaction; 5]>> = Mutex::new(None);
@@ -99,7 +105,9 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
 fn write_reports(sig: libc::c_int, info: *mut libc::siginfo_t) {
     let address = match sig {
         // SAFETY: the kernel's siginfo for a fault carries the address.
-        libc::SIGSEGV | libc::SIGBUS => unsafe { info.as_ref() }.map(|i| format!("{:#x}", unsafe { i.si_addr() } as usize)),
+        libc::SIGSEGV | libc::SIGBUS => {
+            unsafe { info.as_ref() }.map(|i| format!("{:#x}", unsafe { i.si_addr() } as usize))
+        }
         _ => None,
     };
     // SAFETY: gettid has no preconditions.
@@ -109,10 +117,23 @@ fn write_reports(sig: libc::c_int, info: *mut libc::siginfo_t) {
     let thread = format!("{} ({tid})", comm.trim());
     error!("{} in thread {thread}: writing a report", name(sig));
     let devices = DEVICES.all(Duration::from_millis(200));
-    let busy: Vec<_> = devices.iter().filter(|d| d.has_pending()).cloned().collect();
-    let targets = if busy.is_empty() { devices.into_iter().take(1).collect() } else { busy };
+    let busy: Vec<_> = devices
+        .iter()
+        .filter(|d| d.has_pending())
+        .cloned()
+        .collect();
+    let targets = if busy.is_empty() {
+        devices.into_iter().take(1).collect()
+    } else {
+        busy
+    };
     for device in targets {
-        let signal = blackbox_report::Signal { number: sig, name: name(sig).to_owned(), address: address.clone(), thread: thread.clone() };
+        let signal = blackbox_report::Signal {
+            number: sig,
+            name: name(sig).to_owned(),
+            address: address.clone(),
+            thread: thread.clone(),
+        };
         crate::report::signal(&device, signal);
     }
 }
@@ -121,11 +142,15 @@ fn write_reports(sig: libc::c_int, info: *mut libc::siginfo_t) {
 /// so the default action (usually ending the process with a core dump) happens.
 fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     let index = SIGNALS.iter().position(|&s| s == sig).unwrap_or(0);
-    let previous = PREVIOUS.try_lock().and_then(|p| p.as_ref().map(|p| p[index]));
+    let previous = PREVIOUS
+        .try_lock()
+        .and_then(|p| p.as_ref().map(|p| p[index]));
     // SAFETY: reinstalling or calling the handler the process had; raise re-delivers the signal.
     unsafe {
         match previous {
-            Some(prev) if prev.sa_sigaction != libc::SIG_DFL && prev.sa_sigaction != libc::SIG_IGN => {
+            Some(prev)
+                if prev.sa_sigaction != libc::SIG_DFL && prev.sa_sigaction != libc::SIG_IGN =>
+            {
                 if prev.sa_flags & libc::SA_SIGINFO != 0 {
                     let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
                         std::mem::transmute(prev.sa_sigaction);

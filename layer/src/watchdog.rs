@@ -28,7 +28,9 @@ static WATCHDOG: Mutex<Option<Running>> = Mutex::new(None);
 
 /// Starts the watchdog if it is on and not running.
 pub fn start() {
-    let Some(ms) = crate::config().watchdog_ms else { return };
+    let Some(ms) = crate::config().watchdog_ms else {
+        return;
+    };
     let mut running = WATCHDOG.lock();
     if running.is_some() {
         return;
@@ -76,13 +78,18 @@ fn watch(limit: Duration, stop: &AtomicBool) {
         let devices = DEVICES.all(Duration::from_millis(50));
         seen.retain(|key, _| devices.iter().any(|d| Arc::as_ptr(d) as usize == *key));
         for device in devices {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&device, limit, &mut seen)));
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                check(&device, limit, &mut seen)
+            }));
         }
     }
 }
 
 fn check(device: &Arc<Device>, limit: Duration, seen: &mut HashMap<usize, Seen>) {
-    if device.lost.load(Ordering::Acquire) {
+    let Some(alive) = device.alive.try_read_for(Duration::from_millis(50)) else {
+        return;
+    };
+    if !*alive || device.lost.load(Ordering::Acquire) {
         return;
     }
     if let Err(result) = device.poll_completion() {
@@ -97,9 +104,17 @@ fn check(device: &Arc<Device>, limit: Duration, seen: &mut HashMap<usize, Seen>)
         seen.remove(&key);
         return;
     };
-    let entry = seen.entry(key).or_insert(Seen { fingerprint, since: now, fired: false });
+    let entry = seen.entry(key).or_insert(Seen {
+        fingerprint,
+        since: now,
+        fired: false,
+    });
     if entry.fingerprint != fingerprint {
-        *entry = Seen { fingerprint, since: now, fired: false };
+        *entry = Seen {
+            fingerprint,
+            since: now,
+            fired: false,
+        };
     } else if !entry.fired && now.duration_since(entry.since) >= limit {
         entry.fired = true;
         crate::report::hang(device, now.duration_since(entry.since));
@@ -111,14 +126,20 @@ fn fingerprint(device: &Device) -> Option<u64> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let markers = device.markers.try_read_for(Duration::from_millis(50))?;
     let mut pending = false;
-    for queue in device.queues.try_read_for(Duration::from_millis(50))?.iter() {
+    for queue in device
+        .queues
+        .try_read_for(Duration::from_millis(50))?
+        .iter()
+    {
         let tracker = queue.tracker.try_lock_for(Duration::from_millis(50))?;
         tracker.completed.hash(&mut h);
         for sub in &tracker.pending {
             pending = true;
             sub.seq.hash(&mut h);
             for s in sub.batches.iter().flatten() {
-                if let (Some(m), Some(slot)) = (markers.as_ref(), s.log.as_ref().and_then(|l| l.slot)) {
+                if let (Some(m), Some(slot)) =
+                    (markers.as_ref(), s.log.as_ref().and_then(|l| l.slot))
+                {
                     m.progress(slot).hash(&mut h);
                 }
             }

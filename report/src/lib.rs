@@ -373,8 +373,17 @@ impl Command {
     /// Whether the command does GPU work of its own (draws, dispatches, copies, clears, render passes...),
     /// as opposed to barriers, queries, events and subpass changes.
     pub fn is_action(&self) -> bool {
-        const STATE: [&str; 9] =
-            ["Barrier", "Query", "Timestamp", "Event", "NextSubpass", "EndRender", "Label", "Bind", "Push"];
+        const STATE: [&str; 9] = [
+            "Barrier",
+            "Query",
+            "Timestamp",
+            "Event",
+            "NextSubpass",
+            "EndRender",
+            "Label",
+            "Bind",
+            "Push",
+        ];
         self.pipeline.is_some() || !STATE.iter().any(|s| self.name.contains(s))
     }
 }
@@ -387,11 +396,16 @@ impl Report {
 
     /// Reads a report back; fails on malformed JSON or an unknown schema version.
     pub fn from_json(text: &str) -> Result<Report, ReadError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ReadError::Json(e.to_string()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ReadError::Json(e.to_string()))?;
         match value.get("version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => return Err(ReadError::Version(v)),
-            None => return Err(ReadError::Json("no `version` field: not a Blackbox report".into())),
+            None => {
+                return Err(ReadError::Json(
+                    "no `version` field: not a Blackbox report".into(),
+                ))
+            }
         }
         serde_json::from_value(value).map_err(|e| ReadError::Json(e.to_string()))
     }
@@ -457,7 +471,13 @@ mod tests {
     #[test]
     fn unknown_versions_and_garbage_are_refused() {
         assert!(matches!(Report::from_json("{"), Err(ReadError::Json(_))));
-        assert!(matches!(Report::from_json("{\"version\": 99}"), Err(ReadError::Version(99))));
-        assert!(matches!(Report::from_json("{\"kind\": \"hang\"}"), Err(ReadError::Json(_))));
+        assert!(matches!(
+            Report::from_json("{\"version\": 99}"),
+            Err(ReadError::Version(99))
+        ));
+        assert!(matches!(
+            Report::from_json("{\"kind\": \"hang\"}"),
+            Err(ReadError::Json(_))
+        ));
     }
 }

@@ -22,7 +22,11 @@ pub fn compute(report: &Report) -> (String, String) {
     }
     if report.kind == Kind::Assert {
         if let Some(e) = report.shader_errors.iter().find(|e| e.kind == "assert") {
-            parts.push(format!("assert: {} at {}", e.message, e.location.as_deref().unwrap_or("?")));
+            parts.push(format!(
+                "assert: {} at {}",
+                e.message,
+                e.location.as_deref().unwrap_or("?")
+            ));
         }
     }
     let text = normalize(&parts.join(" | "));
@@ -40,7 +44,11 @@ fn kind_word(kind: Kind) -> &'static str {
 }
 
 fn describe(l: &Location) -> String {
-    let pipeline = l.pipeline.as_ref().and_then(|p| p.name.clone()).unwrap_or_default();
+    let pipeline = l
+        .pipeline
+        .as_ref()
+        .and_then(|p| p.name.clone())
+        .unwrap_or_default();
     format!("{} / {} [{}]", l.labels.join(" > "), l.command, pipeline)
 }
 
@@ -69,7 +77,9 @@ pub fn normalize(text: &str) -> String {
 
 /// FNV-1a, 64 bits: stable across platforms and Rust versions, unlike `DefaultHasher`.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -78,7 +88,10 @@ mod tests {
 
     #[test]
     fn numbers_and_handles_are_normalized() {
-        assert_eq!(normalize("frame 8112 > dispatch 3 / vkCmdDispatch 0x55d3a0"), "frame # > dispatch # / vkCmdDispatch #");
+        assert_eq!(
+            normalize("frame 8112 > dispatch 3 / vkCmdDispatch 0x55d3a0"),
+            "frame # > dispatch # / vkCmdDispatch #"
+        );
         assert_eq!(normalize("vkCmdDrawIndexed"), "vkCmdDrawIndexed");
     }
 

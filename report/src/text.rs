@@ -47,27 +47,56 @@ impl Style {
 pub fn render(report: &Report, color: bool) -> String {
     let st = Style { color };
     let mut out = String::new();
-    let _ = writeln!(out, "{}", st.alert(&format!("Blackbox report: {}", report.kind.describe())));
+    let _ = writeln!(
+        out,
+        "{}",
+        st.alert(&format!("Blackbox report: {}", report.kind.describe()))
+    );
     let _ = writeln!(out, "  reason     {}", report.reason);
     let _ = writeln!(out, "  time       {}", report.time);
-    let _ = writeln!(out, "  app        {} (pid {}, {})", report.app.name, report.app.pid, report.app.executable);
+    let _ = writeln!(
+        out,
+        "  app        {} (pid {}, {})",
+        report.app.name, report.app.pid, report.app.executable
+    );
     let _ = writeln!(
         out,
         "  device     {} (Vulkan {}, {})",
         report.device.name, report.device.api_version, report.device.driver
     );
-    let _ = writeln!(out, "  blackbox   {} ({})", report.blackbox.version, report.blackbox.settings.join(" "));
-    let _ = writeln!(out, "  progress   {}, granularity {}", report.progress.markers, report.progress.granularity);
+    let _ = writeln!(
+        out,
+        "  blackbox   {} ({})",
+        report.blackbox.version,
+        report.blackbox.settings.join(" ")
+    );
+    let _ = writeln!(
+        out,
+        "  progress   {}, granularity {}",
+        report.progress.markers, report.progress.granularity
+    );
     let _ = writeln!(out, "             {}", report.progress.coverage);
     let _ = writeln!(out, "  signature  {}", st.bold(&report.signature));
     if let Some(signal) = &report.signal {
-        let address = signal.address.as_deref().map(|a| format!(" at {a}")).unwrap_or_default();
-        let _ = writeln!(out, "  signal     {} ({}){address}, thread {}", signal.name, signal.number, signal.thread);
+        let address = signal
+            .address
+            .as_deref()
+            .map(|a| format!(" at {a}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  signal     {} ({}){address}, thread {}",
+            signal.name, signal.number, signal.thread
+        );
     }
 
     let _ = writeln!(out);
     if report.in_flight.is_empty() {
-        let _ = writeln!(out, "{}", st.bold("In flight: no command is known to be in flight"));
+        let _ = writeln!(
+            out,
+            "{}",
+            st.bold("In flight: no command is known to be in flight")
+        );
     } else {
         let _ = writeln!(out, "{}", st.bold("In flight"));
         for l in &report.in_flight {
@@ -93,7 +122,14 @@ pub fn render(report: &Report, color: bool) -> String {
             ))
         );
         for s in &q.submissions {
-            let _ = writeln!(out, "  submission #{} ({}, {} ms ago): {}", s.seq, s.command, s.age_ms, st.state(s.state));
+            let _ = writeln!(
+                out,
+                "  submission #{} ({}, {} ms ago): {}",
+                s.seq,
+                s.command,
+                s.age_ms,
+                st.state(s.state)
+            );
             for cb in &s.command_buffers {
                 command_buffer(&mut out, st, cb, 2);
             }
@@ -114,8 +150,16 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "{}", st.bold("Device fault (VK_EXT_device_fault)"));
         let _ = writeln!(out, "  {}", f.description);
         for a in &f.addresses {
-            let near = a.resource.as_deref().map(|r| format!(" -> {r}")).unwrap_or_default();
-            let _ = writeln!(out, "  {} {} (±{} bytes){near}", a.kind, a.address, a.precision);
+            let near = a
+                .resource
+                .as_deref()
+                .map(|r| format!(" -> {r}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} {} (±{} bytes){near}",
+                a.kind, a.address, a.precision
+            );
         }
         for v in &f.vendor_infos {
             let _ = writeln!(out, "  vendor: {v}");
@@ -129,7 +173,11 @@ pub fn render(report: &Report, color: bool) -> String {
     }
     if !report.checkpoints.is_empty() {
         let _ = writeln!(out);
-        let _ = writeln!(out, "{}", st.bold("Checkpoints (VK_NV_device_diagnostic_checkpoints)"));
+        let _ = writeln!(
+            out,
+            "{}",
+            st.bold("Checkpoints (VK_NV_device_diagnostic_checkpoints)")
+        );
         for c in &report.checkpoints {
             let _ = writeln!(out, "  queue {} {}: {}", c.queue, c.stage, c.marker);
         }
@@ -138,12 +186,20 @@ pub fn render(report: &Report, color: bool) -> String {
 }
 
 fn pipeline_text(p: &Pipeline) -> String {
-    let name = p.name.as_deref().map(|n| format!("\"{n}\"")).unwrap_or_else(|| p.handle.clone());
+    let name = p
+        .name
+        .as_deref()
+        .map(|n| format!("\"{n}\""))
+        .unwrap_or_else(|| p.handle.clone());
     let shaders: Vec<String> = p
         .shaders
         .iter()
         .map(|s| {
-            let sources = if s.sources.is_empty() { String::new() } else { format!(" {}", s.sources.join(", ")) };
+            let sources = if s.sources.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", s.sources.join(", "))
+            };
             format!("{} {}{sources}", s.id, s.entry_points.join(", "))
         })
         .collect();
@@ -155,7 +211,11 @@ fn pipeline_text(p: &Pipeline) -> String {
 }
 
 fn location(out: &mut String, l: &Location) {
-    let labels = if l.labels.is_empty() { String::new() } else { format!("{} > ", l.labels.join(" > ")) };
+    let labels = if l.labels.is_empty() {
+        String::new()
+    } else {
+        format!("{} > ", l.labels.join(" > "))
+    };
     let _ = writeln!(
         out,
         "  queue {}, submission #{}, command buffer {}: {labels}[{}] {}",
@@ -171,18 +231,42 @@ fn location(out: &mut String, l: &Location) {
 }
 
 fn call(name: &str, params: &[u64]) -> String {
-    let p: Vec<String> = params.iter().map(|v| if *v > 0xffff_ffff { format!("{v:#x}") } else { v.to_string() }).collect();
+    let p: Vec<String> = params
+        .iter()
+        .map(|v| {
+            if *v > 0xffff_ffff {
+                format!("{v:#x}")
+            } else {
+                v.to_string()
+            }
+        })
+        .collect();
     format!("{name}({})", p.join(", "))
 }
 
 fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize) {
     let pad = " ".repeat(indent);
-    let name = cb.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+    let name = cb
+        .name
+        .as_deref()
+        .map(|n| format!(" \"{n}\""))
+        .unwrap_or_default();
     let units = cb
         .units
-        .map(|u| format!(" [markers: {} of {} units started, {} finished]", u.started, u.total, u.finished))
+        .map(|u| {
+            format!(
+                " [markers: {} of {} units started, {} finished]",
+                u.started, u.total, u.finished
+            )
+        })
         .unwrap_or_else(|| " [no markers]".to_owned());
-    let _ = writeln!(out, "{pad}command buffer {}{name} ({}): {}{units}", cb.handle, cb.level, st.state(cb.state));
+    let _ = writeln!(
+        out,
+        "{pad}command buffer {}{name} ({}): {}{units}",
+        cb.handle,
+        cb.level,
+        st.state(cb.state)
+    );
 
     // Which commands to show: those near an interesting one.
     let interesting: Vec<u32> = cb
@@ -192,7 +276,12 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
         .map(|c| c.index)
         .collect();
     let show_all = cb.commands.len() <= SHOW_ALL;
-    let shown = |i: u32| show_all || interesting.iter().any(|&k| i + CONTEXT >= k && i <= k + CONTEXT);
+    let shown = |i: u32| {
+        show_all
+            || interesting
+                .iter()
+                .any(|&k| i + CONTEXT >= k && i <= k + CONTEXT)
+    };
 
     let mut open: Vec<u32> = Vec::new();
     let mut skipped = 0u32;
@@ -206,10 +295,19 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
             }
         }
         for (i, scope) in cb.scopes.iter().enumerate() {
-            if scope.first_command == c.index && !scope.inserted && !open.contains(&(i as u32)) && scope.end_command > c.index {
+            if scope.first_command == c.index
+                && !scope.inserted
+                && !open.contains(&(i as u32))
+                && scope.end_command > c.index
+            {
                 flush_skipped(out, &pad, open.len(), &mut skipped);
                 let depth = " ".repeat(2 * (open.len() + 1));
-                let _ = writeln!(out, "{pad}{depth}{}: {}", st.bold(&scope.name), st.state(scope.state));
+                let _ = writeln!(
+                    out,
+                    "{pad}{depth}{}: {}",
+                    st.bold(&scope.name),
+                    st.state(scope.state)
+                );
                 open.push(i as u32);
             } else if scope.inserted && scope.first_command == c.index && shown(c.index) {
                 let depth = " ".repeat(2 * (open.len() + 1));
@@ -222,7 +320,12 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
         }
         flush_skipped(out, &pad, open.len(), &mut skipped);
         let depth = " ".repeat(2 * (open.len() + 1));
-        let mut line = format!("{pad}{depth}[{}] {}  {}", c.index, call(&c.name, &c.params), st.state(c.state));
+        let mut line = format!(
+            "{pad}{depth}[{}] {}  {}",
+            c.index,
+            call(&c.name, &c.params),
+            st.state(c.state)
+        );
         if let Some(p) = &c.pipeline {
             line.push_str(&format!("  {}", pipeline_text(p)));
         }
@@ -245,7 +348,12 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
 
 fn flush_skipped(out: &mut String, pad: &str, depth: usize, skipped: &mut u32) {
     if *skipped > 0 {
-        let _ = writeln!(out, "{pad}{}… {} command(s) not shown", " ".repeat(2 * (depth + 1)), skipped);
+        let _ = writeln!(
+            out,
+            "{pad}{}… {} command(s) not shown",
+            " ".repeat(2 * (depth + 1)),
+            skipped
+        );
         *skipped = 0;
     }
 }

@@ -3,8 +3,9 @@
 // a size each (filled by the host: small everywhere, 0.3 at invocation (12,34,0)) and assert size < 0.25,
 // assert id 7, with the size and an int (x - y: -22 there) as values.
 //
-// The assert is written out as what shaders/blackbox.glsl's BB_ASSERT2 expands to (debugPrintf with the
-// `[bb-assert]` prefix); it runs without Blackbox too (under the validation layers' DebugPrintf it prints).
+// The assert is written out in shaders/blackbox.glsl's form for an assert with its own message: a
+// debugPrintf whose format starts with `[bb-assert %u]` and the id; the text after `]` is the message,
+// formatted with the values. It runs without Blackbox too (the validation layers' DebugPrintf prints it).
 
 #extension GL_EXT_debug_printf : require
 
@@ -23,6 +24,6 @@ void main() {
     uint i = id.y * 64u + id.x;
     float size = sizes[i];
     int delta = int(id.x) - int(id.y);
-    if (!(size < 0.25)) debugPrintfEXT("[bb-assert] id=%u size=%f delta=%d", 7u, size, delta); // ASSERT-SITE
+    if (!(size < 0.25)) debugPrintfEXT("[bb-assert %u] size %f too big, delta %d", 7u, size, delta); // ASSERT-SITE
     results[i] = size * 2.0 + float(delta);
 }

@@ -3,8 +3,9 @@
 // over a 64x64 target; every pixel's size is small except at pc.bad_pixel (12,34), where it is pc.bad_size
 // (0.3). Assert id 7, size < 0.25, with the size and an int (x - y: -22 there) as values.
 //
-// The assert is written out as what shaders/blackbox.glsl's BB_ASSERT2 expands to (debugPrintf with the
-// `[bb-assert]` prefix); it runs without Blackbox too.
+// The assert is written out in shaders/blackbox.glsl's form for an assert with its own message: a
+// debugPrintf whose format starts with `[bb-assert %u]` and the id; the text after `]` is the message,
+// formatted with the values. It runs without Blackbox too.
 
 #extension GL_EXT_debug_printf : require
 
@@ -22,6 +23,6 @@ void main() {
         size = pc.bad_size;
     }
     int delta = int(pixel.x) - int(pixel.y);
-    if (!(size < 0.25)) debugPrintfEXT("[bb-assert] id=%u size=%f delta=%d", 7u, size, delta); // ASSERT-SITE
+    if (!(size < 0.25)) debugPrintfEXT("[bb-assert %u] size %f too big, delta %d", 7u, size, delta); // ASSERT-SITE
     out_color = vec4(size, float(delta + 64) / 128.0, 0.5, 1.0);
 }

@@ -33,5 +33,5 @@ void main() {
     } else {
         r = vec4(1.0 / v.x, v.yzw); // NAN-SITE div
     }
-    results[i] = r;
+    results[i] = r; // NAN-STORE
 }

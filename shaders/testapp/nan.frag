@@ -27,5 +27,5 @@ void main() {
     } else {
         r = vec4(1.0 / v.x, v.yzw); // NAN-SITE div
     }
-    out_color = r;
+    out_color = r; // NAN-STORE
 }

@@ -38,12 +38,18 @@ macro_rules! cstr {
 
 /// Marks a hook as one that watches recording: with breadcrumbs off it is not handed out at all.
 const fn recording(hook: Hook) -> Hook {
-    Hook { recording: true, ..hook }
+    Hook {
+        recording: true,
+        ..hook
+    }
 }
 
 /// Calls down for a command buffer the layer does not know (its state was lost to an internal error):
 /// the device is still found by dispatch key, so the app's call goes through.
-fn unknown<F>(command_buffer: vk::CommandBuffer, pick: impl FnOnce(&crate::device::Device) -> Option<F>) -> Option<F> {
+fn unknown<F>(
+    command_buffer: vk::CommandBuffer,
+    pick: impl FnOnce(&crate::device::Device) -> Option<F>,
+) -> Option<F> {
     // SAFETY: a valid command buffer from the app.
     unsafe { registry::device_of(command_buffer) }.and_then(|d| pick(&d))
 }
@@ -299,25 +305,39 @@ pub(super) unsafe extern "system" fn allocate_command_buffers(
     info: *const vk::CommandBufferAllocateInfo,
     out: *mut vk::CommandBuffer,
 ) -> vk::Result {
-    entry("vkAllocateCommandBuffers", vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        };
-        let Some(next) = dev.next.allocate_command_buffers else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, info, out) };
-        if result == vk::Result::SUCCESS {
-            super::contained("tracking command buffers", || {
-                // SAFETY: the app's valid allocate info; `out` holds that many handles now.
-                let (info, handles) = unsafe { (&*info, std::slice::from_raw_parts(out, (*info).command_buffer_count as usize)) };
-                cbs::register(&dev, info.command_pool, info.level == vk::CommandBufferLevel::SECONDARY, handles);
-            });
-        }
-        result
-    })
+    entry(
+        "vkAllocateCommandBuffers",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            // SAFETY: a live device from the app.
+            let Some(dev) = (unsafe { registry::device_of(device) }) else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            let Some(next) = dev.next.allocate_command_buffers else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            // SAFETY: the app's arguments, forwarded as they came.
+            let result = unsafe { next(device, info, out) };
+            if result == vk::Result::SUCCESS {
+                super::contained("tracking command buffers", || {
+                    // SAFETY: the app's valid allocate info; `out` holds that many handles now.
+                    let (info, handles) = unsafe {
+                        (
+                            &*info,
+                            std::slice::from_raw_parts(out, (*info).command_buffer_count as usize),
+                        )
+                    };
+                    cbs::register(
+                        &dev,
+                        info.command_pool,
+                        info.level == vk::CommandBufferLevel::SECONDARY,
+                        handles,
+                    );
+                });
+            }
+            result
+        },
+    )
 }
 
 pub(super) unsafe extern "system" fn free_command_buffers(
@@ -328,11 +348,15 @@ pub(super) unsafe extern "system" fn free_command_buffers(
 ) {
     entry("vkFreeCommandBuffers", (), || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return;
+        };
         if !handles.is_null() {
             // SAFETY: the app's array of `count` handles.
             let list = unsafe { std::slice::from_raw_parts(handles, count as usize) };
-            super::contained("forgetting command buffers", || cbs::unregister(&dev, list.iter().copied()));
+            super::contained("forgetting command buffers", || {
+                cbs::unregister(&dev, list.iter().copied())
+            });
         }
         if let Some(next) = dev.next.free_command_buffers {
             // SAFETY: the app's arguments, forwarded as they came.
@@ -348,9 +372,13 @@ pub(super) unsafe extern "system" fn destroy_command_pool(
 ) {
     entry("vkDestroyCommandPool", (), || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return;
+        };
         if pool != vk::CommandPool::null() {
-            super::contained("forgetting a command pool", || cbs::unregister_pool(&dev, Some(pool)));
+            super::contained("forgetting a command pool", || {
+                cbs::unregister_pool(&dev, Some(pool))
+            });
         }
         if let Some(next) = dev.next.destroy_command_pool {
             // SAFETY: the app's arguments, forwarded as they came.
@@ -364,83 +392,114 @@ pub(super) unsafe extern "system" fn reset_command_pool(
     pool: vk::CommandPool,
     flags: vk::CommandPoolResetFlags,
 ) -> vk::Result {
-    entry("vkResetCommandPool", vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        };
-        let Some(next) = dev.next.reset_command_pool else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, pool, flags) };
-        if result == vk::Result::SUCCESS {
-            super::contained("resetting a command pool", || cbs::of_pool(pool).iter().for_each(|cb| cb.reset()));
-        }
-        result
-    })
+    entry(
+        "vkResetCommandPool",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            // SAFETY: a live device from the app.
+            let Some(dev) = (unsafe { registry::device_of(device) }) else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            let Some(next) = dev.next.reset_command_pool else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            // SAFETY: the app's arguments, forwarded as they came.
+            let result = unsafe { next(device, pool, flags) };
+            if result == vk::Result::SUCCESS {
+                super::contained("resetting a command pool", || {
+                    cbs::of_pool(pool).iter().for_each(|cb| cb.reset())
+                });
+            }
+            result
+        },
+    )
 }
 
 pub(super) unsafe extern "system" fn begin_command_buffer(
     command_buffer: vk::CommandBuffer,
     info: *const vk::CommandBufferBeginInfo,
 ) -> vk::Result {
-    entry("vkBeginCommandBuffer", vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        let cb = cbs::lookup(command_buffer);
-        let next = match &cb {
-            Some(cb) => cb.device.next.begin_command_buffer,
-            None => unknown(command_buffer, |d| d.next.begin_command_buffer),
-        };
-        let Some(next) = next else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        if let Some(cb) = &cb {
-            super::contained("starting a recording", || {
-                // SAFETY: the app's valid begin info.
-                let flags = unsafe { (*info).flags };
-                let continues = cb.secondary && flags.contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
-                cb.begin(flags, continues);
-            });
-        }
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(command_buffer, info) };
-        if let (vk::Result::SUCCESS, Some(cb)) = (result, &cb) {
-            // SAFETY: the command buffer is now recording.
-            super::contained("marking the recording's start", || unsafe { cb.after_begin() });
-        }
-        result
-    })
+    entry(
+        "vkBeginCommandBuffer",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let cb = cbs::lookup(command_buffer);
+            let next = match &cb {
+                Some(cb) => cb.device.next.begin_command_buffer,
+                None => unknown(command_buffer, |d| d.next.begin_command_buffer),
+            };
+            let Some(next) = next else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            if let Some(cb) = &cb {
+                super::contained("starting a recording", || {
+                    // SAFETY: the app's valid begin info.
+                    let flags = unsafe { (*info).flags };
+                    let continues = cb.secondary
+                        && flags.contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
+                    cb.begin(flags, continues);
+                });
+            }
+            // SAFETY: the app's arguments, forwarded as they came.
+            let result = unsafe { next(command_buffer, info) };
+            if let (vk::Result::SUCCESS, Some(cb)) = (result, &cb) {
+                // SAFETY: the command buffer is now recording.
+                super::contained("marking the recording's start", || unsafe {
+                    cb.after_begin()
+                });
+            }
+            result
+        },
+    )
 }
 
-pub(super) unsafe extern "system" fn end_command_buffer(command_buffer: vk::CommandBuffer) -> vk::Result {
-    entry("vkEndCommandBuffer", vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        let cb = cbs::lookup(command_buffer);
-        let next = match &cb {
-            Some(cb) => cb.device.next.end_command_buffer,
-            None => unknown(command_buffer, |d| d.next.end_command_buffer),
-        };
-        let Some(next) = next else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        if let Some(cb) = &cb {
-            super::contained("finishing a recording", || cb.end());
-        }
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(command_buffer) }
-    })
+pub(super) unsafe extern "system" fn end_command_buffer(
+    command_buffer: vk::CommandBuffer,
+) -> vk::Result {
+    entry(
+        "vkEndCommandBuffer",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let cb = cbs::lookup(command_buffer);
+            let next = match &cb {
+                Some(cb) => cb.device.next.end_command_buffer,
+                None => unknown(command_buffer, |d| d.next.end_command_buffer),
+            };
+            let Some(next) = next else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            if let Some(cb) = &cb {
+                super::contained("finishing a recording", || cb.end());
+            }
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { next(command_buffer) }
+        },
+    )
 }
 
 pub(super) unsafe extern "system" fn reset_command_buffer(
     command_buffer: vk::CommandBuffer,
     flags: vk::CommandBufferResetFlags,
 ) -> vk::Result {
-    entry("vkResetCommandBuffer", vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        let cb = cbs::lookup(command_buffer);
-        let next = match &cb {
-            Some(cb) => cb.device.next.reset_command_buffer,
-            None => unknown(command_buffer, |d| d.next.reset_command_buffer),
-        };
-        let Some(next) = next else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        if let Some(cb) = &cb {
-            super::contained("resetting a recording", || cb.reset());
-        }
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(command_buffer, flags) }
-    })
+    entry(
+        "vkResetCommandBuffer",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let cb = cbs::lookup(command_buffer);
+            let next = match &cb {
+                Some(cb) => cb.device.next.reset_command_buffer,
+                None => unknown(command_buffer, |d| d.next.reset_command_buffer),
+            };
+            let Some(next) = next else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            if let Some(cb) = &cb {
+                super::contained("resetting a recording", || cb.reset());
+            }
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { next(command_buffer, flags) }
+        },
+    )
 }
 
 // ---- Recording state: pipelines, render passes, labels, secondaries ----
@@ -499,7 +558,9 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass(
                 let (pass, fb) = unsafe { ((*info).render_pass, (*info).framebuffer) };
                 let params = [vk::Handle::as_raw(pass), vk::Handle::as_raw(fb)];
                 // SAFETY: forwarded as they came.
-                cb.begin_render_pass("vkCmdBeginRenderPass", &params, || unsafe { next(command_buffer, info, contents) })
+                cb.begin_render_pass("vkCmdBeginRenderPass", &params, || unsafe {
+                    next(command_buffer, info, contents)
+                })
             },
             // SAFETY: forwarded as they came.
             |next| unsafe { next(command_buffer, info, contents) },
@@ -521,7 +582,9 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass2(
                 let (pass, fb) = unsafe { ((*info).render_pass, (*info).framebuffer) };
                 let params = [vk::Handle::as_raw(pass), vk::Handle::as_raw(fb)];
                 // SAFETY: forwarded as they came.
-                cb.begin_render_pass("vkCmdBeginRenderPass2", &params, || unsafe { next(command_buffer, info, subpass) })
+                cb.begin_render_pass("vkCmdBeginRenderPass2", &params, || unsafe {
+                    next(command_buffer, info, subpass)
+                })
             },
             // SAFETY: forwarded as they came.
             |next| unsafe { next(command_buffer, info, subpass) },
@@ -529,7 +592,10 @@ pub(super) unsafe extern "system" fn cmd_begin_render_pass2(
     })
 }
 
-pub(super) unsafe extern "system" fn cmd_begin_rendering(command_buffer: vk::CommandBuffer, info: *const vk::RenderingInfo) {
+pub(super) unsafe extern "system" fn cmd_begin_rendering(
+    command_buffer: vk::CommandBuffer,
+    info: *const vk::RenderingInfo,
+) {
     entry("vkCmdBeginRendering", (), || {
         with_cb(
             command_buffer,
@@ -538,11 +604,17 @@ pub(super) unsafe extern "system" fn cmd_begin_rendering(command_buffer: vk::Com
                 // SAFETY: the app's valid rendering info.
                 let (w, h, n) = unsafe {
                     let i = &*info;
-                    (i.render_area.extent.width, i.render_area.extent.height, i.color_attachment_count)
+                    (
+                        i.render_area.extent.width,
+                        i.render_area.extent.height,
+                        i.color_attachment_count,
+                    )
                 };
                 let params = [u64::from(w), u64::from(h), u64::from(n)];
                 // SAFETY: forwarded as they came.
-                cb.begin_render_pass("vkCmdBeginRendering", &params, || unsafe { next(command_buffer, info) })
+                cb.begin_render_pass("vkCmdBeginRendering", &params, || unsafe {
+                    next(command_buffer, info)
+                })
             },
             // SAFETY: forwarded as they came.
             |next| unsafe { next(command_buffer, info) },
@@ -550,13 +622,20 @@ pub(super) unsafe extern "system" fn cmd_begin_rendering(command_buffer: vk::Com
     })
 }
 
-pub(super) unsafe extern "system" fn cmd_next_subpass(command_buffer: vk::CommandBuffer, contents: vk::SubpassContents) {
+pub(super) unsafe extern "system" fn cmd_next_subpass(
+    command_buffer: vk::CommandBuffer,
+    contents: vk::SubpassContents,
+) {
     entry("vkCmdNextSubpass", (), || {
         with_cb(
             command_buffer,
             |d| d.next.cmd_next_subpass,
             // SAFETY: forwarded as they came.
-            |cb, next| cb.state("vkCmdNextSubpass", &[], || unsafe { next(command_buffer, contents) }),
+            |cb, next| {
+                cb.state("vkCmdNextSubpass", &[], || unsafe {
+                    next(command_buffer, contents)
+                })
+            },
             // SAFETY: forwarded as they came.
             |next| unsafe { next(command_buffer, contents) },
         )
@@ -573,7 +652,11 @@ pub(super) unsafe extern "system" fn cmd_next_subpass2(
             command_buffer,
             |d| d.next.cmd_next_subpass2,
             // SAFETY: forwarded as they came.
-            |cb, next| cb.state("vkCmdNextSubpass2", &[], || unsafe { next(command_buffer, begin, end) }),
+            |cb, next| {
+                cb.state("vkCmdNextSubpass2", &[], || unsafe {
+                    next(command_buffer, begin, end)
+                })
+            },
             // SAFETY: forwarded as they came.
             |next| unsafe { next(command_buffer, begin, end) },
         )
@@ -593,13 +676,20 @@ pub(super) unsafe extern "system" fn cmd_end_render_pass(command_buffer: vk::Com
     })
 }
 
-pub(super) unsafe extern "system" fn cmd_end_render_pass2(command_buffer: vk::CommandBuffer, end: *const vk::SubpassEndInfo) {
+pub(super) unsafe extern "system" fn cmd_end_render_pass2(
+    command_buffer: vk::CommandBuffer,
+    end: *const vk::SubpassEndInfo,
+) {
     entry("vkCmdEndRenderPass2", (), || {
         with_cb(
             command_buffer,
             |d| d.next.cmd_end_render_pass2,
             // SAFETY: forwarded as they came.
-            |cb, next| cb.end_render_pass("vkCmdEndRenderPass2", || unsafe { next(command_buffer, end) }),
+            |cb, next| {
+                cb.end_render_pass("vkCmdEndRenderPass2", || unsafe {
+                    next(command_buffer, end)
+                })
+            },
             // SAFETY: forwarded as they came.
             |next| unsafe { next(command_buffer, end) },
         )
@@ -625,7 +715,11 @@ fn label_text(label: *const vk::DebugUtilsLabelEXT) -> String {
     unsafe { label.as_ref() }
         .filter(|l| !l.p_label_name.is_null())
         // SAFETY: as above.
-        .map(|l| unsafe { CStr::from_ptr(l.p_label_name) }.to_string_lossy().into_owned())
+        .map(|l| {
+            unsafe { CStr::from_ptr(l.p_label_name) }
+                .to_string_lossy()
+                .into_owned()
+        })
         .unwrap_or_default()
 }
 
@@ -667,7 +761,9 @@ pub(super) unsafe extern "system" fn cmd_insert_debug_utils_label_ext(
     })
 }
 
-pub(super) unsafe extern "system" fn cmd_end_debug_utils_label_ext(command_buffer: vk::CommandBuffer) {
+pub(super) unsafe extern "system" fn cmd_end_debug_utils_label_ext(
+    command_buffer: vk::CommandBuffer,
+) {
     entry("vkCmdEndDebugUtilsLabelEXT", (), || {
         with_cb(
             command_buffer,
@@ -702,10 +798,15 @@ pub(super) unsafe extern "system" fn cmd_execute_commands(
                 let executed = list
                     .iter()
                     .filter_map(|&h| cbs::lookup(h))
-                    .map(|s| Executed { log: s.last_log(), command_buffer: s })
+                    .map(|s| Executed {
+                        log: s.last_log(),
+                        command_buffer: s,
+                    })
                     .collect();
                 // SAFETY: forwarded as they came.
-                cb.execute_commands(executed, || unsafe { next(command_buffer, count, secondaries) })
+                cb.execute_commands(executed, || unsafe {
+                    next(command_buffer, count, secondaries)
+                })
             },
             // SAFETY: forwarded as they came.
             |next| unsafe { next(command_buffer, count, secondaries) },
@@ -715,30 +816,129 @@ pub(super) unsafe extern "system" fn cmd_execute_commands(
 
 /// The hand-written hooks of this file.
 pub(super) const HOOKS: &[Hook] = &[
-    recording(hook!(Device, c"vkAllocateCommandBuffers", allocate_command_buffers as PFN_vkAllocateCommandBuffers)),
-    recording(hook!(Device, c"vkFreeCommandBuffers", free_command_buffers as PFN_vkFreeCommandBuffers)),
-    recording(hook!(Device, c"vkDestroyCommandPool", destroy_command_pool as PFN_vkDestroyCommandPool)),
-    recording(hook!(Device, c"vkResetCommandPool", reset_command_pool as PFN_vkResetCommandPool)),
-    recording(hook!(Device, c"vkBeginCommandBuffer", begin_command_buffer as PFN_vkBeginCommandBuffer)),
-    recording(hook!(Device, c"vkEndCommandBuffer", end_command_buffer as PFN_vkEndCommandBuffer)),
-    recording(hook!(Device, c"vkResetCommandBuffer", reset_command_buffer as PFN_vkResetCommandBuffer)),
-    recording(hook!(Device, c"vkCmdBindPipeline", cmd_bind_pipeline as PFN_vkCmdBindPipeline)),
-    recording(hook!(Device, c"vkCmdBeginRenderPass", cmd_begin_render_pass as PFN_vkCmdBeginRenderPass)),
-    recording(hook!(Device, c"vkCmdBeginRenderPass2", cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2)),
-    recording(hook!(Device, c"vkCmdBeginRenderPass2KHR", cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2)),
-    recording(hook!(Device, c"vkCmdBeginRendering", cmd_begin_rendering as PFN_vkCmdBeginRendering)),
-    recording(hook!(Device, c"vkCmdBeginRenderingKHR", cmd_begin_rendering as PFN_vkCmdBeginRendering)),
-    recording(hook!(Device, c"vkCmdNextSubpass", cmd_next_subpass as PFN_vkCmdNextSubpass)),
-    recording(hook!(Device, c"vkCmdNextSubpass2", cmd_next_subpass2 as PFN_vkCmdNextSubpass2)),
-    recording(hook!(Device, c"vkCmdNextSubpass2KHR", cmd_next_subpass2 as PFN_vkCmdNextSubpass2)),
-    recording(hook!(Device, c"vkCmdEndRenderPass", cmd_end_render_pass as PFN_vkCmdEndRenderPass)),
-    recording(hook!(Device, c"vkCmdEndRenderPass2", cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2)),
-    recording(hook!(Device, c"vkCmdEndRenderPass2KHR", cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2)),
-    recording(hook!(Device, c"vkCmdEndRendering", cmd_end_rendering as PFN_vkCmdEndRendering)),
-    recording(hook!(Device, c"vkCmdEndRenderingKHR", cmd_end_rendering as PFN_vkCmdEndRendering)),
-    recording(hook!(Device, c"vkCmdBeginDebugUtilsLabelEXT", cmd_begin_debug_utils_label_ext as PFN_vkCmdBeginDebugUtilsLabelEXT)),
-    recording(hook!(Device, c"vkCmdInsertDebugUtilsLabelEXT", cmd_insert_debug_utils_label_ext as PFN_vkCmdInsertDebugUtilsLabelEXT)),
-    recording(hook!(Device, c"vkCmdEndDebugUtilsLabelEXT", cmd_end_debug_utils_label_ext as PFN_vkCmdEndDebugUtilsLabelEXT)),
-    recording(hook!(Device, c"vkCmdExecuteCommands", cmd_execute_commands as PFN_vkCmdExecuteCommands)),
+    recording(hook!(
+        Device,
+        c"vkAllocateCommandBuffers",
+        allocate_command_buffers as PFN_vkAllocateCommandBuffers
+    )),
+    recording(hook!(
+        Device,
+        c"vkFreeCommandBuffers",
+        free_command_buffers as PFN_vkFreeCommandBuffers
+    )),
+    recording(hook!(
+        Device,
+        c"vkDestroyCommandPool",
+        destroy_command_pool as PFN_vkDestroyCommandPool
+    )),
+    recording(hook!(
+        Device,
+        c"vkResetCommandPool",
+        reset_command_pool as PFN_vkResetCommandPool
+    )),
+    recording(hook!(
+        Device,
+        c"vkBeginCommandBuffer",
+        begin_command_buffer as PFN_vkBeginCommandBuffer
+    )),
+    recording(hook!(
+        Device,
+        c"vkEndCommandBuffer",
+        end_command_buffer as PFN_vkEndCommandBuffer
+    )),
+    recording(hook!(
+        Device,
+        c"vkResetCommandBuffer",
+        reset_command_buffer as PFN_vkResetCommandBuffer
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdBindPipeline",
+        cmd_bind_pipeline as PFN_vkCmdBindPipeline
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdBeginRenderPass",
+        cmd_begin_render_pass as PFN_vkCmdBeginRenderPass
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdBeginRenderPass2",
+        cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdBeginRenderPass2KHR",
+        cmd_begin_render_pass2 as PFN_vkCmdBeginRenderPass2
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdBeginRendering",
+        cmd_begin_rendering as PFN_vkCmdBeginRendering
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdBeginRenderingKHR",
+        cmd_begin_rendering as PFN_vkCmdBeginRendering
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdNextSubpass",
+        cmd_next_subpass as PFN_vkCmdNextSubpass
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdNextSubpass2",
+        cmd_next_subpass2 as PFN_vkCmdNextSubpass2
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdNextSubpass2KHR",
+        cmd_next_subpass2 as PFN_vkCmdNextSubpass2
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdEndRenderPass",
+        cmd_end_render_pass as PFN_vkCmdEndRenderPass
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdEndRenderPass2",
+        cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdEndRenderPass2KHR",
+        cmd_end_render_pass2 as PFN_vkCmdEndRenderPass2
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdEndRendering",
+        cmd_end_rendering as PFN_vkCmdEndRendering
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdEndRenderingKHR",
+        cmd_end_rendering as PFN_vkCmdEndRendering
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdBeginDebugUtilsLabelEXT",
+        cmd_begin_debug_utils_label_ext as PFN_vkCmdBeginDebugUtilsLabelEXT
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdInsertDebugUtilsLabelEXT",
+        cmd_insert_debug_utils_label_ext as PFN_vkCmdInsertDebugUtilsLabelEXT
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdEndDebugUtilsLabelEXT",
+        cmd_end_debug_utils_label_ext as PFN_vkCmdEndDebugUtilsLabelEXT
+    )),
+    recording(hook!(
+        Device,
+        c"vkCmdExecuteCommands",
+        cmd_execute_commands as PFN_vkCmdExecuteCommands
+    )),
 ];
-

@@ -6,13 +6,24 @@ use super::entry;
 use crate::registry::{self, dispatch_key, DEVICES};
 
 /// `vkDestroyDevice`: forgets the device and calls down.
-pub(super) unsafe extern "system" fn destroy_device(device: vk::Device, allocator: *const vk::AllocationCallbacks) {
+pub(super) unsafe extern "system" fn destroy_device(
+    device: vk::Device,
+    allocator: *const vk::AllocationCallbacks,
+) {
     entry("vkDestroyDevice", (), || {
         // SAFETY: a valid (or null) device handle from the app.
         let Some(state) = DEVICES.remove(unsafe { dispatch_key(device) }) else {
             return;
         };
+        // Waits for a watchdog check in progress on this device, and keeps it from starting another.
+        *state.alive.write() = false;
         super::contained("freeing the layer's objects", || {
+            // The app's work is finished (its contract); a driver's queue thread may still be retiring the
+            // last batch, which signals the layer's semaphores. Idle first, then free.
+            if let Some(wait) = state.next.device_wait_idle {
+                // SAFETY: a live device about to be destroyed.
+                unsafe { wait(device) };
+            }
             crate::command_buffer::unregister_pool(&state, None);
             // SAFETY: the app must have finished all work on the device before destroying it.
             unsafe { state.destroy_own_objects() };

@@ -94,7 +94,11 @@ pub struct LayerDeviceCreateInfo {
 ///
 /// # Safety
 /// `p_next` must be a valid Vulkan `pNext` chain.
-pub unsafe fn find_loader_info<T>(mut p_next: *const c_void, s_type: vk::StructureType, function: u32) -> *mut T {
+pub unsafe fn find_loader_info<T>(
+    mut p_next: *const c_void,
+    s_type: vk::StructureType,
+    function: u32,
+) -> *mut T {
     while !p_next.is_null() {
         // SAFETY: every struct in a pNext chain starts with sType and pNext (VkBaseInStructure); the loader's
         // structs also have `function` right after them, which we read only once sType says it is one.

@@ -60,18 +60,49 @@ pub struct Hook {
     pub recording: bool,
 }
 
-
 /// The commands Blackbox intercepts for instance and device lifetime; with the recording hooks of
 /// `command_buffer.rs`, everything Blackbox intercepts. Everything else resolves straight to the next layer.
 pub const INTERCEPTED: &[Hook] = &[
-    hook!(Global, c"vkGetInstanceProcAddr", get_instance_proc_addr as PFN_vkGetInstanceProcAddr),
-    hook!(Global, c"vkCreateInstance", instance::create_instance as PFN_vkCreateInstance),
-    hook!(Instance, c"vkDestroyInstance", instance::destroy_instance as PFN_vkDestroyInstance),
-    hook!(Instance, c"vkCreateDevice", instance::create_device as PFN_vkCreateDevice),
-    hook!(Device, c"vkGetDeviceProcAddr", get_device_proc_addr as PFN_vkGetDeviceProcAddr),
-    hook!(Device, c"vkDestroyDevice", device::destroy_device as PFN_vkDestroyDevice),
-    hook!(Device, c"vkGetDeviceQueue", device::get_device_queue as PFN_vkGetDeviceQueue),
-    hook!(Device, c"vkGetDeviceQueue2", device::get_device_queue2 as PFN_vkGetDeviceQueue2),
+    hook!(
+        Global,
+        c"vkGetInstanceProcAddr",
+        get_instance_proc_addr as PFN_vkGetInstanceProcAddr
+    ),
+    hook!(
+        Global,
+        c"vkCreateInstance",
+        instance::create_instance as PFN_vkCreateInstance
+    ),
+    hook!(
+        Instance,
+        c"vkDestroyInstance",
+        instance::destroy_instance as PFN_vkDestroyInstance
+    ),
+    hook!(
+        Instance,
+        c"vkCreateDevice",
+        instance::create_device as PFN_vkCreateDevice
+    ),
+    hook!(
+        Device,
+        c"vkGetDeviceProcAddr",
+        get_device_proc_addr as PFN_vkGetDeviceProcAddr
+    ),
+    hook!(
+        Device,
+        c"vkDestroyDevice",
+        device::destroy_device as PFN_vkDestroyDevice
+    ),
+    hook!(
+        Device,
+        c"vkGetDeviceQueue",
+        device::get_device_queue as PFN_vkGetDeviceQueue
+    ),
+    hook!(
+        Device,
+        c"vkGetDeviceQueue2",
+        device::get_device_queue2 as PFN_vkGetDeviceQueue2
+    ),
 ];
 
 /// Every hook by name: [`INTERCEPTED`] and the recording hooks.
@@ -122,27 +153,35 @@ fn contained<R>(what: &str, body: impl FnOnce() -> R) -> Option<R> {
 pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
     negotiate: *mut loader::NegotiateLayerInterface,
 ) -> vk::Result {
-    entry("vkNegotiateLoaderLayerInterfaceVersion", vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: the loader passes a valid struct or null.
-        let Some(negotiate) = (unsafe { negotiate.as_mut() }) else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        };
-        if negotiate.s_type != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT || negotiate.loader_layer_interface_version < 2
-        {
-            // Versions 0 and 1 find the layer's functions by exported names, which this layer does not export.
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        }
-        negotiate.loader_layer_interface_version = loader::LAYER_INTERFACE_VERSION;
-        negotiate.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
-        negotiate.pfn_get_device_proc_addr = Some(get_device_proc_addr);
-        negotiate.pfn_get_physical_device_proc_addr = None;
-        vk::Result::SUCCESS
-    })
+    entry(
+        "vkNegotiateLoaderLayerInterfaceVersion",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            // SAFETY: the loader passes a valid struct or null.
+            let Some(negotiate) = (unsafe { negotiate.as_mut() }) else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            if negotiate.s_type != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT
+                || negotiate.loader_layer_interface_version < 2
+            {
+                // Versions 0 and 1 find the layer's functions by exported names, which this layer does not export.
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            }
+            negotiate.loader_layer_interface_version = loader::LAYER_INTERFACE_VERSION;
+            negotiate.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
+            negotiate.pfn_get_device_proc_addr = Some(get_device_proc_addr);
+            negotiate.pfn_get_physical_device_proc_addr = None;
+            vk::Result::SUCCESS
+        },
+    )
 }
 
 /// `vkGetInstanceProcAddr`: Blackbox's hook where there is one and the chain below has the command, else
 /// the next layer's pointer.
-unsafe extern "system" fn get_instance_proc_addr(instance: vk::Instance, name: *const c_char) -> vk::PFN_vkVoidFunction {
+unsafe extern "system" fn get_instance_proc_addr(
+    instance: vk::Instance,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
     entry("vkGetInstanceProcAddr", None, || {
         if name.is_null() {
             return None;
@@ -166,7 +205,10 @@ unsafe extern "system" fn get_instance_proc_addr(instance: vk::Instance, name: *
 }
 
 /// `vkGetDeviceProcAddr`: as [`get_instance_proc_addr`], for device commands.
-unsafe extern "system" fn get_device_proc_addr(device: vk::Device, name: *const c_char) -> vk::PFN_vkVoidFunction {
+unsafe extern "system" fn get_device_proc_addr(
+    device: vk::Device,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
     entry("vkGetDeviceProcAddr", None, || {
         if name.is_null() {
             return None;
@@ -193,8 +235,7 @@ mod tests {
 
     #[test]
     fn intercepted_names_are_unique_commands() {
-        let all: Vec<&Hook> =
-            INTERCEPTED
+        let all: Vec<&Hook> = INTERCEPTED
             .iter()
             .chain(command_buffer::HOOKS)
             .chain(command_buffer::RECORDED_HOOKS)
@@ -203,7 +244,11 @@ mod tests {
             .collect();
         for (i, hook) in all.iter().enumerate() {
             assert!(hook.name.to_bytes().starts_with(b"vk"));
-            assert!(all[i + 1..].iter().all(|other| other.name != hook.name), "{:?} twice", hook.name);
+            assert!(
+                all[i + 1..].iter().all(|other| other.name != hook.name),
+                "{:?} twice",
+                hook.name
+            );
         }
         assert_eq!(HOOKS.len(), all.len());
     }
@@ -219,10 +264,16 @@ mod tests {
             pfn_get_physical_device_proc_addr: None,
         };
         // SAFETY: a valid struct.
-        assert_eq!(unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut n) }, vk::Result::ERROR_INITIALIZATION_FAILED);
+        assert_eq!(
+            unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut n) },
+            vk::Result::ERROR_INITIALIZATION_FAILED
+        );
         n.loader_layer_interface_version = 5;
         // SAFETY: a valid struct.
-        assert_eq!(unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut n) }, vk::Result::SUCCESS);
+        assert_eq!(
+            unsafe { vkNegotiateLoaderLayerInterfaceVersion(&mut n) },
+            vk::Result::SUCCESS
+        );
         assert_eq!(n.loader_layer_interface_version, 2);
         assert!(n.pfn_get_instance_proc_addr.is_some() && n.pfn_get_device_proc_addr.is_some());
     }
@@ -231,7 +282,10 @@ mod tests {
     fn unknown_handles_resolve_nothing_but_global_hooks() {
         // SAFETY: null handles are looked up without being dereferenced.
         unsafe {
-            assert!(get_instance_proc_addr(vk::Instance::null(), c"vkCreateInstance".as_ptr()).is_some());
+            assert!(
+                get_instance_proc_addr(vk::Instance::null(), c"vkCreateInstance".as_ptr())
+                    .is_some()
+            );
             assert!(get_instance_proc_addr(vk::Instance::null(), c"vkCmdDraw".as_ptr()).is_none());
             assert!(get_device_proc_addr(vk::Device::null(), c"vkCmdDraw".as_ptr()).is_none());
         }

@@ -15,7 +15,9 @@ use crate::registry;
 /// After any call that can report a device loss: writes the report once per device.
 pub(crate) fn check_lost(device: &Arc<Device>, command: &'static str, result: vk::Result) {
     if result == vk::Result::ERROR_DEVICE_LOST {
-        contained("reporting a device loss", || crate::report::device_lost(device, command));
+        contained("reporting a device loss", || {
+            crate::report::device_lost(device, command)
+        });
     }
 }
 
@@ -33,7 +35,10 @@ fn snapshot(handles: &[vk::CommandBuffer]) -> Vec<Submitted> {
     handles
         .iter()
         .filter_map(|&h| cbs::lookup(h))
-        .map(|cb| Submitted { log: cb.last_log(), command_buffer: cb })
+        .map(|cb| Submitted {
+            log: cb.last_log(),
+            command_buffer: cb,
+        })
         .collect()
 }
 
@@ -72,7 +77,11 @@ struct TimelineSignal {
     semaphores: Vec<vk::Semaphore>,
     values: Vec<u64>,
     own_info: Box<vk::TimelineSemaphoreSubmitInfo<'static>>,
-    restore: Option<(*mut vk::TimelineSemaphoreSubmitInfo<'static>, u32, *const u64)>,
+    restore: Option<(
+        *mut vk::TimelineSemaphoreSubmitInfo<'static>,
+        u32,
+        *const u64,
+    )>,
 }
 
 impl TimelineSignal {
@@ -81,7 +90,12 @@ impl TimelineSignal {
     ///
     /// # Safety
     /// The arguments come from a valid batch of the app's; the result must outlive the call down.
-    unsafe fn new(signals: &[vk::Semaphore], p_next: *const c_void, timeline: vk::Semaphore, seq: u64) -> Box<Self> {
+    unsafe fn new(
+        signals: &[vk::Semaphore],
+        p_next: *const c_void,
+        timeline: vk::Semaphore,
+        seq: u64,
+    ) -> Box<Self> {
         let mut this = Box::new(TimelineSignal {
             semaphores: signals.iter().copied().chain([timeline]).collect(),
             values: Vec::new(),
@@ -94,10 +108,21 @@ impl TimelineSignal {
                 // The app chained its own values: extend them for the duration of the call.
                 // SAFETY: the app's valid struct.
                 let app = app as *mut vk::TimelineSemaphoreSubmitInfo<'static>;
-                let (count, values) = unsafe { ((*app).signal_semaphore_value_count, (*app).p_signal_semaphore_values) };
+                let (count, values) = unsafe {
+                    (
+                        (*app).signal_semaphore_value_count,
+                        (*app).p_signal_semaphore_values,
+                    )
+                };
                 this.values = (0..signals.len())
                     // SAFETY: the app gives a value per signal semaphore, or none.
-                    .map(|i| if (i as u32) < count && !values.is_null() { unsafe { *values.add(i) } } else { 0 })
+                    .map(|i| {
+                        if (i as u32) < count && !values.is_null() {
+                            unsafe { *values.add(i) }
+                        } else {
+                            0
+                        }
+                    })
                     .chain([seq])
                     .collect();
                 this.restore = Some((app, count, values));
@@ -154,7 +179,14 @@ fn record_submission(
     batches: Vec<Vec<Submitted>>,
     fence: vk::Fence,
 ) {
-    queue.push(Submission { seq, command, at: Instant::now(), at_wall: SystemTime::now(), batches, fence });
+    queue.push(Submission {
+        seq,
+        command,
+        at: Instant::now(),
+        at_wall: SystemTime::now(),
+        batches,
+        fence,
+    });
 }
 
 pub(super) unsafe extern "system" fn queue_submit(
@@ -164,22 +196,33 @@ pub(super) unsafe extern "system" fn queue_submit(
     fence: vk::Fence,
 ) -> vk::Result {
     entry("vkQueueSubmit", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = device.next.queue_submit else { return vk::Result::ERROR_UNKNOWN };
+        let Some((device, state)) = queue_state(queue) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = device.next.queue_submit else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's array of `count` batches.
         let batches = unsafe { slice(submits, count) };
         let prepared = contained("tracking a submission", || {
             let state = state.as_ref()?;
             // SAFETY: the app's valid batches.
-            let snap: Vec<Vec<Submitted>> =
-                batches.iter().map(|b| snapshot(unsafe { slice(b.p_command_buffers, b.command_buffer_count) })).collect();
+            let snap: Vec<Vec<Submitted>> = batches
+                .iter()
+                .map(|b| snapshot(unsafe { slice(b.p_command_buffers, b.command_buffer_count) }))
+                .collect();
             let seq = state.next_seq();
             let mut copies = batches.to_vec();
             let signal = match (state.timeline, copies.last_mut()) {
                 (Some(timeline), Some(last)) => {
                     // SAFETY: the app's valid batch.
                     let signal = unsafe {
-                        TimelineSignal::new(slice(last.p_signal_semaphores, last.signal_semaphore_count), last.p_next, timeline, seq)
+                        TimelineSignal::new(
+                            slice(last.p_signal_semaphores, last.signal_semaphore_count),
+                            last.p_next,
+                            timeline,
+                            seq,
+                        )
                     };
                     last.signal_semaphore_count = signal.semaphores.len() as u32;
                     last.p_signal_semaphores = signal.semaphores.as_ptr();
@@ -193,13 +236,17 @@ pub(super) unsafe extern "system" fn queue_submit(
         .flatten();
         let result = match &prepared {
             // SAFETY: the app's batches, the last one with the layer's signal added.
-            Some((_, _, copies, Some(_))) => unsafe { next(queue, copies.len() as u32, copies.as_ptr(), fence) },
+            Some((_, _, copies, Some(_))) => unsafe {
+                next(queue, copies.len() as u32, copies.as_ptr(), fence)
+            },
             // SAFETY: the app's arguments, forwarded as they came.
             _ => unsafe { next(queue, count, submits, fence) },
         };
         if let (Some((seq, snap, _, _)), Some(state)) = (prepared, &state) {
             if result == vk::Result::SUCCESS {
-                contained("tracking a submission", || record_submission(state, seq, "vkQueueSubmit", snap, fence));
+                contained("tracking a submission", || {
+                    record_submission(state, seq, "vkQueueSubmit", snap, fence)
+                });
             }
         }
         check_lost(&device, "vkQueueSubmit", result);
@@ -214,8 +261,12 @@ pub(super) unsafe extern "system" fn queue_submit2(
     fence: vk::Fence,
 ) -> vk::Result {
     entry("vkQueueSubmit2", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = device.next.queue_submit2 else { return vk::Result::ERROR_UNKNOWN };
+        let Some((device, state)) = queue_state(queue) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = device.next.queue_submit2 else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's array of `count` batches.
         let batches = unsafe { slice(submits, count) };
         let prepared = contained("tracking a submission", || {
@@ -224,7 +275,8 @@ pub(super) unsafe extern "system" fn queue_submit2(
                 .iter()
                 .map(|b| {
                     // SAFETY: the app's valid batch.
-                    let infos = unsafe { slice(b.p_command_buffer_infos, b.command_buffer_info_count) };
+                    let infos =
+                        unsafe { slice(b.p_command_buffer_infos, b.command_buffer_info_count) };
                     snapshot(&infos.iter().map(|i| i.command_buffer).collect::<Vec<_>>())
                 })
                 .collect();
@@ -233,7 +285,13 @@ pub(super) unsafe extern "system" fn queue_submit2(
             let mut signals = Vec::new();
             if let (Some(timeline), Some(last)) = (state.timeline, copies.last_mut()) {
                 // SAFETY: the app's valid batch.
-                signals = unsafe { slice(last.p_signal_semaphore_infos, last.signal_semaphore_info_count) }.to_vec();
+                signals = unsafe {
+                    slice(
+                        last.p_signal_semaphore_infos,
+                        last.signal_semaphore_info_count,
+                    )
+                }
+                .to_vec();
                 signals.push(
                     vk::SemaphoreSubmitInfo::default()
                         .semaphore(timeline)
@@ -256,7 +314,9 @@ pub(super) unsafe extern "system" fn queue_submit2(
         };
         if let (Some((seq, snap, _, _)), Some(state)) = (prepared, &state) {
             if result == vk::Result::SUCCESS {
-                contained("tracking a submission", || record_submission(state, seq, "vkQueueSubmit2", snap, fence));
+                contained("tracking a submission", || {
+                    record_submission(state, seq, "vkQueueSubmit2", snap, fence)
+                });
             }
         }
         check_lost(&device, "vkQueueSubmit2", result);
@@ -271,8 +331,12 @@ pub(super) unsafe extern "system" fn queue_bind_sparse(
     fence: vk::Fence,
 ) -> vk::Result {
     entry("vkQueueBindSparse", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = device.next.queue_bind_sparse else { return vk::Result::ERROR_UNKNOWN };
+        let Some((device, state)) = queue_state(queue) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = device.next.queue_bind_sparse else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's array of `count` bind infos.
         let batches = unsafe { slice(infos, count) };
         let prepared = contained("tracking a sparse binding", || {
@@ -283,7 +347,12 @@ pub(super) unsafe extern "system" fn queue_bind_sparse(
                 (Some(timeline), Some(last)) => {
                     // SAFETY: the app's valid bind info.
                     let signal = unsafe {
-                        TimelineSignal::new(slice(last.p_signal_semaphores, last.signal_semaphore_count), last.p_next, timeline, seq)
+                        TimelineSignal::new(
+                            slice(last.p_signal_semaphores, last.signal_semaphore_count),
+                            last.p_next,
+                            timeline,
+                            seq,
+                        )
                     };
                     last.signal_semaphore_count = signal.semaphores.len() as u32;
                     last.p_signal_semaphores = signal.semaphores.as_ptr();
@@ -297,7 +366,9 @@ pub(super) unsafe extern "system" fn queue_bind_sparse(
         .flatten();
         let result = match &prepared {
             // SAFETY: the app's bind infos, the last one with the layer's signal added.
-            Some((_, copies, Some(_))) => unsafe { next(queue, copies.len() as u32, copies.as_ptr(), fence) },
+            Some((_, copies, Some(_))) => unsafe {
+                next(queue, copies.len() as u32, copies.as_ptr(), fence)
+            },
             // SAFETY: the app's arguments, forwarded as they came.
             _ => unsafe { next(queue, count, infos, fence) },
         };
@@ -313,14 +384,23 @@ pub(super) unsafe extern "system" fn queue_bind_sparse(
     })
 }
 
-pub(super) unsafe extern "system" fn queue_present_khr(queue: vk::Queue, info: *const vk::PresentInfoKHR) -> vk::Result {
+pub(super) unsafe extern "system" fn queue_present_khr(
+    queue: vk::Queue,
+    info: *const vk::PresentInfoKHR,
+) -> vk::Result {
     entry("vkQueuePresentKHR", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, _)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = device.next.queue_present_khr else { return vk::Result::ERROR_UNKNOWN };
+        let Some((device, _)) = queue_state(queue) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = device.next.queue_present_khr else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(queue, info) };
         check_lost(&device, "vkQueuePresentKHR", result);
-        contained("counting a frame", || crate::shader_errors::end_frame(&device));
+        contained("counting a frame", || {
+            crate::shader_errors::end_frame(&device)
+        });
         after_progress(&device, "vkQueuePresentKHR");
         result
     })
@@ -328,8 +408,12 @@ pub(super) unsafe extern "system" fn queue_present_khr(queue: vk::Queue, info: *
 
 pub(super) unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Result {
     entry("vkQueueWaitIdle", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, state)) = queue_state(queue) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = device.next.queue_wait_idle else { return vk::Result::ERROR_UNKNOWN };
+        let Some((device, state)) = queue_state(queue) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = device.next.queue_wait_idle else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(queue) };
         if result == vk::Result::SUCCESS {
@@ -346,12 +430,18 @@ pub(super) unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Re
 pub(super) unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result {
     entry("vkDeviceWaitIdle", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.device_wait_idle else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.device_wait_idle else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device) };
         if result == vk::Result::SUCCESS {
-            contained("retiring the device's work", || dev.queues.read().iter().for_each(|q| q.complete_all()));
+            contained("retiring the device's work", || {
+                dev.queues.read().iter().for_each(|q| q.complete_all())
+            });
         }
         check_lost(&dev, "vkDeviceWaitIdle", result);
         after_progress(&dev, "vkDeviceWaitIdle");
@@ -368,15 +458,22 @@ pub(super) unsafe extern "system" fn wait_for_fences(
 ) -> vk::Result {
     entry("vkWaitForFences", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.wait_for_fences else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.wait_for_fences else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, count, fences, wait_all, timeout) };
         if result == vk::Result::SUCCESS && (wait_all == vk::TRUE || count == 1) {
             contained("retiring fenced work", || {
                 // SAFETY: the app's array of `count` fences.
                 for &fence in unsafe { slice(fences, count) } {
-                    dev.queues.read().iter().for_each(|q| q.complete_fence(fence));
+                    dev.queues
+                        .read()
+                        .iter()
+                        .for_each(|q| q.complete_fence(fence));
                 }
             });
         }
@@ -386,15 +483,27 @@ pub(super) unsafe extern "system" fn wait_for_fences(
     })
 }
 
-pub(super) unsafe extern "system" fn get_fence_status(device: vk::Device, fence: vk::Fence) -> vk::Result {
+pub(super) unsafe extern "system" fn get_fence_status(
+    device: vk::Device,
+    fence: vk::Fence,
+) -> vk::Result {
     entry("vkGetFenceStatus", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.get_fence_status else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.get_fence_status else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, fence) };
         if result == vk::Result::SUCCESS {
-            contained("retiring fenced work", || dev.queues.read().iter().for_each(|q| q.complete_fence(fence)));
+            contained("retiring fenced work", || {
+                dev.queues
+                    .read()
+                    .iter()
+                    .for_each(|q| q.complete_fence(fence))
+            });
             after_progress(&dev, "vkGetFenceStatus");
         }
         check_lost(&dev, "vkGetFenceStatus", result);
@@ -409,8 +518,12 @@ pub(super) unsafe extern "system" fn wait_semaphores(
 ) -> vk::Result {
     entry("vkWaitSemaphores", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.wait_semaphores else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.wait_semaphores else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, info, timeout) };
         check_lost(&dev, "vkWaitSemaphores", result);
@@ -424,15 +537,23 @@ pub(super) unsafe extern "system" fn get_semaphore_counter_value(
     semaphore: vk::Semaphore,
     value: *mut u64,
 ) -> vk::Result {
-    entry("vkGetSemaphoreCounterValue", vk::Result::ERROR_UNKNOWN, || {
-        // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.get_semaphore_counter_value else { return vk::Result::ERROR_UNKNOWN };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, semaphore, value) };
-        check_lost(&dev, "vkGetSemaphoreCounterValue", result);
-        result
-    })
+    entry(
+        "vkGetSemaphoreCounterValue",
+        vk::Result::ERROR_UNKNOWN,
+        || {
+            // SAFETY: a live device from the app.
+            let Some(dev) = (unsafe { registry::device_of(device) }) else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
+            let Some(next) = dev.next.get_semaphore_counter_value else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
+            // SAFETY: the app's arguments, forwarded as they came.
+            let result = unsafe { next(device, semaphore, value) };
+            check_lost(&dev, "vkGetSemaphoreCounterValue", result);
+            result
+        },
+    )
 }
 
 pub(super) unsafe extern "system" fn acquire_next_image_khr(
@@ -445,8 +566,12 @@ pub(super) unsafe extern "system" fn acquire_next_image_khr(
 ) -> vk::Result {
     entry("vkAcquireNextImageKHR", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.acquire_next_image_khr else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.acquire_next_image_khr else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, swapchain, timeout, semaphore, fence, index) };
         check_lost(&dev, "vkAcquireNextImageKHR", result);
@@ -466,8 +591,12 @@ pub(super) unsafe extern "system" fn get_query_pool_results(
 ) -> vk::Result {
     entry("vkGetQueryPoolResults", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.get_query_pool_results else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.get_query_pool_results else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, pool, first, count, size, data, stride, flags) };
         check_lost(&dev, "vkGetQueryPoolResults", result);
@@ -479,43 +608,113 @@ pub(super) unsafe extern "system" fn set_debug_utils_object_name_ext(
     device: vk::Device,
     info: *const vk::DebugUtilsObjectNameInfoEXT,
 ) -> vk::Result {
-    entry("vkSetDebugUtilsObjectNameEXT", vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        let Some(next) = dev.next.set_debug_utils_object_name_ext else { return vk::Result::ERROR_INITIALIZATION_FAILED };
-        contained("noting an object name", || {
-            // SAFETY: the app's valid name info.
-            let info = unsafe { &*info };
-            let mut names = dev.names.lock();
-            if info.p_object_name.is_null() {
-                names.remove(&info.object_handle);
-            } else {
-                // SAFETY: a NUL-terminated name.
-                let name = unsafe { std::ffi::CStr::from_ptr(info.p_object_name) }.to_string_lossy().into_owned();
-                names.insert(info.object_handle, name);
-            }
-        });
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(device, info) }
-    })
+    entry(
+        "vkSetDebugUtilsObjectNameEXT",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            // SAFETY: a live device from the app.
+            let Some(dev) = (unsafe { registry::device_of(device) }) else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            let Some(next) = dev.next.set_debug_utils_object_name_ext else {
+                return vk::Result::ERROR_INITIALIZATION_FAILED;
+            };
+            contained("noting an object name", || {
+                // SAFETY: the app's valid name info.
+                let info = unsafe { &*info };
+                let mut names = dev.names.lock();
+                if info.p_object_name.is_null() {
+                    names.remove(&info.object_handle);
+                } else {
+                    // SAFETY: a NUL-terminated name.
+                    let name = unsafe { std::ffi::CStr::from_ptr(info.p_object_name) }
+                        .to_string_lossy()
+                        .into_owned();
+                    names.insert(info.object_handle, name);
+                }
+            });
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { next(device, info) }
+        },
+    )
 }
 
 /// The hooks of this file.
 pub(super) const HOOKS: &[Hook] = &[
     hook!(Device, c"vkQueueSubmit", queue_submit as PFN_vkQueueSubmit),
-    hook!(Device, c"vkQueueSubmit2", queue_submit2 as PFN_vkQueueSubmit2),
-    hook!(Device, c"vkQueueSubmit2KHR", queue_submit2 as PFN_vkQueueSubmit2),
-    hook!(Device, c"vkQueueBindSparse", queue_bind_sparse as PFN_vkQueueBindSparse),
-    hook!(Device, c"vkQueuePresentKHR", queue_present_khr as PFN_vkQueuePresentKHR),
-    hook!(Device, c"vkQueueWaitIdle", queue_wait_idle as PFN_vkQueueWaitIdle),
-    hook!(Device, c"vkDeviceWaitIdle", device_wait_idle as PFN_vkDeviceWaitIdle),
-    hook!(Device, c"vkWaitForFences", wait_for_fences as PFN_vkWaitForFences),
-    hook!(Device, c"vkGetFenceStatus", get_fence_status as PFN_vkGetFenceStatus),
-    hook!(Device, c"vkWaitSemaphores", wait_semaphores as PFN_vkWaitSemaphores),
-    hook!(Device, c"vkWaitSemaphoresKHR", wait_semaphores as PFN_vkWaitSemaphores),
-    hook!(Device, c"vkGetSemaphoreCounterValue", get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue),
-    hook!(Device, c"vkGetSemaphoreCounterValueKHR", get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue),
-    hook!(Device, c"vkAcquireNextImageKHR", acquire_next_image_khr as PFN_vkAcquireNextImageKHR),
-    hook!(Device, c"vkGetQueryPoolResults", get_query_pool_results as PFN_vkGetQueryPoolResults),
-    hook!(Device, c"vkSetDebugUtilsObjectNameEXT", set_debug_utils_object_name_ext as PFN_vkSetDebugUtilsObjectNameEXT),
+    hook!(
+        Device,
+        c"vkQueueSubmit2",
+        queue_submit2 as PFN_vkQueueSubmit2
+    ),
+    hook!(
+        Device,
+        c"vkQueueSubmit2KHR",
+        queue_submit2 as PFN_vkQueueSubmit2
+    ),
+    hook!(
+        Device,
+        c"vkQueueBindSparse",
+        queue_bind_sparse as PFN_vkQueueBindSparse
+    ),
+    hook!(
+        Device,
+        c"vkQueuePresentKHR",
+        queue_present_khr as PFN_vkQueuePresentKHR
+    ),
+    hook!(
+        Device,
+        c"vkQueueWaitIdle",
+        queue_wait_idle as PFN_vkQueueWaitIdle
+    ),
+    hook!(
+        Device,
+        c"vkDeviceWaitIdle",
+        device_wait_idle as PFN_vkDeviceWaitIdle
+    ),
+    hook!(
+        Device,
+        c"vkWaitForFences",
+        wait_for_fences as PFN_vkWaitForFences
+    ),
+    hook!(
+        Device,
+        c"vkGetFenceStatus",
+        get_fence_status as PFN_vkGetFenceStatus
+    ),
+    hook!(
+        Device,
+        c"vkWaitSemaphores",
+        wait_semaphores as PFN_vkWaitSemaphores
+    ),
+    hook!(
+        Device,
+        c"vkWaitSemaphoresKHR",
+        wait_semaphores as PFN_vkWaitSemaphores
+    ),
+    hook!(
+        Device,
+        c"vkGetSemaphoreCounterValue",
+        get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue
+    ),
+    hook!(
+        Device,
+        c"vkGetSemaphoreCounterValueKHR",
+        get_semaphore_counter_value as PFN_vkGetSemaphoreCounterValue
+    ),
+    hook!(
+        Device,
+        c"vkAcquireNextImageKHR",
+        acquire_next_image_khr as PFN_vkAcquireNextImageKHR
+    ),
+    hook!(
+        Device,
+        c"vkGetQueryPoolResults",
+        get_query_pool_results as PFN_vkGetQueryPoolResults
+    ),
+    hook!(
+        Device,
+        c"vkSetDebugUtilsObjectNameEXT",
+        set_debug_utils_object_name_ext as PFN_vkSetDebugUtilsObjectNameEXT
+    ),
 ];

@@ -25,8 +25,17 @@ unsafe fn words<'a>(info: &'a vk::ShaderModuleCreateInfo) -> &'a [u32] {
 
 /// What the layer records of a module's code (with what the engine learnt, when it could read it).
 fn record_for(code: &[u32], info: Option<&blackbox_engine::ShaderInfo>) -> Arc<ShaderRecord> {
-    let sources = info.map(|i| i.sources.iter().map(|s| s.name.clone()).filter(|n| !n.is_empty()).collect());
-    Arc::new(ShaderRecord { id: shader_id(code), sources: sources.unwrap_or_default() })
+    let sources = info.map(|i| {
+        i.sources
+            .iter()
+            .map(|s| s.name.clone())
+            .filter(|n| !n.is_empty())
+            .collect()
+    });
+    Arc::new(ShaderRecord {
+        id: shader_id(code),
+        sources: sources.unwrap_or_default(),
+    })
 }
 
 /// Whether `VK_BLACKBOX_SHADERS` selects this module: an id prefix, or one of its names (entry point,
@@ -40,7 +49,9 @@ fn selected(code: &[u32], info: Option<&blackbox_engine::ShaderInfo>) -> bool {
     filter.iter().any(|f| {
         id.starts_with(f.as_str())
             || info.is_some_and(|i| {
-                i.debug_names.iter().any(|n| n == f || n.rsplit(['/', '\\']).next() == Some(f.as_str()))
+                i.debug_names
+                    .iter()
+                    .any(|n| n == f || n.rsplit(['/', '\\']).next() == Some(f.as_str()))
             })
     })
 }
@@ -60,14 +71,21 @@ fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
     match result {
         Ok(shader) => {
             if fresh {
-                debug!("shader {} instrumented: {} site(s)", shader.info.id, shader.info.sites.len());
+                debug!(
+                    "shader {} instrumented: {} site(s)",
+                    shader.info.id,
+                    shader.info.sites.len()
+                );
                 dump(code, Some(&shader));
             }
             Some(shader)
         }
         Err(reason) => {
             if fresh {
-                warn!("shader {} is passed through unchanged: {reason}", shader_id(code));
+                warn!(
+                    "shader {} is passed through unchanged: {reason}",
+                    shader_id(code)
+                );
                 dump(code, None);
             }
             None
@@ -77,25 +95,41 @@ fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
 
 /// `VK_BLACKBOX_DUMP_SHADERS`: the app's module, the instrumented one and its sites, named by shader id.
 fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
-    let Some(dir) = &crate::config().dump_shaders else { return };
+    let Some(dir) = &crate::config().dump_shaders else {
+        return;
+    };
     let id = shader_id(code);
     let bytes = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let result = (|| -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join(format!("{id}.spv")), bytes(code))?;
         if let Some(shader) = shader {
-            std::fs::write(dir.join(format!("{id}.instrumented.spv")), bytes(&shader.words))?;
+            std::fs::write(
+                dir.join(format!("{id}.instrumented.spv")),
+                bytes(&shader.words),
+            )?;
             let mut sites = String::new();
             for s in &shader.info.sites {
-                let at = s.location.as_ref().map(|l| l.to_string()).unwrap_or_else(|| "?".into());
-                sites.push_str(&format!("{} {:?} at {at}\n", shader.site_base + s.local_index, s.kind));
+                let at = s
+                    .location
+                    .as_ref()
+                    .map(|l| l.to_string())
+                    .unwrap_or_else(|| "?".into());
+                sites.push_str(&format!(
+                    "{} {:?} at {at}\n",
+                    shader.site_base + s.local_index,
+                    s.kind
+                ));
             }
             std::fs::write(dir.join(format!("{id}.sites.txt")), sites)?;
         }
         Ok(())
     })();
     if let Err(e) = result {
-        warn!("VK_BLACKBOX_DUMP_SHADERS={}: cannot write shader {id} ({e})", dir.display());
+        warn!(
+            "VK_BLACKBOX_DUMP_SHADERS={}: cannot write shader {id} ({e})",
+            dir.display()
+        );
     }
 }
 
@@ -107,8 +141,12 @@ pub(super) unsafe extern "system" fn create_shader_module(
 ) -> vk::Result {
     entry("vkCreateShaderModule", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.create_shader_module else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.create_shader_module else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         // SAFETY: the app's valid create info.
         let code = unsafe { words(&*info) };
         let shader = contained("instrumenting a shader", || instrumented(&dev, code)).flatten();
@@ -121,7 +159,10 @@ pub(super) unsafe extern "system" fn create_shader_module(
             // SAFETY: as above; the words outlive the call.
             result = unsafe { next(device, &patched, allocator, out) };
             if result != vk::Result::SUCCESS {
-                warn!("the driver refused instrumented shader {} ({result:?}): using the app's own", shader.info.id);
+                warn!(
+                    "the driver refused instrumented shader {} ({result:?}): using the app's own",
+                    shader.info.id
+                );
             }
         }
         if result != vk::Result::SUCCESS {
@@ -130,9 +171,15 @@ pub(super) unsafe extern "system" fn create_shader_module(
         }
         if result == vk::Result::SUCCESS {
             contained("recording a shader module", || {
-                let info = shader.as_ref().map(|s| s.info.clone()).or_else(|| blackbox_engine::shader_info(code).ok());
+                let info = shader
+                    .as_ref()
+                    .map(|s| s.info.clone())
+                    .or_else(|| blackbox_engine::shader_info(code).ok());
                 // SAFETY: the module was written.
-                unsafe { dev.shaders.add_module(*out, record_for(code, info.as_ref())) }
+                unsafe {
+                    dev.shaders
+                        .add_module(*out, record_for(code, info.as_ref()))
+                }
             });
         }
         result
@@ -146,8 +193,12 @@ pub(super) unsafe extern "system" fn destroy_shader_module(
 ) {
     entry("vkDestroyShaderModule", (), || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return };
-        contained("forgetting a shader module", || dev.shaders.remove_module(module));
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return;
+        };
+        contained("forgetting a shader module", || {
+            dev.shaders.remove_module(module)
+        });
         if let Some(next) = dev.next.destroy_shader_module {
             // SAFETY: the app's arguments, forwarded as they came.
             unsafe { next(device, module, allocator) };
@@ -175,7 +226,10 @@ unsafe fn stages(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> 
                     if base.s_type == vk::StructureType::SHADER_MODULE_CREATE_INFO {
                         // SAFETY: the struct this sType names.
                         let code = unsafe { words(&*(p as *const vk::ShaderModuleCreateInfo)) };
-                        found = Some(record_for(code, blackbox_engine::shader_info(code).ok().as_ref()));
+                        found = Some(record_for(
+                            code,
+                            blackbox_engine::shader_info(code).ok().as_ref(),
+                        ));
                         break;
                     }
                     p = base.p_next as *const std::ffi::c_void;
@@ -186,9 +240,15 @@ unsafe fn stages(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> 
                 String::new()
             } else {
                 // SAFETY: a NUL-terminated entry point name.
-                unsafe { CStr::from_ptr(s.p_name) }.to_string_lossy().into_owned()
+                unsafe { CStr::from_ptr(s.p_name) }
+                    .to_string_lossy()
+                    .into_owned()
             };
-            Some(StageRecord { shader, entry, stage: stage_name(s.stage).to_owned() })
+            Some(StageRecord {
+                shader,
+                entry,
+                stage: stage_name(s.stage).to_owned(),
+            })
         })
         .collect();
     PipelineRecord { stages }
@@ -220,8 +280,14 @@ impl InlinePatch {
     /// # Safety
     /// `stages` must be the app's valid stage infos; the patch must be dropped before the hook returns.
     unsafe fn new(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> Self {
-        let mut patch = InlinePatch { restore: Vec::new(), _keep: Vec::new() };
-        for stage in stages.iter().filter(|s| s.module == vk::ShaderModule::null()) {
+        let mut patch = InlinePatch {
+            restore: Vec::new(),
+            _keep: Vec::new(),
+        };
+        for stage in stages
+            .iter()
+            .filter(|s| s.module == vk::ShaderModule::null())
+        {
             let mut p = stage.p_next;
             while !p.is_null() {
                 // SAFETY: a valid chain.
@@ -233,7 +299,9 @@ impl InlinePatch {
                     if let Some(shader) = instrumented(dev, code) {
                         // SAFETY: as above; restored in Drop.
                         unsafe {
-                            patch.restore.push((info, (*info).code_size, (*info).p_code));
+                            patch
+                                .restore
+                                .push((info, (*info).code_size, (*info).p_code));
                             (*info).code_size = shader.words.len() * 4;
                             (*info).p_code = shader.words.as_ptr();
                         }
@@ -261,14 +329,20 @@ impl Drop for InlinePatch {
 }
 
 /// Shared body of the three pipeline-creation hooks.
-fn record_pipelines<I>(dev: &Device, infos: &[I], out: *mut vk::Pipeline, stages_of: impl Fn(&I) -> &[vk::PipelineShaderStageCreateInfo]) {
+fn record_pipelines<I>(
+    dev: &Device,
+    infos: &[I],
+    out: *mut vk::Pipeline,
+    stages_of: impl Fn(&I) -> &[vk::PipelineShaderStageCreateInfo],
+) {
     contained("recording pipelines", || {
         for (i, info) in infos.iter().enumerate() {
             // SAFETY: the driver wrote one pipeline per create info (null where it failed).
             let pipeline = unsafe { *out.add(i) };
             if pipeline != vk::Pipeline::null() {
                 // SAFETY: the app's valid stage infos.
-                dev.shaders.add_pipeline(pipeline, unsafe { stages(dev, stages_of(info)) });
+                dev.shaders
+                    .add_pipeline(pipeline, unsafe { stages(dev, stages_of(info)) });
             }
         }
     });
@@ -282,23 +356,38 @@ pub(super) unsafe extern "system" fn create_compute_pipelines(
     allocator: *const vk::AllocationCallbacks,
     out: *mut vk::Pipeline,
 ) -> vk::Result {
-    entry("vkCreateComputePipelines", vk::Result::ERROR_UNKNOWN, || {
-        // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.create_compute_pipelines else { return vk::Result::ERROR_UNKNOWN };
-        // SAFETY: the app's array of `count` infos.
-        let stages: Vec<_> = unsafe { slice(infos, count) }.iter().map(|i| i.stage).collect();
-        // SAFETY: the app's stage infos; dropped before returning.
-        let patch = contained("instrumenting inline shaders", || unsafe { InlinePatch::new(&dev, &stages) });
-        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
-        let result = unsafe { next(device, cache, count, infos, allocator, out) };
-        drop(patch);
-        if result.as_raw() >= 0 {
+    entry(
+        "vkCreateComputePipelines",
+        vk::Result::ERROR_UNKNOWN,
+        || {
+            // SAFETY: a live device from the app.
+            let Some(dev) = (unsafe { registry::device_of(device) }) else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
+            let Some(next) = dev.next.create_compute_pipelines else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
             // SAFETY: the app's array of `count` infos.
-            record_pipelines(&dev, unsafe { slice(infos, count) }, out, |i| std::slice::from_ref(&i.stage));
-        }
-        result
-    })
+            let stages: Vec<_> = unsafe { slice(infos, count) }
+                .iter()
+                .map(|i| i.stage)
+                .collect();
+            // SAFETY: the app's stage infos; dropped before returning.
+            let patch = contained("instrumenting inline shaders", || unsafe {
+                InlinePatch::new(&dev, &stages)
+            });
+            // SAFETY: the app's arguments, inline code swapped for its instrumented form.
+            let result = unsafe { next(device, cache, count, infos, allocator, out) };
+            drop(patch);
+            if result.as_raw() >= 0 {
+                // SAFETY: the app's array of `count` infos.
+                record_pipelines(&dev, unsafe { slice(infos, count) }, out, |i| {
+                    std::slice::from_ref(&i.stage)
+                });
+            }
+            result
+        },
+    )
 }
 
 pub(super) unsafe extern "system" fn create_graphics_pipelines(
@@ -309,25 +398,37 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
     allocator: *const vk::AllocationCallbacks,
     out: *mut vk::Pipeline,
 ) -> vk::Result {
-    entry("vkCreateGraphicsPipelines", vk::Result::ERROR_UNKNOWN, || {
-        // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.create_graphics_pipelines else { return vk::Result::ERROR_UNKNOWN };
-        // SAFETY: the app's infos and their stages; dropped before returning.
-        let patch = contained("instrumenting inline shaders", || unsafe {
-            let stages: Vec<_> =
-                slice(infos, count).iter().flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied()).collect();
-            InlinePatch::new(&dev, &stages)
-        });
-        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
-        let result = unsafe { next(device, cache, count, infos, allocator, out) };
-        drop(patch);
-        if result.as_raw() >= 0 {
-            // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
-            record_pipelines(&dev, unsafe { slice(infos, count) }, out, |i| unsafe { slice(i.p_stages, i.stage_count) });
-        }
-        result
-    })
+    entry(
+        "vkCreateGraphicsPipelines",
+        vk::Result::ERROR_UNKNOWN,
+        || {
+            // SAFETY: a live device from the app.
+            let Some(dev) = (unsafe { registry::device_of(device) }) else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
+            let Some(next) = dev.next.create_graphics_pipelines else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
+            // SAFETY: the app's infos and their stages; dropped before returning.
+            let patch = contained("instrumenting inline shaders", || unsafe {
+                let stages: Vec<_> = slice(infos, count)
+                    .iter()
+                    .flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied())
+                    .collect();
+                InlinePatch::new(&dev, &stages)
+            });
+            // SAFETY: the app's arguments, inline code swapped for its instrumented form.
+            let result = unsafe { next(device, cache, count, infos, allocator, out) };
+            drop(patch);
+            if result.as_raw() >= 0 {
+                // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
+                record_pipelines(&dev, unsafe { slice(infos, count) }, out, |i| unsafe {
+                    slice(i.p_stages, i.stage_count)
+                });
+            }
+            result
+        },
+    )
 }
 
 pub(super) unsafe extern "system" fn create_ray_tracing_pipelines_khr(
@@ -339,30 +440,42 @@ pub(super) unsafe extern "system" fn create_ray_tracing_pipelines_khr(
     allocator: *const vk::AllocationCallbacks,
     out: *mut vk::Pipeline,
 ) -> vk::Result {
-    entry("vkCreateRayTracingPipelinesKHR", vk::Result::ERROR_UNKNOWN, || {
-        // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.create_ray_tracing_pipelines_khr else { return vk::Result::ERROR_UNKNOWN };
-        // With a deferred operation the driver may read the code after the call: no inline patch then.
-        let patch = if deferred == vk::DeferredOperationKHR::null() {
-            // SAFETY: the app's infos and their stages; dropped before returning.
-            contained("instrumenting inline shaders", || unsafe {
-                let stages: Vec<_> =
-                    slice(infos, count).iter().flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied()).collect();
-                InlinePatch::new(&dev, &stages)
-            })
-        } else {
-            None
-        };
-        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
-        let result = unsafe { next(device, deferred, cache, count, infos, allocator, out) };
-        drop(patch);
-        if result.as_raw() >= 0 && deferred == vk::DeferredOperationKHR::null() {
-            // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
-            record_pipelines(&dev, unsafe { slice(infos, count) }, out, |i| unsafe { slice(i.p_stages, i.stage_count) });
-        }
-        result
-    })
+    entry(
+        "vkCreateRayTracingPipelinesKHR",
+        vk::Result::ERROR_UNKNOWN,
+        || {
+            // SAFETY: a live device from the app.
+            let Some(dev) = (unsafe { registry::device_of(device) }) else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
+            let Some(next) = dev.next.create_ray_tracing_pipelines_khr else {
+                return vk::Result::ERROR_UNKNOWN;
+            };
+            // With a deferred operation the driver may read the code after the call: no inline patch then.
+            let patch = if deferred == vk::DeferredOperationKHR::null() {
+                // SAFETY: the app's infos and their stages; dropped before returning.
+                contained("instrumenting inline shaders", || unsafe {
+                    let stages: Vec<_> = slice(infos, count)
+                        .iter()
+                        .flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied())
+                        .collect();
+                    InlinePatch::new(&dev, &stages)
+                })
+            } else {
+                None
+            };
+            // SAFETY: the app's arguments, inline code swapped for its instrumented form.
+            let result = unsafe { next(device, deferred, cache, count, infos, allocator, out) };
+            drop(patch);
+            if result.as_raw() >= 0 && deferred == vk::DeferredOperationKHR::null() {
+                // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
+                record_pipelines(&dev, unsafe { slice(infos, count) }, out, |i| unsafe {
+                    slice(i.p_stages, i.stage_count)
+                });
+            }
+            result
+        },
+    )
 }
 
 pub(super) unsafe extern "system" fn destroy_pipeline(
@@ -372,8 +485,12 @@ pub(super) unsafe extern "system" fn destroy_pipeline(
 ) {
     entry("vkDestroyPipeline", (), || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return };
-        contained("forgetting a pipeline", || dev.shaders.remove_pipeline(pipeline));
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return;
+        };
+        contained("forgetting a pipeline", || {
+            dev.shaders.remove_pipeline(pipeline)
+        });
         if let Some(next) = dev.next.destroy_pipeline {
             // SAFETY: the app's arguments, forwarded as they came.
             unsafe { next(device, pipeline, allocator) };
@@ -390,16 +507,24 @@ pub(super) unsafe extern "system" fn create_shaders_ext(
 ) -> vk::Result {
     entry("vkCreateShadersEXT", vk::Result::ERROR_UNKNOWN, || {
         // SAFETY: a live device from the app.
-        let Some(dev) = (unsafe { registry::device_of(device) }) else { return vk::Result::ERROR_UNKNOWN };
-        let Some(next) = dev.next.create_shaders_ext else { return vk::Result::ERROR_UNKNOWN };
+        let Some(dev) = (unsafe { registry::device_of(device) }) else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
+        let Some(next) = dev.next.create_shaders_ext else {
+            return vk::Result::ERROR_UNKNOWN;
+        };
         let patched = contained("instrumenting shader objects", || {
             // SAFETY: the app's array of `count` infos.
             let list = unsafe { slice(infos, count) };
             let mut copies = list.to_vec();
             let mut keep = Vec::new();
-            for c in copies.iter_mut().filter(|c| c.code_type == vk::ShaderCodeTypeEXT::SPIRV && !c.p_code.is_null()) {
+            for c in copies
+                .iter_mut()
+                .filter(|c| c.code_type == vk::ShaderCodeTypeEXT::SPIRV && !c.p_code.is_null())
+            {
                 // SAFETY: SPIR-V code of `code_size` bytes.
-                let code = unsafe { std::slice::from_raw_parts(c.p_code as *const u32, c.code_size / 4) };
+                let code =
+                    unsafe { std::slice::from_raw_parts(c.p_code as *const u32, c.code_size / 4) };
                 if let Some(shader) = instrumented(&dev, code) {
                     c.code_size = shader.words.len() * 4;
                     c.p_code = shader.words.as_ptr().cast();
@@ -415,7 +540,9 @@ pub(super) unsafe extern "system" fn create_shaders_ext(
             if result == vk::Result::SUCCESS {
                 return result;
             }
-            warn!("the driver refused instrumented shader objects ({result:?}): using the app's own");
+            warn!(
+                "the driver refused instrumented shader objects ({result:?}): using the app's own"
+            );
         }
         // SAFETY: the app's arguments, forwarded as they came.
         unsafe { next(device, count, infos, allocator, out) }
@@ -424,11 +551,39 @@ pub(super) unsafe extern "system" fn create_shaders_ext(
 
 /// The hooks of this file.
 pub(super) const HOOKS: &[Hook] = &[
-    hook!(Device, c"vkCreateShaderModule", create_shader_module as PFN_vkCreateShaderModule),
-    hook!(Device, c"vkDestroyShaderModule", destroy_shader_module as PFN_vkDestroyShaderModule),
-    hook!(Device, c"vkCreateComputePipelines", create_compute_pipelines as PFN_vkCreateComputePipelines),
-    hook!(Device, c"vkCreateGraphicsPipelines", create_graphics_pipelines as PFN_vkCreateGraphicsPipelines),
-    hook!(Device, c"vkCreateRayTracingPipelinesKHR", create_ray_tracing_pipelines_khr as PFN_vkCreateRayTracingPipelinesKHR),
-    hook!(Device, c"vkDestroyPipeline", destroy_pipeline as PFN_vkDestroyPipeline),
-    hook!(Device, c"vkCreateShadersEXT", create_shaders_ext as PFN_vkCreateShadersEXT),
+    hook!(
+        Device,
+        c"vkCreateShaderModule",
+        create_shader_module as PFN_vkCreateShaderModule
+    ),
+    hook!(
+        Device,
+        c"vkDestroyShaderModule",
+        destroy_shader_module as PFN_vkDestroyShaderModule
+    ),
+    hook!(
+        Device,
+        c"vkCreateComputePipelines",
+        create_compute_pipelines as PFN_vkCreateComputePipelines
+    ),
+    hook!(
+        Device,
+        c"vkCreateGraphicsPipelines",
+        create_graphics_pipelines as PFN_vkCreateGraphicsPipelines
+    ),
+    hook!(
+        Device,
+        c"vkCreateRayTracingPipelinesKHR",
+        create_ray_tracing_pipelines_khr as PFN_vkCreateRayTracingPipelinesKHR
+    ),
+    hook!(
+        Device,
+        c"vkDestroyPipeline",
+        destroy_pipeline as PFN_vkDestroyPipeline
+    ),
+    hook!(
+        Device,
+        c"vkCreateShadersEXT",
+        create_shaders_ext as PFN_vkCreateShadersEXT
+    ),
 ];

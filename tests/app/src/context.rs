@@ -247,12 +247,11 @@ impl Context {
         let mut supported = vk::PhysicalDeviceFeatures2::default();
         unsafe { instance.get_physical_device_features2(physical_device, &mut supported) };
         let supported10 = supported.features;
-        let extensions =
-            unsafe { instance.enumerate_device_extension_properties(physical_device) }
-                .vk_context("vkEnumerateDeviceExtensionProperties")?;
-        let has_non_semantic_info = extensions.iter().any(|e| {
-            e.extension_name_as_c_str() == Ok(ash::khr::shader_non_semantic_info::NAME)
-        });
+        let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }
+            .vk_context("vkEnumerateDeviceExtensionProperties")?;
+        let has_non_semantic_info = extensions
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::khr::shader_non_semantic_info::NAME));
         let features = Features {
             timeline_semaphore: supported12.timeline_semaphore == vk::TRUE,
             dynamic_rendering: supported13.dynamic_rendering == vk::TRUE,
@@ -472,7 +471,9 @@ impl Context {
         let handle = unsafe { d.create_buffer(&info, None) }.vk_context("vkCreateBuffer")?;
         let requirements = unsafe { d.get_buffer_memory_requirements(handle) };
         // Owned after its memory, so that it is destroyed before the memory is freed.
-        let device_memory = self.allocate(requirements, memory, flags)?;
+        let device_memory = self
+            .allocate(requirements, memory, flags)
+            .inspect_err(|_| unsafe { d.destroy_buffer(handle, None) })?;
         self.own(Owned::Buffer(handle));
         unsafe { d.bind_buffer_memory(handle, device_memory, 0) }
             .vk_context("vkBindBufferMemory")?;
@@ -540,8 +541,13 @@ impl Context {
             .initial_layout(vk::ImageLayout::UNDEFINED);
         let handle = unsafe { d.create_image(&info, None) }.vk_context("vkCreateImage")?;
         let requirements = unsafe { d.get_image_memory_requirements(handle) };
-        let device_memory =
-            self.allocate(requirements, Memory::Device, vk::MemoryAllocateFlags::empty())?;
+        let device_memory = self
+            .allocate(
+                requirements,
+                Memory::Device,
+                vk::MemoryAllocateFlags::empty(),
+            )
+            .inspect_err(|_| unsafe { d.destroy_image(handle, None) })?;
         self.own(Owned::Image(handle));
         unsafe { d.bind_image_memory(handle, device_memory, 0) }.vk_context("vkBindImageMemory")?;
         let view_info = vk::ImageViewCreateInfo::default()

@@ -32,7 +32,7 @@ use scenarios::{Outcome, SCENARIOS};
 
 const USAGE: &str = "\
 usage: bb-testapp [OPTIONS] SCENARIO...
-  SCENARIO       a name from --list, or `all` (every scenario except record-bench)
+  SCENARIO       a name from --list, or `all` (every scenario except record-bench and those below)
 options:
   --list         print the scenario names, one per line, and exit
   --device-index N   physical device to use (default 0)
@@ -40,9 +40,11 @@ options:
   --draws M      record-bench: draws per command buffer (default 500)
   --iters K      record-bench: iterations (default 20)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
-                     at most 65535; on lavapipe about 0.6 s per 1000)
+                     at most 65535; on lavapipe about 0.65 s per 1000)
   --hang-size W      hang-draw: the render target is W x W pixels; draw 2 shades all of them slowly
-                     (default 1024)
+                     (16 to 8192, default 1024: about 5 s on lavapipe)
+  --frame N          hang, hang-draw, bad-address: name the outer label `frame N` instead of `frame`
+                     (runs that differ only in a frame number, for crash-signature tests)
   --bad-address A    bad-address: the device address dispatch 2 writes through (default 0xdead0000)
   --nan-op OP        nan-compute, nan-fragment, nan-fp16-fp64: the operation that makes the NaN or Inf:
                      normalize (of a zero vector, default), pow (of -0.5) or div (1.0 / 0.0)
@@ -58,11 +60,12 @@ not in `all` (faults and shader errors, for Blackbox to report):
   bad-address    dispatch 2 of 3 writes through a bad device address (lavapipe: SIGSEGV)
   nan-compute    one invocation of one dispatch makes a NaN/Inf (--nan-op, --nan-dispatches)
   nan-fragment   one pixel (12,34) of a 64x64 target makes a NaN/Inf (--nan-op)
-  nan-fp16-fp64  invocation 12 makes a NaN/Inf in 16- and 64-bit floats (--nan-op; pow is sqrt in fp64)
-  assert-compute  `[bb-assert] id=7` fails on invocation (12,34,0) with size 0.3 and delta -22
-  assert-fragment `[bb-assert] id=7` fails on pixel (12,34) with size 0.3 and delta -22
+  nan-fp16-fp64  invocation 12 makes a NaN/Inf in 16- and 64-bit floats (--nan-op; pow is sqrt there)
+  assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
+  assert-fragment assert 7 (size < 0.25) fails on pixel (12,34): size 0.3, delta -22
   printf         one invocation prints each debugPrintf format once
-  (the shader-error scenarios need VK_KHR_shader_non_semantic_info, or Blackbox, for debugPrintf)";
+  (assert-*, printf and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where it is
+   missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
 
 /// record-bench parameters.
 #[derive(Clone, Copy, Debug)]
@@ -95,6 +98,8 @@ pub enum ShaderDebug {
 /// Parameters of the fault and shader-error scenarios.
 #[derive(Clone, Copy, Debug)]
 pub struct FaultOptions {
+    /// The number in the outer label (`frame N`); none: the label is `frame`.
+    pub frame: Option<u32>,
     pub hang_groups: u32,
     pub hang_size: u32,
     pub bad_address: u64,
@@ -127,6 +132,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             iters: 20,
         },
         fault: FaultOptions {
+            frame: None,
             hang_groups: 8000,
             hang_size: 1024,
             bad_address: 0xdead_0000,
@@ -161,6 +167,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                 }
                 options.fault.hang_groups = groups;
             }
+            "--frame" => options.fault.frame = Some(value("--frame")?),
             "--hang-size" => options.fault.hang_size = value("--hang-size")?.clamp(16, 8192),
             "--bad-address" => {
                 let v = text("--bad-address")?;
@@ -298,7 +305,9 @@ fn teardown_after_error(cx: Context, app: AppInstance, error: &anyhow::Error) {
     }
     // SAFETY: the app's own device; no other thread uses it any more.
     if let Err(r) = unsafe { cx.device.device_wait_idle() } {
-        eprintln!("bb-testapp: vkDeviceWaitIdle after the error: {r:?}; destroying the objects anyway");
+        eprintln!(
+            "bb-testapp: vkDeviceWaitIdle after the error: {r:?}; destroying the objects anyway"
+        );
     }
     cx.destroy_owned();
     cx.destroy();

@@ -18,19 +18,32 @@ pub const START_UP_LINE: &str = "[blackbox] info: Blackbox ";
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
 }
 
 /// Where cargo put the workspace's binaries for this profile.
 pub fn bin_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
     // Tests are built in the same profile as the binaries they drive.
-    target.join(if cfg!(debug_assertions) { "debug" } else { "release" })
+    target.join(if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    })
 }
 
 fn built(name: &str) -> PathBuf {
     let path = bin_dir().join(name);
-    assert!(path.exists(), "{} is not built: run scripts/test.sh (it builds the workspace first)", path.display());
+    assert!(
+        path.exists(),
+        "{} is not built: run scripts/test.sh (it builds the workspace first)",
+        path.display()
+    );
     path
 }
 
@@ -55,7 +68,9 @@ impl TempDir {
     pub fn new(label: &str) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = bin_dir().join("e2e").join(format!("{label}-{}-{n}", std::process::id()));
+        let dir = bin_dir()
+            .join("e2e")
+            .join(format!("{label}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create temp dir");
         Self(dir)
@@ -76,7 +91,8 @@ impl Drop for TempDir {
 
 /// Writes `manifest/<template>` into `dir` with `library_path` set to the built layer's absolute path.
 pub fn write_manifest(dir: &Path, template: &str) -> PathBuf {
-    let text = std::fs::read_to_string(workspace_root().join("manifest").join(template)).expect("manifest template");
+    let text = std::fs::read_to_string(workspace_root().join("manifest").join(template))
+        .expect("manifest template");
     let mut json: serde_json::Value = serde_json::from_str(&text).expect("manifest is JSON");
     json["layer"]["library_path"] = layer_library().to_string_lossy().into_owned().into();
     std::fs::create_dir_all(dir).expect("manifest dir");
@@ -108,7 +124,10 @@ pub fn vulkan_command(program: impl AsRef<Path>, home: &Path) -> Command {
 
 /// Enables Blackbox through its explicit manifest, with the validation layer below it.
 pub fn enable_explicit(cmd: &mut Command, manifest_dir: &Path) {
-    cmd.env("VK_ADD_LAYER_PATH", manifest_dir).env("VK_INSTANCE_LAYERS", format!("VK_LAYER_blackbox:{VALIDATION}"));
+    cmd.env("VK_ADD_LAYER_PATH", manifest_dir).env(
+        "VK_INSTANCE_LAYERS",
+        format!("VK_LAYER_blackbox:{VALIDATION}"),
+    );
 }
 
 /// A finished run, with its output as text.
@@ -124,7 +143,10 @@ pub struct Run {
 impl Run {
     /// Everything it printed, for assertion messages.
     pub fn dump(&self) -> String {
-        format!("status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}", self.status, self.stdout, self.stderr)
+        format!(
+            "status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
     }
 
     /// Asserts a zero exit status.
@@ -135,33 +157,58 @@ impl Run {
 
     /// Asserts that the validation layer said nothing, in any of the ways it speaks.
     pub fn assert_no_validation_messages(&self) -> &Self {
-        for needle in ["Validation Error", "Validation Warning", "Validation Performance", "VUID-", "debug-utils message:"] {
-            assert!(!self.stdout.contains(needle) && !self.stderr.contains(needle), "validation message `{needle}`\n{}", self.dump());
+        for needle in [
+            "Validation Error",
+            "Validation Warning",
+            "Validation Performance",
+            "VUID-",
+            "debug-utils message:",
+        ] {
+            assert!(
+                !self.stdout.contains(needle) && !self.stderr.contains(needle),
+                "validation message `{needle}`\n{}",
+                self.dump()
+            );
         }
         self
     }
 
     /// How many start-up lines Blackbox logged (one per device).
     pub fn start_up_lines(&self) -> usize {
-        self.stderr.lines().filter(|l| l.starts_with(START_UP_LINE)).count()
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with(START_UP_LINE))
+            .count()
     }
 
     /// The `scenario NAME checksum HEX` lines of the test app.
     pub fn checksums(&self) -> BTreeMap<String, String> {
         self.stdout
             .lines()
-            .filter_map(|line| match line.split_whitespace().collect::<Vec<_>>()[..] {
-                ["scenario", name, "checksum", sum] => Some((name.to_owned(), sum.to_owned())),
-                _ => None,
-            })
+            .filter_map(
+                |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                    ["scenario", name, "checksum", sum] => Some((name.to_owned(), sum.to_owned())),
+                    _ => None,
+                },
+            )
             .collect()
     }
 }
 
 /// Runs `cmd` to completion.
 pub fn run(cmd: &mut Command) -> Run {
-    let Output { status, stdout, stderr } = cmd.output().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    Run { status, stdout: String::from_utf8_lossy(&stdout).into_owned(), stderr: String::from_utf8_lossy(&stderr).into_owned() }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    Run {
+        status,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
 }
 
 /// An Xvfb server on a free display, stopped when dropped.
@@ -176,7 +223,15 @@ impl Xvfb {
     pub fn start() -> Self {
         use std::io::Read;
         let mut child = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"])
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "640x480x24",
+                "-nolisten",
+                "tcp",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -188,7 +243,10 @@ impl Xvfb {
             number.push(byte[0] as char);
         }
         assert!(!number.trim().is_empty(), "Xvfb did not report a display");
-        Self { child, display: format!(":{}", number.trim()) }
+        Self {
+            child,
+            display: format!(":{}", number.trim()),
+        }
     }
 }
 
@@ -202,13 +260,19 @@ impl Drop for Xvfb {
 /// The reports written under `output`, oldest first (by folder name order of creation time).
 pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(output) else { return found };
+    let Ok(entries) = std::fs::read_dir(output) else {
+        return found;
+    };
     for entry in entries.flatten() {
         let json = entry.path().join("report.json");
         if let Ok(text) = std::fs::read_to_string(&json) {
             let report = blackbox_report::Report::from_json(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{text}", json.display()));
-            assert!(entry.path().join("report.txt").is_file(), "report.txt beside {}", json.display());
+            assert!(
+                entry.path().join("report.txt").is_file(),
+                "report.txt beside {}",
+                json.display()
+            );
             found.push((entry.path(), report));
         }
     }
@@ -217,7 +281,9 @@ pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
 }
 
 /// The commands of a report's command buffers, flattened with their label paths: `(labels, command, state)`.
-pub fn commands_with_labels(cb: &blackbox_report::CommandBuffer) -> Vec<(Vec<String>, String, blackbox_report::State)> {
+pub fn commands_with_labels(
+    cb: &blackbox_report::CommandBuffer,
+) -> Vec<(Vec<String>, String, blackbox_report::State)> {
     cb.commands
         .iter()
         .map(|c| {

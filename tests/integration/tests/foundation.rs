@@ -19,9 +19,18 @@ fn reference_checksums() -> BTreeMap<String, String> {
     cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
     let run = run(&mut cmd);
     run.assert_success().assert_no_validation_messages();
-    assert_eq!(run.start_up_lines(), 0, "the layer must not be loaded here\n{}", run.dump());
+    assert_eq!(
+        run.start_up_lines(),
+        0,
+        "the layer must not be loaded here\n{}",
+        run.dump()
+    );
     let sums = run.checksums();
-    assert!(sums.len() >= 9, "expected every scenario's checksum\n{}", run.dump());
+    assert!(
+        sums.len() >= 9,
+        "expected every scenario's checksum\n{}",
+        run.dump()
+    );
     sums
 }
 
@@ -46,7 +55,10 @@ fn explicit_layer_found_through_vk_layer_path() {
     let manifests = home.path().join("manifests");
     write_manifest(&manifests, "VkLayer_blackbox.json");
     let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.arg("compute").env("VK_LAYER_PATH", &manifests).env("VK_INSTANCE_LAYERS", format!("VK_LAYER_blackbox:{VALIDATION}"));
+    cmd.arg("compute").env("VK_LAYER_PATH", &manifests).env(
+        "VK_INSTANCE_LAYERS",
+        format!("VK_LAYER_blackbox:{VALIDATION}"),
+    );
     let run = run(&mut cmd);
     run.assert_success().assert_no_validation_messages();
     assert_eq!(run.start_up_lines(), 1, "{}", run.dump());
@@ -57,7 +69,9 @@ fn implicit_layer_via_blackbox_run_keeps_every_checksum() {
     let reference = reference_checksums();
     let home = TempDir::new("implicit-run");
     let mut cmd = vulkan_command(blackbox(), home.path());
-    cmd.args(["run", "--validation", "--"]).arg(testapp()).arg("all");
+    cmd.args(["run", "--validation", "--"])
+        .arg(testapp())
+        .arg("all");
     let run = run(&mut cmd);
     run.assert_success().assert_no_validation_messages();
     assert_eq!(run.checksums(), reference, "\n{}", run.dump());
@@ -67,17 +81,29 @@ fn implicit_layer_via_blackbox_run_keeps_every_checksum() {
 #[test]
 fn implicit_manifest_obeys_enable_and_disable_variables() {
     let home = TempDir::new("implicit-env");
-    write_manifest(&home.path().join("data/vulkan/implicit_layer.d"), "VkLayer_blackbox_implicit.json");
+    write_manifest(
+        &home.path().join("data/vulkan/implicit_layer.d"),
+        "VkLayer_blackbox_implicit.json",
+    );
     let compute = |vars: &[(&str, &str)]| {
         let mut cmd = vulkan_command(testapp(), home.path());
-        cmd.arg("compute").env("VK_INSTANCE_LAYERS", VALIDATION).envs(vars.iter().copied());
+        cmd.arg("compute")
+            .env("VK_INSTANCE_LAYERS", VALIDATION)
+            .envs(vars.iter().copied());
         let run = run(&mut cmd);
         run.assert_success().assert_no_validation_messages();
         run.start_up_lines()
     };
-    assert_eq!(compute(&[]), 0, "an implicit layer is off until VK_BLACKBOX_ENABLE=1");
+    assert_eq!(
+        compute(&[]),
+        0,
+        "an implicit layer is off until VK_BLACKBOX_ENABLE=1"
+    );
     assert_eq!(compute(&[("VK_BLACKBOX_ENABLE", "1")]), 1);
-    assert_eq!(compute(&[("VK_BLACKBOX_ENABLE", "1"), ("VK_BLACKBOX_DISABLE", "1")]), 0);
+    assert_eq!(
+        compute(&[("VK_BLACKBOX_ENABLE", "1"), ("VK_BLACKBOX_DISABLE", "1")]),
+        0
+    );
 }
 
 #[test]
@@ -106,7 +132,11 @@ fn vkcube_renders_100_frames_under_xvfb() {
     let run = run(&mut cmd);
     run.assert_success().assert_no_validation_messages();
     assert_eq!(run.start_up_lines(), 1, "{}", run.dump());
-    assert!(run.stderr.contains("active in \"vkcube\""), "{}", run.dump());
+    assert!(
+        run.stderr.contains("active in \"vkcube\""),
+        "{}",
+        run.dump()
+    );
 }
 
 /// Runs the compute scenario through the explicit layer with extra variables.
@@ -127,13 +157,19 @@ fn bad_log_filter_warns_and_uses_info() {
     let home = TempDir::new("bad-log");
     let run = compute_with(&home, &[("VK_BLACKBOX_LOG", "verbose")]);
     assert!(
-        run.stderr.contains("[blackbox] warn: VK_BLACKBOX_LOG=\"verbose\" is not valid")
+        run.stderr
+            .contains("[blackbox] warn: VK_BLACKBOX_LOG=\"verbose\" is not valid")
             && run.stderr.contains("off, error, warn, info, debug, trace")
             && run.stderr.contains("using the default `info`"),
         "{}",
         run.dump()
     );
-    assert_eq!(run.start_up_lines(), 1, "the default `info` is in force\n{}", run.dump());
+    assert_eq!(
+        run.start_up_lines(),
+        1,
+        "the default `info` is in force\n{}",
+        run.dump()
+    );
 }
 
 #[test]
@@ -157,9 +193,14 @@ fn log_file_receives_the_log() {
 #[test]
 fn unopenable_log_file_warns_and_uses_stderr() {
     let home = TempDir::new("bad-log-file");
-    let run = compute_with(&home, &[("VK_BLACKBOX_LOG_FILE", "/proc/no-such-dir/blackbox.log")]);
+    let run = compute_with(
+        &home,
+        &[("VK_BLACKBOX_LOG_FILE", "/proc/no-such-dir/blackbox.log")],
+    );
     assert!(
-        run.stderr.contains("[blackbox] warn: VK_BLACKBOX_LOG_FILE=/proc/no-such-dir/blackbox.log: cannot open it"),
+        run.stderr.contains(
+            "[blackbox] warn: VK_BLACKBOX_LOG_FILE=/proc/no-such-dir/blackbox.log: cannot open it"
+        ),
         "{}",
         run.dump()
     );
@@ -177,7 +218,12 @@ fn unwritable_output_folder_warns_and_falls_back() {
     );
     // SAFETY: getuid has no preconditions.
     let fallback = std::env::temp_dir().join(format!("blackbox-{}", unsafe { libc_getuid() }));
-    assert!(run.stderr.contains(&format!("reports: {}", fallback.display())), "{}", run.dump());
+    assert!(
+        run.stderr
+            .contains(&format!("reports: {}", fallback.display())),
+        "{}",
+        run.dump()
+    );
 }
 
 #[test]
@@ -186,10 +232,21 @@ fn output_folder_is_created_and_named_in_the_start_up_line() {
     let out = home.path().join("reports/deep");
     let run = compute_with(&home, &[("VK_BLACKBOX_OUTPUT", out.to_str().unwrap())]);
     assert!(out.is_dir());
-    assert!(run.stderr.contains(&format!("reports: {}", out.display())), "{}", run.dump());
+    assert!(
+        run.stderr.contains(&format!("reports: {}", out.display())),
+        "{}",
+        run.dump()
+    );
     // The default: $XDG_STATE_HOME/blackbox.
     let run = compute_with(&home, &[]);
-    assert!(run.stderr.contains(&format!("reports: {}", home.path().join("state/blackbox").display())), "{}", run.dump());
+    assert!(
+        run.stderr.contains(&format!(
+            "reports: {}",
+            home.path().join("state/blackbox").display()
+        )),
+        "{}",
+        run.dump()
+    );
 }
 
 extern "C" {

@@ -9,7 +9,7 @@
 use anyhow::Result;
 use ash::vk;
 
-use super::program::{push_bytes, ComputeProgram, Labels};
+use super::program::{frame_label, push_bytes, ComputeProgram, Labels};
 use super::Outcome;
 use crate::context::{fnv1a, Access, Context, Memory};
 use crate::{shaders, Options};
@@ -25,8 +25,11 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let labels = Labels(cx.debug_utils.as_ref());
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC;
     let (words, address) = cx.create_addressable_buffer(WORDS_BYTES, usage, Memory::Device)?;
-    let readback =
-        cx.create_buffer(WORDS_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
+    let readback = cx.create_buffer(
+        WORDS_BYTES,
+        vk::BufferUsageFlags::TRANSFER_DST,
+        Memory::Host,
+    )?;
     let program = ComputeProgram::new(cx, shaders::BAD_ADDRESS_COMP, &[], 12, c"address-writer")?;
 
     eprintln!(
@@ -34,10 +37,15 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
          {address:#x}): expect a GPU fault (on lavapipe, SIGSEGV)"
     );
     cx.submit_and_wait(|cmd| {
-        labels.begin(cmd, "frame");
+        labels.begin(cmd, &frame_label(options.fault.frame));
         for k in 1..=3u32 {
             if k > 1 {
-                cx.buffer_barrier(cmd, &words, Access::COMPUTE_WRITE, Access::COMPUTE_READ_WRITE);
+                cx.buffer_barrier(
+                    cmd,
+                    &words,
+                    Access::COMPUTE_WRITE,
+                    Access::COMPUTE_READ_WRITE,
+                );
             }
             let target = if k == 2 { bad } else { address };
             let push = push_bytes(&[target as u32, (target >> 32) as u32, k]);

@@ -2,8 +2,8 @@
 //! Blackbox turns into records it logs. Without Blackbox, a driver lacking VK_KHR_shader_non_semantic_info
 //! (lavapipe here) may refuse these pipelines: the app says so on stderr and tries anyway.
 //!
-//! - `assert-compute`: assert.comp over 64x64 invocations; `[bb-assert] id=7` fails on invocation
-//!   (12,34,0) only, with size 0.3 and delta -22 (x - y).
+//! - `assert-compute`: assert.comp over 64x64 invocations; assert 7 (`[bb-assert %u] size %f too big,
+//!   delta %d`) fails on invocation (12,34,0) only, with size 0.3 and delta -22 (x - y).
 //! - `assert-fragment`: assert.frag over a 64x64 target; the same assert fails on pixel (12,34) only, with
 //!   size 0.3 and delta -22.
 //! - `printf`: printf.comp, invocation 0 prints each format once (expected text in printf.comp); the 64-bit
@@ -104,21 +104,22 @@ pub fn run_assert_fragment(cx: &Context, options: &Options) -> Result<Outcome> {
 }
 
 /// printf.comp's `w[]`: the values each format prints (see the expected text there).
+#[allow(clippy::approx_constant)] // 3.14159 is a value to print with %.3f, not an approximation of pi
 fn printf_words() -> Vec<u32> {
     let lu: u64 = 1_099_511_627_777;
     let lx: u64 = 0xdead_beef_cafe;
     vec![
-        (-7i32) as u32,      // 0: %d, mixed %d
-        42,                  // 1: %i, mixed %u
-        4_000_000_000,       // 2: %u
-        255,                 // 3: %x, mixed %x
-        0xBEEF,              // 4: %X
-        0o777,               // 5: %o
-        3.5f32.to_bits(),    // 6: %f, %a, mixed %f
-        1e-3f32.to_bits(),   // 7: %e, %g
-        u32::from(b'A'),     // 8: %c
+        (-7i32) as u32,       // 0: %d, mixed %d
+        42,                   // 1: %i, mixed %u
+        4_000_000_000,        // 2: %u
+        255,                  // 3: %x, mixed %x
+        0xBEEF,               // 4: %X
+        0o777,                // 5: %o
+        3.5f32.to_bits(),     // 6: %f, %a, mixed %f
+        1e-3f32.to_bits(),    // 7: %e, %g
+        u32::from(b'A'),      // 8: %c
         3.14159f32.to_bits(), // 9: %.3f
-        1.5f32.to_bits(),    // 10, 11: %v2f
+        1.5f32.to_bits(),     // 10, 11: %v2f
         (-2.0f32).to_bits(),
         1, // 12..14: %v3u
         2,
@@ -145,7 +146,10 @@ pub fn run_printf(cx: &Context, options: &Options) -> Result<Outcome> {
         );
         shaders::PRINTF_COMP
     };
-    let words: Vec<u8> = printf_words().iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let words: Vec<u8> = printf_words()
+        .iter()
+        .flat_map(|w| w.to_ne_bytes())
+        .collect();
     let words = cx.create_buffer_with_data(&words, vk::BufferUsageFlags::STORAGE_BUFFER)?;
     let bytes = 64 * 4;
     let results = cx.create_buffer(bytes, RESULTS_USAGE, Memory::Device)?;

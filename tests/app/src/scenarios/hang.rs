@@ -1,14 +1,16 @@
 //! `hang` and `hang-draw` (not in `all`): one submission whose middle command runs for seconds, inside debug
 //! labels, so that a hang watchdog or a device-loss report has a command in flight to name.
 //!
-//! `hang`: one command buffer, five compute dispatches in labels `dispatch 1`..`dispatch 5` inside `frame`,
-//! with barriers between them. Dispatches 1, 2, 4 and 5 are compute.comp over 64x64 invocations (pipeline
+//! `hang`: one command buffer, five compute dispatches in labels `dispatch 1`..`dispatch 5` inside `frame`
+//! (`frame N` with `--frame N`), with barriers between them. Dispatches 1, 2, 4 and 5 are compute.comp over 64x64 invocations (pipeline
 //! `short-pipeline`); dispatch 3 is hang.comp (`long-pipeline`) over `--hang-groups` workgroups of 64
-//! invocations doing 60,000 multiply-adds each (about 5 s on lavapipe by default).
+//! invocations doing 172,000 multiply-adds each (about 0.65 s per 1000 workgroups on lavapipe: 5 s by
+//! default).
 //!
 //! `hang-draw`: a classic render pass over a `--hang-size`-square target with three draws in labels
 //! `draw 1`..`draw 3` inside `frame`: the scene's opaque quad and triangle (`short-pipeline`) around a
-//! full-screen triangle whose fragment shader, hang.frag (`long-pipeline`), is slow.
+//! full-screen triangle whose fragment shader, hang.frag (`long-pipeline`), is slow (about 5 s for the
+//! default 1024x1024 on lavapipe).
 //!
 //! Both wait for their fence with no timeout (UINT64_MAX) and print how long it took on stderr. Without
 //! VK_EXT_debug_utils they run without labels and names.
@@ -20,15 +22,15 @@ use ash::vk;
 
 use super::compute::{record_init, ComputeKit, GRID, GRID_BYTES, VALUES_USAGE};
 use super::draw::{DrawKit, PassTarget, Target, SCENE};
-use super::program::{push_bytes, ComputeProgram, FullscreenProgram, Labels};
+use super::program::{frame_label, push_bytes, ComputeProgram, FullscreenProgram, Labels};
 use super::Outcome;
 use crate::context::{Access, Context, Fnv1a, Memory};
 use crate::{shaders, Options};
 
-/// hang.comp's loop count: 4 multiply-adds each, 60,000 per invocation.
-const COMPUTE_ITERATIONS: u32 = 15_000;
+/// hang.comp's loop count: 4 multiply-adds each, 172,000 per invocation (below lavapipe's loop cut).
+const COMPUTE_ITERATIONS: u32 = 43_000;
 /// hang.frag's loop count: 4 multiply-adds each. About 5 s for 1024x1024 pixels on lavapipe.
-const FRAGMENT_ITERATIONS: u32 = 7_000;
+const FRAGMENT_ITERATIONS: u32 = 21_000;
 
 fn labels<'a>(cx: &'a Context, scenario: &str) -> Labels<'a> {
     if cx.debug_utils.is_none() {
@@ -57,8 +59,11 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     )?;
     let values_readback =
         cx.create_buffer(GRID_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
-    let results_readback =
-        cx.create_buffer(results_bytes, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
+    let results_readback = cx.create_buffer(
+        results_bytes,
+        vk::BufferUsageFlags::TRANSFER_DST,
+        Memory::Host,
+    )?;
 
     eprintln!(
         "bb-testapp: hang: dispatch 3 runs {groups} workgroups x 64 invocations x {} multiply-adds",
@@ -67,7 +72,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let start = Instant::now();
     cx.submit_and_wait_timeout(u64::MAX, |cmd| {
         record_init(d, cmd, values.handle, 0, GRID_BYTES);
-        labels.begin(cmd, "frame");
+        labels.begin(cmd, &frame_label(options.fault.frame));
         for k in 1..=5u32 {
             if k > 1 {
                 // Each dispatch reads or overwrites what the one before wrote or read.
@@ -137,7 +142,7 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
     );
     let start = Instant::now();
     cx.submit_and_wait_timeout(u64::MAX, |cmd| {
-        labels.begin(cmd, "frame");
+        labels.begin(cmd, &frame_label(options.fault.frame));
         target.begin(d, cmd, vk::SubpassContents::INLINE);
         labels.begin(cmd, "draw 1");
         short.record_draw(d, cmd, extent, &SCENE[0]);
@@ -157,5 +162,7 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
         "bb-testapp: hang-draw: the fence signalled after {:.2} s",
         start.elapsed().as_secs_f64()
     );
-    Ok(Outcome::Checksum(Fnv1a::new().update(readback.bytes()).finish()))
+    Ok(Outcome::Checksum(
+        Fnv1a::new().update(readback.bytes()).finish(),
+    ))
 }

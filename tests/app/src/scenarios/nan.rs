@@ -7,8 +7,8 @@
 //!   buffer; the bad one is dispatch 42 (the last if there are fewer), invocation (12,0,0).
 //! - `nan-fragment`: nan.frag drawn over a 64x64 RGBA32F target; the bad pixel is (12,34).
 //! - `nan-fp16-fp64`: nan_fp16_fp64.comp, 64 invocations computing in float16 and float64; the bad one is
-//!   invocation 12 (GLSL has no fp64 pow: that case is sqrt(-0.5) in fp64). Needs shaderFloat16 and
-//!   shaderFloat64.
+//!   invocation 12. The `pow` case is sqrt(-0.5) there (GLSL has no fp64 pow; lavapipe crashes on fp16
+//!   pow). Needs shaderFloat16 and shaderFloat64.
 //!
 //! Each submits its command buffer `--repeat` times (vkQueueWaitIdle after each) and reads the results back:
 //! the NaN or Inf is really there (stderr says where), and the checksum lets a run under instrumentation be
@@ -106,10 +106,8 @@ pub fn run_compute(cx: &Context, options: &Options) -> Result<Outcome> {
             safe_input(i)
         }
     });
-    let inputs = cx.create_buffer_with_data(
-        &vec4_bytes(inputs),
-        vk::BufferUsageFlags::STORAGE_BUFFER,
-    )?;
+    let inputs =
+        cx.create_buffer_with_data(&vec4_bytes(inputs), vk::BufferUsageFlags::STORAGE_BUFFER)?;
     let bytes = u64::from(count) * VEC4_BYTES;
     let results = cx.create_buffer(bytes, RESULTS_USAGE, Memory::Device)?;
     let readback = cx.create_buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
@@ -214,10 +212,8 @@ pub fn run_fp16_fp64(cx: &Context, options: &Options) -> Result<Outcome> {
             safe_input(i)
         }
     });
-    let inputs = cx.create_buffer_with_data(
-        &vec4_bytes(inputs),
-        vk::BufferUsageFlags::STORAGE_BUFFER,
-    )?;
+    let inputs =
+        cx.create_buffer_with_data(&vec4_bytes(inputs), vk::BufferUsageFlags::STORAGE_BUFFER)?;
     // 64 vec4 (fp16 results, widened) then 64 dvec4.
     let half_bytes = u64::from(COUNT) * VEC4_BYTES;
     let bytes = half_bytes + u64::from(COUNT) * 2 * VEC4_BYTES;
@@ -245,6 +241,8 @@ pub fn run_fp16_fp64(cx: &Context, options: &Options) -> Result<Outcome> {
         .chunks_exact(8)
         .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")) as f32)
         .collect();
-    report_non_finite("nan-fp16-fp64 (fp64)", &double, |i| format!("invocation {i}"));
+    report_non_finite("nan-fp16-fp64 (fp64)", &double, |i| {
+        format!("invocation {i}")
+    });
     Ok(Outcome::Checksum(fnv1a(readback.bytes())))
 }

@@ -38,6 +38,14 @@ pub fn note_non_semantic(cx: &Context) {
     }
 }
 
+/// The outer label of the fault scenarios: `frame`, or `frame N` with `--frame N`.
+pub fn frame_label(frame: Option<u32>) -> String {
+    match frame {
+        Some(n) => format!("frame {n}"),
+        None => "frame".to_owned(),
+    }
+}
+
 /// Command-buffer debug labels when VK_EXT_debug_utils is enabled; nothing otherwise.
 #[derive(Clone, Copy)]
 pub struct Labels<'a>(pub Option<&'a ash::ext::debug_utils::Device>);
@@ -154,13 +162,7 @@ impl ComputeProgram {
                 );
             }
             if !push.is_empty() {
-                device.cmd_push_constants(
-                    cmd,
-                    self.layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    push,
-                );
+                device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
             }
             device.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
         }
@@ -235,7 +237,8 @@ impl FullscreenProgram {
         let push_ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::FRAGMENT)
             .size(push_size)];
-        let layout_info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&push_ranges);
+        let layout_info =
+            vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&push_ranges);
         let layout = unsafe { d.create_pipeline_layout(&layout_info, None) }
             .vk_context("vkCreatePipelineLayout")?;
         cx.own(Owned::PipelineLayout(layout));

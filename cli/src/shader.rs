@@ -1,0 +1,434 @@
+//! `blackbox instrument` and `blackbox shader-info`: the SPIR-V engine offline, on files.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use blackbox_engine::{
+    NanLevel, Options, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, Stage, ValueLayout,
+};
+
+use crate::reports::{io_reason, print_stdout};
+
+/// The first word of a SPIR-V module.
+pub const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+/// What `blackbox instrument` was asked.
+#[derive(Debug)]
+pub struct InstrumentOptions {
+    pub input: PathBuf,
+    /// `None`: stdout (`-o -`).
+    pub output: Option<PathBuf>,
+    pub engine: Options,
+    /// Print the site table to stdout.
+    pub sites: bool,
+}
+
+/// `off`, `outputs` or `ops`.
+pub fn parse_nan_level(word: &str) -> Option<NanLevel> {
+    match word {
+        "off" => Some(NanLevel::Off),
+        "outputs" => Some(NanLevel::Outputs),
+        "ops" => Some(NanLevel::Ops),
+        _ => None,
+    }
+}
+
+/// A number in decimal or, with `0x`/`0X`, in hex (`_` allowed between digits).
+pub fn parse_number(text: &str) -> Option<u64> {
+    let text = text.replace('_', "");
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit()) => {
+            u64::from_str_radix(hex, 16).ok()
+        }
+        Some(_) => None,
+        None if text.starts_with(|c: char| c.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    }
+}
+
+/// The words of a module from a file's bytes: little-endian, or big-endian (swapped to native order) when
+/// the magic number says so. The error says why the bytes are not a module.
+pub fn words_of(bytes: &[u8]) -> Result<Vec<u32>, String> {
+    if bytes.is_empty() {
+        return Err("the file is empty".into());
+    }
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "its size, {} bytes, is not a multiple of 4",
+            bytes.len()
+        ));
+    }
+    let mut words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    match words[0] {
+        SPIRV_MAGIC => {}
+        m if m.swap_bytes() == SPIRV_MAGIC => {
+            for w in &mut words {
+                *w = w.swap_bytes();
+            }
+        }
+        m => {
+            return Err(format!(
+                "it starts with 0x{m:08x}, not the SPIR-V magic number 0x{SPIRV_MAGIC:08x}"
+            ))
+        }
+    }
+    Ok(words)
+}
+
+/// Reads a SPIR-V file into words.
+pub fn read_module(path: &Path) -> Result<Vec<u32>> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {}", path.display(), io_reason(&e)))?;
+    words_of(&bytes)
+        .map_err(|why| anyhow::anyhow!("{}: not a SPIR-V module: {why}", path.display()))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder, renamed over it at the end, so
+/// that `path` never holds a partial file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("cannot write {}: not a file name", path.display()))?;
+    let mut n = 0u32;
+    let (tmp, mut file) = loop {
+        let mut tmp_name = OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".blackbox-{}-{n}.tmp", std::process::id()));
+        let tmp = dir.join(tmp_name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+            Err(e) => bail!("cannot write {}: {}", path.display(), io_reason(&e)),
+        }
+    };
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("cannot write {}: {}", path.display(), io_reason(&e));
+    }
+    Ok(())
+}
+
+/// A value's type: `f32`, `f32x3`, `f32x16` (a matrix: columns x rows components).
+fn value_type(v: &ValueLayout) -> String {
+    if v.components == 1 {
+        v.scalar.name().to_string()
+    } else {
+        format!("{}x{}", v.scalar.name(), v.components)
+    }
+}
+
+/// A site's kind for the table: `nan-op normalize`, `nan-output storage buffer store`, `assert 7`,
+/// `printf "fmt"` (asserts written with a message get it quoted too).
+pub fn site_kind(site: &Site) -> String {
+    let quoted = |f: &Option<String>| f.as_ref().map(|f| format!(" {f:?}")).unwrap_or_default();
+    match &site.kind {
+        SiteKind::NanOp { op } => format!("nan-op {op}"),
+        SiteKind::NanOutput { what } => format!("nan-output {what}"),
+        SiteKind::Assert { id } => format!("assert {id}{}", quoted(&site.format)),
+        SiteKind::Printf => format!("printf{}", quoted(&site.format)),
+        other => format!("{other:?}"),
+    }
+}
+
+/// One line of the site table: `<global index> <kind> <location or ?> <values>`.
+pub fn site_line(site: &Site, site_base: u32) -> String {
+    let location = site
+        .location
+        .as_ref()
+        .map_or_else(|| "?".to_string(), |l| l.to_string());
+    let values = if site.values.is_empty() {
+        "-".to_string()
+    } else {
+        site.values
+            .iter()
+            .map(|v| format!("{}: {}", v.name, value_type(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "{} {} {location} {values}",
+        u64::from(site_base) + u64::from(site.local_index),
+        site_kind(site)
+    )
+}
+
+/// `blackbox instrument`: returns the exit code.
+pub fn instrument(opts: &InstrumentOptions) -> Result<i32> {
+    let input = opts.input.display();
+    // SAFETY: isatty only inspects the descriptor.
+    if opts.output.is_none() && unsafe { libc::isatty(1) } == 1 {
+        bail!("not writing a binary module to a terminal: redirect stdout, or give -o OUT.spv");
+    }
+    let words = read_module(&opts.input)?;
+    let result = match blackbox_engine::instrument(&words, &opts.engine) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("blackbox: {input} is not instrumented: {e}");
+            return Ok(1);
+        }
+    };
+    let bytes: Vec<u8> = result.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let output = match &opts.output {
+        Some(path) => {
+            write_atomically(path, &bytes)?;
+            path.display().to_string()
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .context("cannot write to stdout")?;
+            "stdout".to_string()
+        }
+    };
+    let sites = &result.info.sites;
+    let count = |f: fn(&SiteKind) -> bool| sites.iter().filter(|s| f(&s.kind)).count();
+    eprintln!(
+        "blackbox: instrumented {input} -> {output}: shader {}, {} sites ({} asserts, {} printf, {} NaN ops, \
+         {} NaN outputs), {} -> {} bytes",
+        result.info.id,
+        sites.len(),
+        count(|k| matches!(k, SiteKind::Assert { .. })),
+        count(|k| matches!(k, SiteKind::Printf)),
+        count(|k| matches!(k, SiteKind::NanOp { .. })),
+        count(|k| matches!(k, SiteKind::NanOutput { .. })),
+        words.len() * 4,
+        bytes.len()
+    );
+    if opts.sites {
+        let mut table = String::new();
+        for site in sites {
+            table.push_str(&site_line(site, opts.engine.site_base));
+            table.push('\n');
+        }
+        print_stdout(&table)?;
+    }
+    Ok(0)
+}
+
+/// `vertex`, `fragment`, `compute`, `ray generation`, ...
+pub fn stage_name(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Vertex => "vertex",
+        Stage::TessellationControl => "tessellation control",
+        Stage::TessellationEvaluation => "tessellation evaluation",
+        Stage::Geometry => "geometry",
+        Stage::Fragment => "fragment",
+        Stage::Compute => "compute",
+        Stage::Task => "task",
+        Stage::Mesh => "mesh",
+        Stage::RayGeneration => "ray generation",
+        Stage::Intersection => "intersection",
+        Stage::AnyHit => "any hit",
+        Stage::ClosestHit => "closest hit",
+        Stage::Miss => "miss",
+        Stage::Callable => "callable",
+        other => other.short_name(),
+    }
+}
+
+fn language_name(language: SourceLanguage) -> String {
+    match language {
+        SourceLanguage::Unknown => "unknown".into(),
+        SourceLanguage::Essl => "ESSL".into(),
+        SourceLanguage::Glsl => "GLSL".into(),
+        SourceLanguage::Hlsl => "HLSL".into(),
+        SourceLanguage::Slang => "Slang".into(),
+        SourceLanguage::Wgsl => "WGSL".into(),
+        SourceLanguage::Other(n) => format!("language {n}"),
+        other => format!("{other:?}"),
+    }
+}
+
+fn text_lines(source: &SourceFile) -> Option<usize> {
+    source.text.as_ref().map(|t| t.lines().count())
+}
+
+/// The text form of `shader-info`.
+pub fn info_text(info: &ShaderInfo) -> String {
+    let mut out = String::new();
+    let mut line = |key: &str, value: String| {
+        out.push_str(&format!("{key:<12} {value}\n"));
+    };
+    line("shader", info.id.to_string());
+    line(
+        "spir-v",
+        format!("{}.{}", info.spirv_version.0, info.spirv_version.1),
+    );
+    if info.entry_points.is_empty() {
+        line("entry point", "none".into());
+    }
+    for e in &info.entry_points {
+        let function = match &e.function_name {
+            Some(f) if *f != e.name => format!(", function {f}"),
+            _ => String::new(),
+        };
+        line(
+            "entry point",
+            format!("{} ({}{function})", e.name, stage_name(e.stage)),
+        );
+    }
+    if info.sources.is_empty() {
+        line("source", "none named".into());
+    }
+    for s in &info.sources {
+        let name = if s.name.is_empty() {
+            "(no name)"
+        } else {
+            &s.name
+        };
+        let version = if s.version == 0 {
+            String::new()
+        } else {
+            format!(" {}", s.version)
+        };
+        let text = match text_lines(s) {
+            Some(n) => format!("text embedded, {n} lines"),
+            None => "text not embedded".into(),
+        };
+        line(
+            "source",
+            format!("{name}: {}{version}, {text}", language_name(s.language)),
+        );
+    }
+    line(
+        "debug names",
+        if info.debug_names.is_empty() {
+            "none".into()
+        } else {
+            info.debug_names.join(", ")
+        },
+    );
+    out
+}
+
+/// The JSON form of `shader-info`.
+pub fn info_json(info: &ShaderInfo) -> serde_json::Value {
+    let entry_points: Vec<serde_json::Value> = info
+        .entry_points
+        .iter()
+        .map(|e| {
+            serde_json::json!({
+                "name": e.name,
+                "stage": stage_name(e.stage),
+                "function": e.function_name,
+            })
+        })
+        .collect();
+    let sources: Vec<serde_json::Value> = info
+        .sources
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name,
+                "language": language_name(s.language),
+                "version": s.version,
+                "text_embedded": s.text.is_some(),
+                "lines": text_lines(s),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "shader": info.id.to_string(),
+        "spirv_version": format!("{}.{}", info.spirv_version.0, info.spirv_version.1),
+        "entry_points": entry_points,
+        "sources": sources,
+        "debug_names": info.debug_names,
+    })
+}
+
+/// `blackbox shader-info`.
+pub fn shader_info(input: &Path, json: bool) -> Result<i32> {
+    let words = read_module(input)?;
+    let info = match blackbox_engine::shader_info(&words) {
+        Ok(info) => info,
+        Err(e) => bail!("{}: {e}", input.display()),
+    };
+    let text = if json {
+        let mut text = serde_json::to_string_pretty(&info_json(&info))?;
+        text.push('\n');
+        text
+    } else {
+        info_text(&info)
+    };
+    print_stdout(&text)?;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_accept_both_byte_orders_and_reject_the_rest() {
+        let le: Vec<u8> = [SPIRV_MAGIC, 0x0001_0000]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let be: Vec<u8> = [SPIRV_MAGIC, 0x0001_0000]
+            .iter()
+            .flat_map(|w| w.to_be_bytes())
+            .collect();
+        assert_eq!(words_of(&le).unwrap(), [SPIRV_MAGIC, 0x0001_0000]);
+        assert_eq!(words_of(&be).unwrap(), [SPIRV_MAGIC, 0x0001_0000]);
+        assert!(words_of(&[]).unwrap_err().contains("empty"));
+        assert!(words_of(&le[..6]).unwrap_err().contains("6 bytes"));
+        assert!(words_of(b"#version 450")
+            .unwrap_err()
+            .contains("not the SPIR-V magic number 0x07230203"));
+    }
+
+    #[test]
+    fn numbers_in_decimal_and_hex() {
+        assert_eq!(parse_number("0"), Some(0));
+        assert_eq!(parse_number("4096"), Some(4096));
+        assert_eq!(parse_number("0x1000"), Some(4096));
+        assert_eq!(parse_number("0XdEaD_0000"), Some(0xdead_0000));
+        assert_eq!(parse_number("0xffffffffffffffff"), Some(u64::MAX));
+        for bad in [
+            "",
+            "0x",
+            "-1",
+            "+1",
+            "x10",
+            "0x1g",
+            "1e3",
+            "0x+1",
+            "0x10000000000000000",
+        ] {
+            assert_eq!(parse_number(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp_file() {
+        let dir = crate::run::TempDir::new("blackbox-shader-test").unwrap();
+        let path = dir.path().join("out.spv");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two!").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two!");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["out.spv"]);
+        assert!(write_atomically(&dir.path().join("no/such/dir/x.spv"), b"x").is_err());
+    }
+}

@@ -1,0 +1,777 @@
+//! `VK_LAYER_BLACKBOX_fault`: a test-only Vulkan layer, placed below Blackbox, that injects the faults a test
+//! cannot get from a healthy driver. Configured by environment variables, read once:
+//!
+//! - `BB_FAULT_LOST_AFTER_MS=N`: `vkWaitForFences` and `vkWaitSemaphores` wait at most N ms down the chain;
+//!   if that wait times out although the app allowed longer, the layer returns `VK_ERROR_DEVICE_LOST` and
+//!   the device is "lost": from then on every wait, submit, present, `vkGetFenceStatus` and
+//!   `vkGetSemaphoreCounterValue` on it returns `VK_ERROR_DEVICE_LOST` without calling down. The GPU work
+//!   itself keeps running underneath.
+//! - `BB_FAULT_LOST_IDLE=1`: `vkQueueWaitIdle` and `vkDeviceWaitIdle` are covered too: the layer submits an
+//!   empty batch with a fence of its own to each queue and waits N ms for those fences.
+//! - `BB_FAULT_OOM=<command>[:<n>]`: the n-th call (default 1st) of `vkAllocateMemory` or `vkCreateBuffer`
+//!   returns `VK_ERROR_OUT_OF_DEVICE_MEMORY` without calling down.
+//!
+//! Each injected fault is logged on stderr: `[fault-layer] injected VK_ERROR_DEVICE_LOST in vkWaitForFences
+//! after 300 ms`.
+//!
+//! Destroying objects whose work still runs is invalid (and crashes lavapipe), so after an injected loss the
+//! first call that destroys or frees something on the device (`vkDestroyDevice` included) first waits for
+//! the device to go idle, down the chain, once.
+//!
+//! Loader interface 2: `vkNegotiateLoaderLayerInterfaceVersion` is the only export; the hooks are handed out
+//! by the layer's GetInstanceProcAddr/GetDeviceProcAddr. Objects are keyed by their dispatch key (the first
+//! pointer-sized word of the handle: a device and its queues share it). Every entry point catches panics.
+
+// The library is named like every Vulkan layer: VkLayer_<name>.
+#![allow(non_snake_case)]
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CStr};
+use std::io::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use ash::vk;
+
+// ---- the loader-layer interface (vk_layer.h) ----
+
+#[repr(C)]
+pub struct NegotiateLayerInterface {
+    s_type: u32,
+    p_next: *mut c_void,
+    loader_layer_interface_version: u32,
+    pfn_get_instance_proc_addr: Option<vk::PFN_vkGetInstanceProcAddr>,
+    pfn_get_device_proc_addr: Option<vk::PFN_vkGetDeviceProcAddr>,
+    pfn_get_physical_device_proc_addr: *const c_void,
+}
+
+#[repr(C)]
+struct InstanceLink {
+    p_next: *mut InstanceLink,
+    next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    next_get_physical_device_proc_addr: *const c_void,
+}
+
+#[repr(C)]
+struct DeviceLink {
+    p_next: *mut DeviceLink,
+    next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    next_get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
+}
+
+/// `VkLayerInstanceCreateInfo` / `VkLayerDeviceCreateInfo` with `function == VK_LAYER_LINK_INFO`: only the
+/// union's first member (the link pointer) is read and advanced.
+#[repr(C)]
+struct LayerCreateInfo<L> {
+    s_type: vk::StructureType,
+    p_next: *const c_void,
+    function: u32,
+    link: *mut L,
+}
+
+const LOADER_INSTANCE_CREATE_INFO: vk::StructureType = vk::StructureType::from_raw(47);
+const LOADER_DEVICE_CREATE_INFO: vk::StructureType = vk::StructureType::from_raw(48);
+const LAYER_LINK_INFO: u32 = 0;
+
+/// The loader's link-info struct of type `s_type` in a create info's pNext chain (null if absent).
+unsafe fn find_link_info<L>(
+    mut p_next: *const c_void,
+    s_type: vk::StructureType,
+) -> *mut LayerCreateInfo<L> {
+    while let Some(base) = (p_next as *const vk::BaseInStructure).as_ref() {
+        if base.s_type == s_type
+            && (*(p_next as *const LayerCreateInfo<L>)).function == LAYER_LINK_INFO
+        {
+            return p_next as *mut LayerCreateInfo<L>;
+        }
+        p_next = base.p_next as *const c_void;
+    }
+    std::ptr::null_mut()
+}
+
+unsafe fn dispatch_key<H: vk::Handle>(handle: H) -> usize {
+    let raw = handle.as_raw() as usize as *const usize;
+    if raw.is_null() {
+        0
+    } else {
+        *raw
+    }
+}
+
+// ---- configuration ----
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum OomCommand {
+    AllocateMemory,
+    CreateBuffer,
+}
+
+struct Config {
+    lost_after: Option<Duration>,
+    lost_idle: bool,
+    oom: Option<(OomCommand, u32)>,
+}
+
+fn config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        let lost_after = var("BB_FAULT_LOST_AFTER_MS").and_then(|v| match v.parse::<u64>() {
+            Ok(ms) => Some(Duration::from_millis(ms)),
+            Err(_) => {
+                log(format_args!("ignoring BB_FAULT_LOST_AFTER_MS={v}: not a number of milliseconds"));
+                None
+            }
+        });
+        let oom = var("BB_FAULT_OOM").and_then(|v| {
+            let (command, n) = v.split_once(':').unwrap_or((&v, "1"));
+            let command = match command {
+                "vkAllocateMemory" => Some(OomCommand::AllocateMemory),
+                "vkCreateBuffer" => Some(OomCommand::CreateBuffer),
+                _ => None,
+            };
+            match (command, n.parse::<u32>()) {
+                (Some(command), Ok(n)) if n >= 1 => Some((command, n)),
+                _ => {
+                    log(format_args!(
+                        "ignoring BB_FAULT_OOM={v}: expected vkAllocateMemory or vkCreateBuffer, optionally :N (N >= 1)"
+                    ));
+                    None
+                }
+            }
+        });
+        Config { lost_after, lost_idle: var("BB_FAULT_LOST_IDLE").as_deref() == Some("1"), oom }
+    })
+}
+
+fn log(message: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "[fault-layer] {message}");
+}
+
+// ---- state ----
+
+type VoidFunction = unsafe extern "system" fn();
+type DestroyFunction = unsafe extern "system" fn(vk::Device, u64, *const c_void);
+
+struct Instance {
+    handle: vk::Instance,
+    next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    /// Resolved at creation: later, the loader's terminator answers with the top of the chain.
+    next_destroy_instance: Option<vk::PFN_vkDestroyInstance>,
+}
+
+struct Device {
+    handle: vk::Device,
+    next_get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
+    /// The next layer's function for every hooked command it has, and for vkCreateFence.
+    next: HashMap<&'static CStr, VoidFunction>,
+    /// The command whose wait was turned into the loss, once the device is lost.
+    lost_in: Mutex<Option<&'static str>>,
+    /// The device went idle (down the chain) after the loss: objects may be destroyed.
+    drained: AtomicBool,
+    queues: Mutex<Vec<vk::Queue>>,
+    /// Fences of idle waits that timed out, destroyed once the device is drained.
+    orphan_fences: Mutex<Vec<vk::Fence>>,
+}
+
+impl Device {
+    /// The next layer's `command`, as type `F` (the command's own PFN type).
+    fn next<F: Copy>(&self, command: &'static CStr) -> Option<F> {
+        assert_eq!(
+            std::mem::size_of::<F>(),
+            std::mem::size_of::<VoidFunction>()
+        );
+        // SAFETY: stored under its own name, and `F` is that command's pointer type.
+        self.next
+            .get(command)
+            .map(|f| unsafe { std::mem::transmute_copy::<VoidFunction, F>(f) })
+    }
+
+    fn is_lost(&self) -> bool {
+        self.lost_in.lock().unwrap().is_some()
+    }
+
+    /// Marks the device lost by `command`'s wait and logs it.
+    fn lose(&self, command: &'static str, waited: Duration) -> vk::Result {
+        self.lost_in.lock().unwrap().get_or_insert(command);
+        log(format_args!(
+            "injected VK_ERROR_DEVICE_LOST in {command} after {} ms",
+            waited.as_millis()
+        ));
+        vk::Result::ERROR_DEVICE_LOST
+    }
+
+    /// What every wait and submit on a lost device returns.
+    fn still_lost(&self, command: &str) -> vk::Result {
+        let first = self.lost_in.lock().unwrap().unwrap_or("?");
+        log(format_args!(
+            "injected VK_ERROR_DEVICE_LOST in {command} (device lost since {first})"
+        ));
+        vk::Result::ERROR_DEVICE_LOST
+    }
+
+    fn remember_queue(&self, queue: vk::Queue) {
+        let mut queues = self.queues.lock().unwrap();
+        if queue != vk::Queue::null() && !queues.contains(&queue) {
+            queues.push(queue);
+        }
+    }
+
+    /// After a loss, waits once (down the chain) for the work still running, so that it can be destroyed.
+    unsafe fn drain(&self, device: vk::Device) {
+        if !self.is_lost() || self.drained.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(wait_idle) = self.next::<vk::PFN_vkDeviceWaitIdle>(c"vkDeviceWaitIdle") {
+            let result = wait_idle(device);
+            log(format_args!(
+                "the device is lost: waited for its work before destroying objects ({result:?})"
+            ));
+        }
+        if let Some(destroy) = self.next::<vk::PFN_vkDestroyFence>(c"vkDestroyFence") {
+            for fence in self.orphan_fences.lock().unwrap().drain(..) {
+                destroy(device, fence, std::ptr::null());
+            }
+        }
+    }
+}
+
+static INSTANCES: Mutex<Option<HashMap<usize, Arc<Instance>>>> = Mutex::new(None);
+static DEVICES: Mutex<Option<HashMap<usize, Arc<Device>>>> = Mutex::new(None);
+
+fn lookup<T>(map: &Mutex<Option<HashMap<usize, Arc<T>>>>, key: usize) -> Option<Arc<T>> {
+    map.lock().unwrap().as_ref()?.get(&key).cloned()
+}
+
+unsafe fn device_of<H: vk::Handle>(handle: H) -> Option<Arc<Device>> {
+    lookup(&DEVICES, dispatch_key(handle))
+}
+
+/// Runs an entry point's body; a panic is logged and `fallback` returned.
+fn guarded<R>(command: &str, fallback: R, body: impl FnOnce() -> Option<R>) -> R {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Some(result)) => result,
+        Ok(None) => fallback,
+        Err(_) => {
+            log(format_args!("{command}: internal error (panic)"));
+            fallback
+        }
+    }
+}
+
+// ---- loader entry points ----
+
+/// # Safety
+/// Called by the loader with a valid `VkNegotiateLayerInterface`.
+#[no_mangle]
+pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
+    negotiate: *mut NegotiateLayerInterface,
+) -> vk::Result {
+    guarded(
+        "vkNegotiateLoaderLayerInterfaceVersion",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let negotiate = negotiate.as_mut()?;
+            if negotiate.loader_layer_interface_version < 2 {
+                return None;
+            }
+            negotiate.loader_layer_interface_version = 2;
+            negotiate.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
+            negotiate.pfn_get_device_proc_addr = Some(get_device_proc_addr);
+            negotiate.pfn_get_physical_device_proc_addr = std::ptr::null();
+            Some(vk::Result::SUCCESS)
+        },
+    )
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Global,
+    Instance,
+    Device,
+}
+
+/// `(scope, name, hook)` for every intercepted command; `name => function as PFN type`.
+macro_rules! hook_table {
+    ($($scope:ident $name:literal => $function:ident as $pfn:ty,)*) => {
+        vec![$(
+            // SAFETY: the hook has the command's own type; it is handed out under the command's name.
+            (Scope::$scope, $name, unsafe { std::mem::transmute::<$pfn, VoidFunction>($function) }),
+        )*]
+    };
+}
+
+fn hooks() -> &'static [(Scope, &'static CStr, VoidFunction)] {
+    static HOOKS: OnceLock<Vec<(Scope, &'static CStr, VoidFunction)>> = OnceLock::new();
+    HOOKS.get_or_init(|| {
+        let mut hooks = hook_table! {
+            Global c"vkGetInstanceProcAddr" => get_instance_proc_addr as vk::PFN_vkGetInstanceProcAddr,
+            Global c"vkCreateInstance" => create_instance as vk::PFN_vkCreateInstance,
+            Instance c"vkDestroyInstance" => destroy_instance as vk::PFN_vkDestroyInstance,
+            Instance c"vkCreateDevice" => create_device as vk::PFN_vkCreateDevice,
+            Device c"vkGetDeviceProcAddr" => get_device_proc_addr as vk::PFN_vkGetDeviceProcAddr,
+            Device c"vkDestroyDevice" => destroy_device as vk::PFN_vkDestroyDevice,
+            Device c"vkGetDeviceQueue" => get_device_queue as vk::PFN_vkGetDeviceQueue,
+            Device c"vkGetDeviceQueue2" => get_device_queue2 as vk::PFN_vkGetDeviceQueue2,
+            Device c"vkWaitForFences" => wait_for_fences as vk::PFN_vkWaitForFences,
+            Device c"vkWaitSemaphores" => wait_semaphores as vk::PFN_vkWaitSemaphores,
+            Device c"vkWaitSemaphoresKHR" => wait_semaphores_khr as vk::PFN_vkWaitSemaphores,
+            Device c"vkQueueWaitIdle" => queue_wait_idle as vk::PFN_vkQueueWaitIdle,
+            Device c"vkDeviceWaitIdle" => device_wait_idle as vk::PFN_vkDeviceWaitIdle,
+            Device c"vkQueueSubmit" => queue_submit as vk::PFN_vkQueueSubmit,
+            Device c"vkQueueSubmit2" => queue_submit2 as vk::PFN_vkQueueSubmit2,
+            Device c"vkQueueSubmit2KHR" => queue_submit2_khr as vk::PFN_vkQueueSubmit2,
+            Device c"vkQueuePresentKHR" => queue_present as vk::PFN_vkQueuePresentKHR,
+            Device c"vkGetFenceStatus" => get_fence_status as vk::PFN_vkGetFenceStatus,
+            Device c"vkGetSemaphoreCounterValue" => get_counter as vk::PFN_vkGetSemaphoreCounterValue,
+            Device c"vkGetSemaphoreCounterValueKHR" => get_counter_khr as vk::PFN_vkGetSemaphoreCounterValue,
+            Device c"vkAllocateMemory" => allocate_memory as vk::PFN_vkAllocateMemory,
+            Device c"vkCreateBuffer" => create_buffer as vk::PFN_vkCreateBuffer,
+            Device c"vkFreeCommandBuffers" => free_command_buffers as vk::PFN_vkFreeCommandBuffers,
+            Device c"vkFreeDescriptorSets" => free_descriptor_sets as vk::PFN_vkFreeDescriptorSets,
+        };
+        for &(name, function) in DESTROY_HOOKS {
+            // SAFETY: as in `hook_table!`.
+            let function = unsafe { std::mem::transmute::<DestroyFunction, VoidFunction>(function) };
+            hooks.push((Scope::Device, name, function));
+        }
+        hooks
+    })
+}
+
+fn find_hook(name: &CStr) -> Option<(Scope, VoidFunction)> {
+    hooks()
+        .iter()
+        .find(|(_, n, _)| *n == name)
+        .map(|&(scope, _, f)| (scope, f))
+}
+
+unsafe extern "system" fn get_instance_proc_addr(
+    instance: vk::Instance,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
+    guarded("vkGetInstanceProcAddr", None, || {
+        let name = CStr::from_ptr(name.as_ref()?);
+        let hook = find_hook(name);
+        if let Some((Scope::Global, function)) = hook {
+            return Some(Some(function));
+        }
+        let state = lookup(&INSTANCES, dispatch_key(instance))?;
+        let next = (state.next_get_instance_proc_addr)(instance, name.as_ptr());
+        // A hook only where the chain below has the command, so that absent commands stay absent.
+        Some(match hook {
+            Some((_, function)) if next.is_some() => Some(function),
+            _ => next,
+        })
+    })
+}
+
+unsafe extern "system" fn get_device_proc_addr(
+    device: vk::Device,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
+    guarded("vkGetDeviceProcAddr", None, || {
+        let name = CStr::from_ptr(name.as_ref()?);
+        let state = device_of(device)?;
+        let next = (state.next_get_device_proc_addr)(device, name.as_ptr());
+        Some(match find_hook(name) {
+            Some((Scope::Device, function)) if next.is_some() => Some(function),
+            _ => next,
+        })
+    })
+}
+
+unsafe extern "system" fn create_instance(
+    info: *const vk::InstanceCreateInfo<'_>,
+    allocator: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::Instance,
+) -> vk::Result {
+    guarded(
+        "vkCreateInstance",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let chain =
+                find_link_info::<InstanceLink>(info.as_ref()?.p_next, LOADER_INSTANCE_CREATE_INFO);
+            let link = chain.as_ref()?.link.as_ref()?;
+            let next_gipa = link.next_get_instance_proc_addr;
+            let next_create = next_gipa(vk::Instance::null(), c"vkCreateInstance".as_ptr())?;
+            let next_create =
+                std::mem::transmute::<VoidFunction, vk::PFN_vkCreateInstance>(next_create);
+            (*chain).link = link.p_next;
+            config();
+            let result = next_create(info, allocator, out);
+            if result == vk::Result::SUCCESS {
+                let destroy = next_gipa(*out, c"vkDestroyInstance".as_ptr());
+                let state = Instance {
+                    handle: *out,
+                    next_get_instance_proc_addr: next_gipa,
+                    next_destroy_instance: destroy
+                        .map(|f| std::mem::transmute::<VoidFunction, vk::PFN_vkDestroyInstance>(f)),
+                };
+                let mut instances = INSTANCES.lock().unwrap();
+                let instances = instances.get_or_insert_with(HashMap::new);
+                instances.insert(dispatch_key(*out), Arc::new(state));
+            }
+            Some(result)
+        },
+    )
+}
+
+unsafe extern "system" fn destroy_instance(
+    instance: vk::Instance,
+    allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    guarded("vkDestroyInstance", (), || {
+        let state = INSTANCES
+            .lock()
+            .unwrap()
+            .as_mut()?
+            .remove(&dispatch_key(instance))?;
+        state.next_destroy_instance?(instance, allocator);
+        Some(())
+    })
+}
+
+unsafe extern "system" fn create_device(
+    physical_device: vk::PhysicalDevice,
+    info: *const vk::DeviceCreateInfo<'_>,
+    allocator: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::Device,
+) -> vk::Result {
+    guarded(
+        "vkCreateDevice",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let instance = lookup(&INSTANCES, dispatch_key(physical_device))?;
+            let chain =
+                find_link_info::<DeviceLink>(info.as_ref()?.p_next, LOADER_DEVICE_CREATE_INFO);
+            let link = chain.as_ref()?.link.as_ref()?;
+            let (next_gipa, next_gdpa) = (
+                link.next_get_instance_proc_addr,
+                link.next_get_device_proc_addr,
+            );
+            let next_create = next_gipa(instance.handle, c"vkCreateDevice".as_ptr())?;
+            let next_create =
+                std::mem::transmute::<VoidFunction, vk::PFN_vkCreateDevice>(next_create);
+            (*chain).link = link.p_next;
+            let result = next_create(physical_device, info, allocator, out);
+            if result != vk::Result::SUCCESS {
+                return Some(result);
+            }
+            let device = *out;
+            let mut next = HashMap::new();
+            let hooked = hooks().iter().filter(|h| h.0 == Scope::Device).map(|h| h.1);
+            for name in hooked.chain([c"vkCreateFence"]) {
+                if let Some(function) = next_gdpa(device, name.as_ptr()) {
+                    next.insert(name, function);
+                }
+            }
+            let state = Device {
+                handle: device,
+                next_get_device_proc_addr: next_gdpa,
+                next,
+                lost_in: Mutex::new(None),
+                drained: AtomicBool::new(false),
+                queues: Mutex::new(Vec::new()),
+                orphan_fences: Mutex::new(Vec::new()),
+            };
+            let mut devices = DEVICES.lock().unwrap();
+            let devices = devices.get_or_insert_with(HashMap::new);
+            devices.insert(dispatch_key(device), Arc::new(state));
+            Some(result)
+        },
+    )
+}
+
+unsafe extern "system" fn destroy_device(
+    device: vk::Device,
+    allocator: *const vk::AllocationCallbacks<'_>,
+) {
+    guarded("vkDestroyDevice", (), || {
+        let state = DEVICES
+            .lock()
+            .unwrap()
+            .as_mut()?
+            .remove(&dispatch_key(device))?;
+        state.drain(device);
+        state.next::<vk::PFN_vkDestroyDevice>(c"vkDestroyDevice")?(device, allocator);
+        Some(())
+    })
+}
+
+unsafe extern "system" fn get_device_queue(
+    device: vk::Device,
+    family: u32,
+    index: u32,
+    out: *mut vk::Queue,
+) {
+    guarded("vkGetDeviceQueue", (), || {
+        let state = device_of(device)?;
+        state.next::<vk::PFN_vkGetDeviceQueue>(c"vkGetDeviceQueue")?(device, family, index, out);
+        state.remember_queue(*out);
+        Some(())
+    })
+}
+
+unsafe extern "system" fn get_device_queue2(
+    device: vk::Device,
+    info: *const vk::DeviceQueueInfo2<'_>,
+    out: *mut vk::Queue,
+) {
+    guarded("vkGetDeviceQueue2", (), || {
+        let state = device_of(device)?;
+        state.next::<vk::PFN_vkGetDeviceQueue2>(c"vkGetDeviceQueue2")?(device, info, out);
+        state.remember_queue(*out);
+        Some(())
+    })
+}
+
+// ---- waits: where losses are injected ----
+
+/// The wait limit when it is shorter than the app's timeout: then a timeout is turned into a loss.
+fn injected_limit(timeout_ns: u64) -> Option<(Duration, u64)> {
+    let limit = config().lost_after?;
+    let limit_ns = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX);
+    (timeout_ns > limit_ns).then_some((limit, limit_ns))
+}
+
+/// Waits with a timeout (the last parameter): on a lost device they fail at once; otherwise they wait at
+/// most the injected limit, and a timeout the app did not ask for loses the device.
+macro_rules! lose_on_timeout {
+    ($($function:ident = $name:literal as $pfn:ident($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*);)*) => {$(
+        unsafe extern "system" fn $function($first: $first_ty, $($arg: $ty,)* timeout: u64) -> vk::Result {
+            let name = $name.to_str().unwrap_or("?");
+            guarded(name, vk::Result::ERROR_UNKNOWN, || {
+                let state = device_of($first)?;
+                if state.is_lost() {
+                    return Some(state.still_lost(name));
+                }
+                let next = state.next::<vk::$pfn>($name)?;
+                Some(match injected_limit(timeout) {
+                    None => next($first, $($arg,)* timeout),
+                    Some((limit, limit_ns)) => match next($first, $($arg,)* limit_ns) {
+                        vk::Result::TIMEOUT => state.lose(name, limit),
+                        result => result,
+                    },
+                })
+            })
+        }
+    )*};
+}
+
+lose_on_timeout! {
+    wait_for_fences = c"vkWaitForFences" as PFN_vkWaitForFences(device: vk::Device, count: u32, fences: *const vk::Fence, wait_all: vk::Bool32);
+    wait_semaphores = c"vkWaitSemaphores" as PFN_vkWaitSemaphores(device: vk::Device, info: *const vk::SemaphoreWaitInfo<'_>);
+    wait_semaphores_khr = c"vkWaitSemaphoresKHR" as PFN_vkWaitSemaphores(device: vk::Device, info: *const vk::SemaphoreWaitInfo<'_>);
+}
+
+/// An idle wait with `BB_FAULT_LOST_IDLE=1`: an empty batch with a fence of the layer's own on each queue,
+/// those fences waited for up to the limit. `None`: not injected, call the real idle wait instead.
+unsafe fn idle_wait(
+    state: &Device,
+    queues: &[vk::Queue],
+    command: &'static str,
+) -> Option<vk::Result> {
+    let (limit, limit_ns) = injected_limit(u64::MAX).filter(|_| config().lost_idle)?;
+    let create = state.next::<vk::PFN_vkCreateFence>(c"vkCreateFence")?;
+    let submit = state.next::<vk::PFN_vkQueueSubmit>(c"vkQueueSubmit")?;
+    let wait = state.next::<vk::PFN_vkWaitForFences>(c"vkWaitForFences")?;
+    let destroy = state.next::<vk::PFN_vkDestroyFence>(c"vkDestroyFence")?;
+    let device = state.handle;
+    let mut fences = Vec::new();
+    let mut result = vk::Result::SUCCESS;
+    for &queue in queues {
+        let mut fence = vk::Fence::null();
+        result = create(
+            device,
+            &vk::FenceCreateInfo::default(),
+            std::ptr::null(),
+            &mut fence,
+        );
+        if result != vk::Result::SUCCESS {
+            break;
+        }
+        fences.push(fence);
+        result = submit(queue, 0, std::ptr::null(), fence);
+        if result != vk::Result::SUCCESS {
+            break;
+        }
+    }
+    if result == vk::Result::SUCCESS && !fences.is_empty() {
+        result = wait(
+            device,
+            fences.len() as u32,
+            fences.as_ptr(),
+            vk::TRUE,
+            limit_ns,
+        );
+    }
+    if result == vk::Result::TIMEOUT {
+        state.orphan_fences.lock().unwrap().extend(fences);
+        return Some(state.lose(command, limit));
+    }
+    for fence in fences {
+        destroy(device, fence, std::ptr::null());
+    }
+    Some(result)
+}
+
+unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Result {
+    guarded("vkQueueWaitIdle", vk::Result::ERROR_UNKNOWN, || {
+        let state = device_of(queue)?;
+        if state.is_lost() {
+            return Some(state.still_lost("vkQueueWaitIdle"));
+        }
+        let injected = idle_wait(&state, &[queue], "vkQueueWaitIdle");
+        injected.or_else(|| {
+            Some(state.next::<vk::PFN_vkQueueWaitIdle>(c"vkQueueWaitIdle")?(
+                queue,
+            ))
+        })
+    })
+}
+
+unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result {
+    guarded("vkDeviceWaitIdle", vk::Result::ERROR_UNKNOWN, || {
+        let state = device_of(device)?;
+        if state.is_lost() {
+            return Some(state.still_lost("vkDeviceWaitIdle"));
+        }
+        let queues = state.queues.lock().unwrap().clone();
+        let injected = idle_wait(&state, &queues, "vkDeviceWaitIdle");
+        injected.or_else(|| {
+            Some(state
+                .next::<vk::PFN_vkDeviceWaitIdle>(c"vkDeviceWaitIdle")?(
+                device,
+            ))
+        })
+    })
+}
+
+// ---- after a loss: submits, presents and status queries fail too; destroys drain first ----
+
+/// Commands that fail with VK_ERROR_DEVICE_LOST, without calling down, once the device is lost.
+macro_rules! fail_when_lost {
+    ($($function:ident = $name:literal as $pfn:ident($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*);)*) => {$(
+        unsafe extern "system" fn $function($first: $first_ty $(, $arg: $ty)*) -> vk::Result {
+            let name = $name.to_str().unwrap_or("?");
+            guarded(name, vk::Result::ERROR_UNKNOWN, || {
+                let state = device_of($first)?;
+                if state.is_lost() {
+                    return Some(state.still_lost(name));
+                }
+                Some(state.next::<vk::$pfn>($name)?($first $(, $arg)*))
+            })
+        }
+    )*};
+}
+
+fail_when_lost! {
+    queue_submit = c"vkQueueSubmit" as PFN_vkQueueSubmit(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo<'_>, fence: vk::Fence);
+    queue_submit2 = c"vkQueueSubmit2" as PFN_vkQueueSubmit2(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo2<'_>, fence: vk::Fence);
+    queue_submit2_khr = c"vkQueueSubmit2KHR" as PFN_vkQueueSubmit2(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo2<'_>, fence: vk::Fence);
+    queue_present = c"vkQueuePresentKHR" as PFN_vkQueuePresentKHR(queue: vk::Queue, info: *const vk::PresentInfoKHR<'_>);
+    get_fence_status = c"vkGetFenceStatus" as PFN_vkGetFenceStatus(device: vk::Device, fence: vk::Fence);
+    get_counter = c"vkGetSemaphoreCounterValue" as PFN_vkGetSemaphoreCounterValue(device: vk::Device, semaphore: vk::Semaphore, value: *mut u64);
+    get_counter_khr = c"vkGetSemaphoreCounterValueKHR" as PFN_vkGetSemaphoreCounterValue(device: vk::Device, semaphore: vk::Semaphore, value: *mut u64);
+}
+
+/// Commands that destroy or free something: after a loss, they first wait (once) for the real work.
+macro_rules! drain_first {
+    ($($function:ident = $name:literal as $pfn:ty => $ret:ty, $fallback:expr, ($($arg:ident: $ty:ty),*);)*) => {$(
+        unsafe extern "system" fn $function(device: vk::Device, $($arg: $ty),*) -> $ret {
+            guarded($name.to_str().unwrap_or("?"), $fallback, || {
+                let state = device_of(device)?;
+                state.drain(device);
+                Some(state.next::<$pfn>($name)?(device, $($arg),*))
+            })
+        }
+    )*};
+}
+
+drain_first! {
+    free_command_buffers = c"vkFreeCommandBuffers" as vk::PFN_vkFreeCommandBuffers => (), (), (pool: vk::CommandPool, count: u32, buffers: *const vk::CommandBuffer);
+    free_descriptor_sets = c"vkFreeDescriptorSets" as vk::PFN_vkFreeDescriptorSets => vk::Result, vk::Result::ERROR_UNKNOWN, (pool: vk::DescriptorPool, count: u32, sets: *const vk::DescriptorSet);
+}
+
+/// The destroy and free commands shaped `(device, handle, allocator)`, all with one implementation.
+macro_rules! destroy_hooks {
+    ($($function:ident = $name:literal,)*) => {
+        drain_first! {
+            $($function = $name as DestroyFunction => (), (), (object: u64, allocator: *const c_void);)*
+        }
+        const DESTROY_HOOKS: &[(&CStr, DestroyFunction)] = &[$(($name, $function)),*];
+    };
+}
+
+destroy_hooks! {
+    destroy_buffer = c"vkDestroyBuffer",
+    destroy_buffer_view = c"vkDestroyBufferView",
+    destroy_image = c"vkDestroyImage",
+    destroy_image_view = c"vkDestroyImageView",
+    free_memory = c"vkFreeMemory",
+    destroy_sampler = c"vkDestroySampler",
+    destroy_pipeline = c"vkDestroyPipeline",
+    destroy_pipeline_layout = c"vkDestroyPipelineLayout",
+    destroy_descriptor_set_layout = c"vkDestroyDescriptorSetLayout",
+    destroy_descriptor_pool = c"vkDestroyDescriptorPool",
+    destroy_render_pass = c"vkDestroyRenderPass",
+    destroy_framebuffer = c"vkDestroyFramebuffer",
+    destroy_command_pool = c"vkDestroyCommandPool",
+    destroy_fence = c"vkDestroyFence",
+    destroy_semaphore = c"vkDestroySemaphore",
+    destroy_event = c"vkDestroyEvent",
+    destroy_query_pool = c"vkDestroyQueryPool",
+}
+
+// ---- allocation failures ----
+
+/// Whether this call of `command` is the one `BB_FAULT_OOM` names (calls counted per process).
+fn oom_now(command: OomCommand, calls: &AtomicU32, name: &str) -> bool {
+    match config().oom {
+        Some((target, n)) if target == command => {
+            let call = calls.fetch_add(1, Ordering::SeqCst) + 1;
+            if call == n {
+                log(format_args!(
+                    "injected VK_ERROR_OUT_OF_DEVICE_MEMORY in {name} (call {call})"
+                ));
+            }
+            call == n
+        }
+        _ => false,
+    }
+}
+
+unsafe extern "system" fn allocate_memory(
+    device: vk::Device,
+    info: *const vk::MemoryAllocateInfo<'_>,
+    allocator: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::DeviceMemory,
+) -> vk::Result {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    guarded("vkAllocateMemory", vk::Result::ERROR_UNKNOWN, || {
+        if oom_now(OomCommand::AllocateMemory, &CALLS, "vkAllocateMemory") {
+            return Some(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
+        }
+        let next = device_of(device)?.next::<vk::PFN_vkAllocateMemory>(c"vkAllocateMemory")?;
+        Some(next(device, info, allocator, out))
+    })
+}
+
+unsafe extern "system" fn create_buffer(
+    device: vk::Device,
+    info: *const vk::BufferCreateInfo<'_>,
+    allocator: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::Buffer,
+) -> vk::Result {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    guarded("vkCreateBuffer", vk::Result::ERROR_UNKNOWN, || {
+        if oom_now(OomCommand::CreateBuffer, &CALLS, "vkCreateBuffer") {
+            return Some(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
+        }
+        let next = device_of(device)?.next::<vk::PFN_vkCreateBuffer>(c"vkCreateBuffer")?;
+        Some(next(device, info, allocator, out))
+    })
+}

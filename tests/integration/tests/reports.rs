@@ -1,0 +1,131 @@
+//! Breadcrumbs, the watchdog and crash reports, end to end on lavapipe: the reports name the work in
+//! flight inside the app's labels, with its pipeline and shader.
+
+use blackbox_integration::*;
+use blackbox_report::{Kind, State};
+
+/// Runs a test-app scenario through the explicit layer with validation below it.
+fn scenario(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args)
+        .envs(vars.iter().copied())
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    run(&mut cmd)
+}
+
+/// The dispatches of the `hang` scenario, by label, with their states.
+fn dispatch_states(report: &blackbox_report::Report) -> Vec<(String, State)> {
+    let sub = &report.queues[0].submissions[0];
+    commands_with_labels(&sub.command_buffers[0])
+        .into_iter()
+        .filter(|(_, name, _)| name == "vkCmdDispatch")
+        .map(|(labels, _, state)| (labels.join(" > "), state))
+        .collect()
+}
+
+#[test]
+fn watchdog_reports_the_dispatch_in_flight_during_a_hang() {
+    let home = TempDir::new("hang");
+    let run = scenario(&home, &["hang"], &[("VK_BLACKBOX_WATCHDOG_MS", "1000")]);
+    run.assert_success().assert_no_validation_messages();
+    let reports = reports_in(&home.path().join("reports"));
+    assert_eq!(reports.len(), 1, "one hang report\n{}", run.dump());
+    let (dir, report) = &reports[0];
+    assert_eq!(report.kind, Kind::Hang);
+    assert!(
+        run.stderr.contains(&format!(
+            "report written to {}",
+            dir.join("report.txt").display()
+        )),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        dispatch_states(report),
+        vec![
+            ("frame > dispatch 1".to_owned(), State::Finished),
+            ("frame > dispatch 2".to_owned(), State::Finished),
+            ("frame > dispatch 3".to_owned(), State::InFlight),
+            ("frame > dispatch 4".to_owned(), State::NotStarted),
+            ("frame > dispatch 5".to_owned(), State::NotStarted),
+        ],
+        "{}",
+        std::fs::read_to_string(dir.join("report.txt")).unwrap()
+    );
+    let in_flight = &report.in_flight[0];
+    assert_eq!(in_flight.labels, ["frame", "dispatch 3"]);
+    assert_eq!(in_flight.command, "vkCmdDispatch");
+    let pipeline = in_flight
+        .pipeline
+        .as_ref()
+        .expect("the dispatch's pipeline");
+    assert_eq!(pipeline.name.as_deref(), Some("long-pipeline"));
+    assert_eq!(pipeline.shaders.len(), 1);
+    assert_eq!(pipeline.shaders[0].id.len(), 16);
+    assert_eq!(pipeline.shaders[0].entry_points, ["main (compute)"]);
+    let last = report.last_finished.as_ref().expect("last finished");
+    assert_eq!(last.labels, ["frame", "dispatch 2"]);
+    // The scopes' states follow their commands.
+    let cb = &report.queues[0].submissions[0].command_buffers[0];
+    let scope = |name: &str| cb.scopes.iter().find(|s| s.name == name).unwrap().state;
+    assert_eq!(scope("frame"), State::InFlight);
+    assert_eq!(scope("dispatch 1"), State::Finished);
+    assert_eq!(scope("dispatch 5"), State::NotStarted);
+    assert!(
+        report.progress.markers.contains("fill-buffer"),
+        "{:?}",
+        report.progress
+    );
+}
+
+#[test]
+fn no_watchdog_report_when_work_finishes_in_time() {
+    let home = TempDir::new("no-hang");
+    let run = scenario(&home, &["all"], &[("VK_BLACKBOX_WATCHDOG_MS", "2000")]);
+    run.assert_success().assert_no_validation_messages();
+    assert!(
+        reports_in(&home.path().join("reports")).is_empty(),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn same_bug_same_signature_other_bug_other_signature() {
+    let run_hang = |home: &TempDir, frame: &str| {
+        let run = scenario(
+            home,
+            &["hang", "--frame", frame],
+            &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
+        );
+        run.assert_success();
+        let reports = reports_in(&home.path().join("reports"));
+        assert_eq!(reports.len(), 1, "{}", run.dump());
+        reports[0].1.clone()
+    };
+    let a = run_hang(&TempDir::new("sig-a"), "8112");
+    let b = run_hang(&TempDir::new("sig-b"), "9377");
+    assert_ne!(
+        a.in_flight[0].labels, b.in_flight[0].labels,
+        "the runs differ in their frame labels"
+    );
+    assert_eq!(
+        a.signature, b.signature,
+        "{} vs {}",
+        a.signature_text, b.signature_text
+    );
+
+    let home = TempDir::new("sig-draw");
+    let run = scenario(
+        &home,
+        &["hang-draw"],
+        &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
+    );
+    run.assert_success();
+    let reports = reports_in(&home.path().join("reports"));
+    assert_eq!(reports.len(), 1, "{}", run.dump());
+    assert_ne!(reports[0].1.signature, a.signature);
+}

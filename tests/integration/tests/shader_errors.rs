@@ -1,0 +1,303 @@
+//! Shader instrumentation end to end on lavapipe: NaN/Inf origins, asserts and printf reach the log with
+//! their source lines, operands and invocations; shaders that report nothing compute what they computed
+//! without the layer; the validation layer below Blackbox stays silent.
+
+use blackbox_integration::*;
+use std::process::Command;
+
+/// The 1-based line of `shaders/testapp/<file>` holding `marker`.
+fn line_of(file: &str, marker: &str) -> usize {
+    let text = std::fs::read_to_string(workspace_root().join("shaders/testapp").join(file))
+        .expect("shader source");
+    text.lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("{marker} not in {file}"))
+        + 1
+}
+
+/// bb-testapp through the explicit layer, validation below, with `vars`.
+fn layered(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args)
+        .envs(vars.iter().copied())
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    cmd
+}
+
+fn warnings(run: &Run) -> Vec<&str> {
+    run.stderr
+        .lines()
+        .filter(|l| l.starts_with("[blackbox] warn:"))
+        .collect()
+}
+
+#[test]
+fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count() {
+    let cases = [
+        (
+            "normalize",
+            "NaN from normalize() at nan.comp:{L}: operands (0, 0, 0) -> (NaN, NaN, NaN)",
+        ),
+        (
+            "pow",
+            "NaN from pow() at nan.comp:{L}: operands -0.5, 0.3 -> NaN",
+        ),
+        (
+            "div",
+            "Inf from division() at nan.comp:{L}: operands 1, 0 -> inf",
+        ),
+    ];
+    for (op, expected) in cases {
+        let home = TempDir::new(&format!("nan-{op}"));
+        let run = run(&mut layered(
+            &home,
+            &["nan-compute", "--nan-op", op],
+            &[("VK_BLACKBOX_NAN", "ops")],
+        ));
+        run.assert_success().assert_no_validation_messages();
+        let line = line_of("nan.comp", &format!("NAN-SITE {op}"));
+        let expected = expected.replace("{L}", &line.to_string());
+        let warns = warnings(&run);
+        // One line: the operation; its store is the same NaN and is not reported again.
+        assert_eq!(warns.len(), 1, "{}", run.dump());
+        let w = warns[0];
+        assert!(w.contains(&expected), "expected `{expected}` in\n{w}");
+        // One invocation of one dispatch among 100: invocation (12,0,0), counted once.
+        assert!(
+            w.contains("invocation (12, 0, 0)")
+                && w.contains(" x1 ")
+                && w.contains("[pipeline \"nan-compute\"]"),
+            "{w}"
+        );
+    }
+}
+
+#[test]
+fn nan_ops_in_a_fragment_shader_names_the_pixel() {
+    let home = TempDir::new("nan-frag");
+    let run = run(&mut layered(
+        &home,
+        &["nan-fragment"],
+        &[("VK_BLACKBOX_NAN", "ops")],
+    ));
+    run.assert_success().assert_no_validation_messages();
+    let line = line_of("nan.frag", "NAN-SITE normalize");
+    let warns = warnings(&run);
+    assert_eq!(warns.len(), 1, "{}", run.dump());
+    assert!(
+        warns[0].contains(&format!(
+            "NaN from normalize() at nan.frag:{line}: operands (0, 0, 0)"
+        )),
+        "{}",
+        warns[0]
+    );
+    assert!(
+        warns[0].contains("pixel (12, 34)") && warns[0].contains(" x1 "),
+        "{}",
+        warns[0]
+    );
+}
+
+#[test]
+fn nan_outputs_catches_the_value_where_it_is_stored() {
+    for (scenario, file, what) in [
+        ("nan-compute", "nan.comp", "storage buffer store"),
+        ("nan-fragment", "nan.frag", "output"),
+    ] {
+        for op in ["normalize", "pow", "div"] {
+            let home = TempDir::new("nan-out");
+            let run = run(&mut layered(
+                &home,
+                &[scenario, "--nan-op", op],
+                &[("VK_BLACKBOX_NAN", "outputs")],
+            ));
+            run.assert_success().assert_no_validation_messages();
+            let warns = warnings(&run);
+            assert_eq!(warns.len(), 1, "{}", run.dump());
+            let kind = if op == "div" { "Inf" } else { "NaN" };
+            let line = line_of(file, "NAN-STORE");
+            assert!(
+                warns[0].contains(&format!("{kind} in {what} at {file}:{line}")),
+                "{}",
+                warns[0]
+            );
+            assert!(
+                !warns[0].contains(" from "),
+                "outputs level does not look at operations: {}",
+                warns[0]
+            );
+        }
+    }
+}
+
+#[test]
+fn source_lines_come_from_opline_and_from_nonsemantic_debug_info() {
+    let line = line_of("nan.comp", "NAN-SITE normalize");
+    for debug in ["opline", "nonsemantic"] {
+        let home = TempDir::new(debug);
+        let run = run(&mut layered(
+            &home,
+            &["nan-compute", "--shader-debug", debug],
+            &[("VK_BLACKBOX_NAN", "ops")],
+        ));
+        run.assert_success().assert_no_validation_messages();
+        assert!(
+            warnings(&run)
+                .iter()
+                .any(|w| w.contains(&format!("normalize() at nan.comp:{line}"))),
+            "{debug}:\n{}",
+            run.dump()
+        );
+    }
+}
+
+#[test]
+fn instrumented_shaders_that_report_nothing_compute_the_same_results() {
+    let reference = {
+        let home = TempDir::new("plain");
+        let mut cmd = vulkan_command(testapp(), home.path());
+        cmd.args(["all", "nan-compute", "nan-fragment"])
+            .env("VK_INSTANCE_LAYERS", VALIDATION);
+        let run = run(&mut cmd);
+        run.assert_success().assert_no_validation_messages();
+        run.checksums()
+    };
+    for level in ["outputs", "ops"] {
+        let home = TempDir::new("instrumented");
+        let run = run(&mut layered(
+            &home,
+            &["all", "nan-compute", "nan-fragment"],
+            &[("VK_BLACKBOX_NAN", level)],
+        ));
+        run.assert_success().assert_no_validation_messages();
+        assert_eq!(run.checksums(), reference, "NaN {level}\n{}", run.dump());
+    }
+}
+
+#[test]
+fn printf_formats_every_conversion() {
+    let home = TempDir::new("printf");
+    let first = run(&mut layered(&home, &["printf"], &[]));
+    let run = &first;
+    run.assert_success().assert_no_validation_messages();
+    for expected in [
+        "bb-printf d=-7",
+        "bb-printf i=42",
+        "bb-printf u=4000000000",
+        "bb-printf x=ff",
+        "bb-printf X=BEEF",
+        "bb-printf o=777",
+        "bb-printf f=3.500000",
+        "bb-printf e=1.000000e-03",
+        "bb-printf g=0.001",
+        "bb-printf a=0x1.cp+1",
+        "bb-printf c=A",
+        "bb-printf prec=3.142",
+        "bb-printf v2f=1.500000, -2.000000",
+        "bb-printf v3u=1, 2, 3",
+        "bb-printf v4d=-1, 0, 1, 2",
+        "bb-printf mixed -7 42 3.500000 ff",
+        "bb-printf lu=1099511627777",
+        "bb-printf lx=deadbeefcafe",
+    ] {
+        let line = run
+            .stderr
+            .lines()
+            .find(|l| l.contains(&format!("{expected} ")));
+        let line = line.unwrap_or_else(|| panic!("`{expected}` missing\n{}", run.dump()));
+        assert!(
+            line.starts_with("[blackbox] info: printf at printf.comp:"),
+            "{line}"
+        );
+    }
+    // Off: no printf lines, and the module still loads on a driver without VK_KHR_shader_non_semantic_info.
+    let run = blackbox_integration::run(&mut layered(
+        &home,
+        &["printf"],
+        &[("VK_BLACKBOX_PRINTF", "off")],
+    ));
+    run.assert_success().assert_no_validation_messages();
+    assert!(!run.stderr.contains("bb-printf"), "{}", run.dump());
+}
+
+#[test]
+fn failing_asserts_are_logged_with_values_and_lines() {
+    for (scenario, file, who) in [
+        ("assert-compute", "assert.comp", "invocation (12, 34, 0)"),
+        ("assert-fragment", "assert.frag", "pixel (12, 34)"),
+    ] {
+        let home = TempDir::new(scenario);
+        let run = run(&mut layered(&home, &[scenario], &[]));
+        run.assert_success().assert_no_validation_messages();
+        let line = line_of(file, "ASSERT-SITE");
+        let warns = warnings(&run);
+        assert_eq!(warns.len(), 1, "{}", run.dump());
+        let expected =
+            format!("assert 7 failed at {file}:{line}: size 0.300000 too big, delta -22, {who}");
+        assert!(
+            warns[0].contains(&expected),
+            "expected `{expected}` in\n{}",
+            warns[0]
+        );
+        assert!(warns[0].contains(" x1 "), "{}", warns[0]);
+    }
+}
+
+#[test]
+fn abort_mode_stops_at_the_first_failing_assert_with_a_report() {
+    for scenario in ["assert-compute", "assert-fragment"] {
+        let home = TempDir::new("abort");
+        let run = run(&mut layered(
+            &home,
+            &[scenario],
+            &[("VK_BLACKBOX_ASSERT", "abort")],
+        ));
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            run.status.signal(),
+            Some(libc_sigabrt()),
+            "stopped like a CPU assert\n{}",
+            run.dump()
+        );
+        assert!(
+            run.checksums().is_empty(),
+            "the app did not get to finish\n{}",
+            run.dump()
+        );
+        let reports = reports_in(&home.path().join("reports"));
+        assert_eq!(
+            reports.len(),
+            1,
+            "one report, no second one from the abort signal\n{}",
+            run.dump()
+        );
+        let report = &reports[0].1;
+        assert_eq!(report.kind, blackbox_report::Kind::Assert);
+        assert!(
+            report.reason.contains("assert 7 failed"),
+            "{}",
+            report.reason
+        );
+        let errors = &report.shader_errors;
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!((errors[0].kind.as_str(), errors[0].count), ("assert", 1));
+        assert!(errors[0]
+            .location
+            .as_deref()
+            .is_some_and(|l| l.starts_with(&format!(
+                "{}:",
+                if scenario == "assert-compute" {
+                    "assert.comp"
+                } else {
+                    "assert.frag"
+                }
+            ))));
+    }
+}
+
+fn libc_sigabrt() -> i32 {
+    6
+}
