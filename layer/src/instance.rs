@@ -20,6 +20,8 @@ pub struct Instance {
     pub api_version: u32,
     /// `VK_EXT_debug_utils` is enabled on the instance (by the app).
     pub debug_utils: bool,
+    /// The layer's own messenger for address-binding reports, when one was made.
+    pub binding_messenger: parking_lot::Mutex<Option<vk::DebugUtilsMessengerEXT>>,
 }
 
 /// What the start-up line and the reports say about a device.
@@ -73,6 +75,7 @@ impl Instance {
             app_name,
             api_version,
             debug_utils,
+            binding_messenger: parking_lot::Mutex::new(None),
         }
     }
 

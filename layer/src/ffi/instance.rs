@@ -111,6 +111,9 @@ pub(super) unsafe extern "system" fn destroy_instance(
         let Some(state) = INSTANCES.remove(unsafe { dispatch_key(instance) }) else {
             return;
         };
+        contained("destroying the binding messenger", || {
+            crate::address_bindings::destroy_messenger(&state)
+        });
         if let Some(destroy) = state.next.destroy_instance {
             // SAFETY: the app's arguments, forwarded as they came.
             unsafe { destroy(instance, allocator) };
@@ -229,6 +232,11 @@ pub(super) unsafe extern "system" fn create_device(
             });
             contained("creating the marker buffer", || create_markers(&device));
             contained("creating the error buffer", || create_error_buffer(&device));
+            if device.capabilities.address_binding_report {
+                contained("recording address bindings", || {
+                    crate::address_bindings::ensure_messenger(&device.instance)
+                });
+            }
             // SAFETY: a live device created through the loader.
             registry::DEVICES.insert(unsafe { dispatch_key(handle) }, device.clone());
             contained("device start-up", || {
