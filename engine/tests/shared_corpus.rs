@@ -3,7 +3,9 @@
 //! the `ops` level, asserts and printf) passes spirv-val wherever the input does.
 //!
 //! The corpus is found at `$BLACKBOX_SHARED_CORPUS`, else `<workspace>/../shared/corpus/spv`; the test fails
-//! when it is missing.
+//! when it is missing. It lives outside this repository, so this target is opt-in (`test = false` in
+//! Cargo.toml): `cargo test -p blackbox-engine --test shared_corpus`, which scripts/test.sh runs when the
+//! corpus is there.
 
 mod common;
 
