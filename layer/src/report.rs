@@ -124,6 +124,7 @@ pub fn build(
                     &progress_of,
                     &mut earlier_unfinished,
                     i == 0,
+                    None,
                 ));
             }
             let state = combine(cbs.iter().map(|c| c.state));
@@ -261,6 +262,7 @@ fn command_buffer(
     progress_of: &dyn Fn(Option<u32>) -> Option<(u32, u32)>,
     earlier_unfinished: &mut bool,
     first_submission: bool,
+    inherited: Option<State>,
 ) -> model::CommandBuffer {
     let cb = &submitted.command_buffer;
     let handle = vk::Handle::as_raw(cb.handle);
@@ -291,6 +293,11 @@ fn command_buffer(
         total: log.units,
     });
     out.commands = commands(device, log, progress);
+    if let (None, Some(state)) = (progress.filter(|_| log.units > 0), inherited) {
+        // A secondary without markers of its own (continuing a render pass on the fill-buffer path) is as
+        // far as the vkCmdExecuteCommands that ran it.
+        out.commands.iter_mut().for_each(|c| c.state = state);
+    }
     out.scopes = log
         .scopes
         .iter()
@@ -318,13 +325,27 @@ fn command_buffer(
     out.secondaries = log
         .executed
         .iter()
-        .map(|e| {
+        .enumerate()
+        .map(|(i, e)| {
             let sub = Submitted {
                 command_buffer: e.command_buffer.clone(),
                 log: e.log.clone(),
             };
+            let i = i as u32;
+            let runner = out.commands.iter().find(|c| {
+                c.secondaries_from.is_some_and(|first| {
+                    i >= first && u64::from(i - first) < c.params.first().copied().unwrap_or(0)
+                })
+            });
             let mut unfinished = false;
-            command_buffer(device, &sub, progress_of, &mut unfinished, first_submission)
+            command_buffer(
+                device,
+                &sub,
+                progress_of,
+                &mut unfinished,
+                first_submission,
+                runner.map(|c| c.state),
+            )
         })
         .collect();
     out.state = match progress {
@@ -516,12 +537,31 @@ fn mark_progress(
             pipeline: c.pipeline.clone(),
         }
     };
-    for cb in &sub.command_buffers {
+    // Actions in flight, secondaries' included (under the labels of the command that ran them).
+    fn collect(
+        cb: &model::CommandBuffer,
+        prefix: &[String],
+        locate: &dyn Fn(&model::CommandBuffer, &model::Command) -> model::Location,
+        in_flight: &mut Vec<model::Location>,
+    ) {
         for c in &cb.commands {
             if c.state == State::InFlight && c.is_action() && in_flight.len() < MAX_IN_FLIGHT {
-                in_flight.push(locate(cb, c));
+                let mut l = locate(cb, c);
+                l.labels.splice(0..0, prefix.iter().cloned());
+                in_flight.push(l);
+            }
+            if let Some(first) = c.secondaries_from {
+                let mut labels = prefix.to_vec();
+                labels.extend(label_path(cb, c.scope));
+                let count = c.params.first().copied().unwrap_or(0) as usize;
+                for s in cb.secondaries.iter().skip(first as usize).take(count) {
+                    collect(s, &labels, locate, in_flight);
+                }
             }
         }
+    }
+    for cb in &sub.command_buffers {
+        collect(cb, &[], &locate, in_flight);
     }
     if let Some((ci, i)) = last {
         let cb = &mut sub.command_buffers[ci];

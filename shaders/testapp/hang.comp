@@ -3,6 +3,10 @@
 // multiply-adds (43,000 x 4 by default: about 0.65 s per 1000 workgroups on lavapipe). The loop count stays
 // below lavapipe's cut at 65,535 iterations: the dispatch is long because of its many workgroups
 // (--hang-groups), not because of a longer loop.
+//
+// Built a second time with -DBB_ITERATIONS_FROM_BUFFER for `hang --resubmit`: the loop count then comes from
+// a host-visible buffer (binding 2) that the host changes between two submissions of the same command
+// buffer, so that one recording runs short, then long.
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
@@ -13,6 +17,15 @@ layout(std430, set = 0, binding = 0) readonly buffer Values {
 layout(std430, set = 0, binding = 1) writeonly buffer Results {
     float results[]; // one per invocation
 };
+
+#ifdef BB_ITERATIONS_FROM_BUFFER
+layout(std430, set = 0, binding = 2) readonly buffer Control {
+    uint control_iterations;
+};
+#define ITERATIONS control_iterations
+#else
+#define ITERATIONS pc.iterations
+#endif
 
 layout(push_constant) uniform Push {
     uint iterations;
@@ -26,7 +39,7 @@ void main() {
     float b = seed * 0.5 + 0.25;
     float c = seed * 0.25 + 0.5;
     float d = seed * 0.125 + 0.75;
-    for (uint k = 0u; k < pc.iterations; ++k) {
+    for (uint k = 0u; k < ITERATIONS; ++k) {
         a = a * 0.999 + 0.0011;
         b = b * 0.998 + a * 0.002;
         c = c * 0.997 + b * 0.003;

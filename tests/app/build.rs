@@ -14,6 +14,7 @@ const NONE: &[&str] = &[];
 const G: &[&str] = &["-g"];
 const GVS: &[&str] = &["-gVS"];
 const G_INT64: &[&str] = &["-g", "-DBB_PRINTF_INT64"];
+const G_CONTROL: &[&str] = &["-g", "-DBB_ITERATIONS_FROM_BUFFER"];
 
 /// (source file in shaders/testapp, output name in OUT_DIR, extra glslangValidator arguments)
 const SHADERS: &[(&str, &str, &[&str])] = &[
@@ -22,6 +23,7 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("draw.frag", "draw.frag.spv", NONE),
     ("fullscreen.vert", "fullscreen.vert.spv", G),
     ("hang.comp", "hang.comp.spv", G),
+    ("hang.comp", "hang_control.comp.spv", G_CONTROL),
     ("hang.frag", "hang.frag.spv", G),
     ("bad_address.comp", "bad_address.comp.spv", G),
     ("nan.comp", "nan.comp.spv", G),

@@ -45,6 +45,16 @@ options:
                      (16 to 8192, default 1024: about 5 s on lavapipe)
   --frame N          hang, hang-draw, bad-address: name the outer label `frame N` instead of `frame`
                      (runs that differ only in a frame number, for crash-signature tests)
+  --dynamic          hang-draw: dynamic rendering (vkCmdBeginRendering) instead of a classic render pass
+                     (skipped without dynamicRendering and synchronization2)
+  --secondary        hang-draw: the three draws in a secondary command buffer (`draws-secondary`,
+                     RENDER_PASS_CONTINUE) executed inside the classic render pass
+  --two-queues       hang: dispatches 1-2 in a first submission to queue A, dispatches 3-5 in a second one
+                     to queue B that waits for a binary semaphore the first signals (the same queue twice
+                     where the family has one queue, as on lavapipe)
+  --resubmit         hang: one command buffer, recorded once and submitted twice: dispatch 3 reads its
+                     loop count from a host-visible buffer, short (1) for the first submission, which is
+                     waited for, and long for the second
   --bad-address A    bad-address: the device address dispatch 2 writes through (default 0xdead0000)
   --nan-op OP        nan-compute, nan-fragment, nan-fp16-fp64: the operation that makes the NaN or Inf:
                      normalize (of a zero vector, default), pow (of -0.5) or div (1.0 / 0.0)
@@ -55,8 +65,10 @@ options:
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
                      OpLine only; default) or nonsemantic (glslang -gVS, NonSemantic.Shader.DebugInfo.100)
 not in `all` (faults and shader errors, for Blackbox to report):
-  hang           5 labelled dispatches in one submission; dispatch 3 runs long (--hang-groups)
-  hang-draw      3 labelled draws in a render pass; draw 2 runs long (--hang-size)
+  hang           5 labelled dispatches in one submission; dispatch 3 runs long (--hang-groups;
+                 --two-queues, --resubmit)
+  hang-draw      3 labelled draws in a render pass; draw 2 runs long (--hang-size; --dynamic,
+                 --secondary)
   bad-address    dispatch 2 of 3 writes through a bad device address (lavapipe: SIGSEGV)
   nan-compute    one invocation of one dispatch makes a NaN/Inf (--nan-op, --nan-dispatches)
   nan-fragment   one pixel (12,34) of a 64x64 target makes a NaN/Inf (--nan-op)
@@ -95,6 +107,28 @@ pub enum ShaderDebug {
     NonSemantic,
 }
 
+/// How `hang-draw` records its three draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrawMode {
+    /// Inline in a classic render pass (the default).
+    RenderPass,
+    /// Inline between vkCmdBeginRendering and vkCmdEndRendering (`--dynamic`).
+    Dynamic,
+    /// In a secondary command buffer executed inside the classic render pass (`--secondary`).
+    Secondary,
+}
+
+/// How `hang` submits its five dispatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HangMode {
+    /// One command buffer, one submission (the default).
+    OneSubmission,
+    /// Dispatches 1-2 and 3-5 in two submissions ordered by a binary semaphore (`--two-queues`).
+    TwoQueues,
+    /// One command buffer submitted twice, short then long (`--resubmit`).
+    Resubmit,
+}
+
 /// Parameters of the fault and shader-error scenarios.
 #[derive(Clone, Copy, Debug)]
 pub struct FaultOptions {
@@ -102,6 +136,8 @@ pub struct FaultOptions {
     pub frame: Option<u32>,
     pub hang_groups: u32,
     pub hang_size: u32,
+    pub draw_mode: DrawMode,
+    pub hang_mode: HangMode,
     pub bad_address: u64,
     pub nan_op: NanOp,
     pub nan_dispatches: u32,
@@ -135,6 +171,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             frame: None,
             hang_groups: 8000,
             hang_size: 1024,
+            draw_mode: DrawMode::RenderPass,
+            hang_mode: HangMode::OneSubmission,
             bad_address: 0xdead_0000,
             nan_op: NanOp::Normalize,
             nan_dispatches: 100,
@@ -169,6 +207,28 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             }
             "--frame" => options.fault.frame = Some(value("--frame")?),
             "--hang-size" => options.fault.hang_size = value("--hang-size")?.clamp(16, 8192),
+            "--dynamic" | "--secondary" => {
+                let mode = if arg == "--dynamic" {
+                    DrawMode::Dynamic
+                } else {
+                    DrawMode::Secondary
+                };
+                if ![DrawMode::RenderPass, mode].contains(&options.fault.draw_mode) {
+                    bail!("--dynamic and --secondary cannot be combined");
+                }
+                options.fault.draw_mode = mode;
+            }
+            "--two-queues" | "--resubmit" => {
+                let mode = if arg == "--two-queues" {
+                    HangMode::TwoQueues
+                } else {
+                    HangMode::Resubmit
+                };
+                if ![HangMode::OneSubmission, mode].contains(&options.fault.hang_mode) {
+                    bail!("--two-queues and --resubmit cannot be combined");
+                }
+                options.fault.hang_mode = mode;
+            }
             "--bad-address" => {
                 let v = text("--bad-address")?;
                 let digits = v.strip_prefix("0x").unwrap_or(&v);

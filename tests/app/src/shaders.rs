@@ -13,6 +13,8 @@ pub const DRAW_FRAG: &[u8] = spirv!("draw.frag.spv");
 // The fault and shader-error scenarios' shaders, built with debug info (`-g`; `_GVS`: `-gVS`).
 pub const FULLSCREEN_VERT: &[u8] = spirv!("fullscreen.vert.spv");
 pub const HANG_COMP: &[u8] = spirv!("hang.comp.spv");
+/// hang.comp reading its loop count from a buffer (binding 2) instead of the push constant.
+pub const HANG_CONTROL_COMP: &[u8] = spirv!("hang_control.comp.spv");
 pub const HANG_FRAG: &[u8] = spirv!("hang.frag.spv");
 pub const BAD_ADDRESS_COMP: &[u8] = spirv!("bad_address.comp.spv");
 pub const NAN_COMP: &[u8] = spirv!("nan.comp.spv");

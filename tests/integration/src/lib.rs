@@ -51,6 +51,10 @@ fn built(name: &str) -> PathBuf {
 pub fn layer_library() -> PathBuf {
     built("libVkLayer_blackbox.so")
 }
+/// `libVkLayer_blackbox_fault.so`, the test-only layer that injects device losses (tests/fault-layer).
+pub fn fault_layer_library() -> PathBuf {
+    built("libVkLayer_blackbox_fault.so")
+}
 /// The test app.
 pub fn testapp() -> PathBuf {
     built("bb-testapp")
@@ -101,6 +105,22 @@ pub fn write_manifest(dir: &Path, template: &str) -> PathBuf {
     path
 }
 
+/// The fault layer's name in its manifest.
+pub const FAULT_LAYER: &str = "VK_LAYER_BLACKBOX_fault";
+
+/// Writes the fault layer's manifest (`tests/fault-layer/VkLayer_blackbox_fault.json`) into `dir` with
+/// `library_path` set to the built library's absolute path (the template's is relative).
+pub fn write_fault_manifest(dir: &Path) -> PathBuf {
+    let template = workspace_root().join("tests/fault-layer/VkLayer_blackbox_fault.json");
+    let text = std::fs::read_to_string(&template).expect("fault-layer manifest");
+    let mut json: serde_json::Value = serde_json::from_str(&text).expect("manifest is JSON");
+    json["layer"]["library_path"] = fault_layer_library().to_string_lossy().into_owned().into();
+    std::fs::create_dir_all(dir).expect("manifest dir");
+    let path = dir.join("VkLayer_blackbox_fault.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write manifest");
+    path
+}
+
 /// A command with a controlled Vulkan environment: lavapipe only, no layer variables inherited from the
 /// caller, reports and state in `home`.
 pub fn vulkan_command(program: impl AsRef<Path>, home: &Path) -> Command {
@@ -127,6 +147,19 @@ pub fn enable_explicit(cmd: &mut Command, manifest_dir: &Path) {
     cmd.env("VK_ADD_LAYER_PATH", manifest_dir).env(
         "VK_INSTANCE_LAYERS",
         format!("VK_LAYER_blackbox:{VALIDATION}"),
+    );
+}
+
+/// Enables Blackbox (explicit manifest in `manifest_dir`) with the fault layer (manifest in `fault_dir`)
+/// right below it and the validation layer below both: the fault layer's injected losses reach Blackbox
+/// as the driver's would, and validation checks what actually reaches the driver.
+pub fn enable_with_fault_layer(cmd: &mut Command, manifest_dir: &Path, fault_dir: &Path) {
+    let mut paths = std::ffi::OsString::from(manifest_dir);
+    paths.push(":");
+    paths.push(fault_dir);
+    cmd.env("VK_ADD_LAYER_PATH", paths).env(
+        "VK_INSTANCE_LAYERS",
+        format!("VK_LAYER_blackbox:{FAULT_LAYER}:{VALIDATION}"),
     );
 }
 

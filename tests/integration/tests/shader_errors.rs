@@ -304,8 +304,15 @@ fn libc_sigabrt() -> i32 {
 
 /// The shader id the log names for the NaN in `nan-compute`.
 fn logged_shader_id(run: &Run) -> String {
-    let w = warnings(run).into_iter().find(|w| w.contains("NaN from")).unwrap_or_else(|| panic!("{}", run.dump()));
-    let id = w.split(" in shader ").nth(1).and_then(|rest| rest.split_whitespace().next()).unwrap();
+    let w = warnings(run)
+        .into_iter()
+        .find(|w| w.contains("NaN from"))
+        .unwrap_or_else(|| panic!("{}", run.dump()));
+    let id = w
+        .split(" in shader ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap();
     assert_eq!(id.len(), 16, "{w}");
     id.to_owned()
 }
@@ -313,14 +320,39 @@ fn logged_shader_id(run: &Run) -> String {
 #[test]
 fn shader_filter_selects_by_id_prefix_or_source_name() {
     let home = TempDir::new("filter");
-    let all = run(&mut layered(&home, &["nan-compute"], &[("VK_BLACKBOX_NAN", "ops")]));
+    let all = run(&mut layered(
+        &home,
+        &["nan-compute"],
+        &[("VK_BLACKBOX_NAN", "ops")],
+    ));
     all.assert_success();
     let id = logged_shader_id(&all);
-    for (filter, reported) in [(&id[..6], true), ("nan.comp", true), ("compute.comp,nan.comp", true), ("0123456789abcdef", false), ("draw.frag", false)] {
-        let run = run(&mut layered(&home, &["nan-compute"], &[("VK_BLACKBOX_NAN", "ops"), ("VK_BLACKBOX_SHADERS", filter)]));
+    for (filter, reported) in [
+        (&id[..6], true),
+        ("nan.comp", true),
+        ("compute.comp,nan.comp", true),
+        ("0123456789abcdef", false),
+        ("draw.frag", false),
+    ] {
+        let run = run(&mut layered(
+            &home,
+            &["nan-compute"],
+            &[("VK_BLACKBOX_NAN", "ops"), ("VK_BLACKBOX_SHADERS", filter)],
+        ));
         run.assert_success().assert_no_validation_messages();
-        assert_eq!(warnings(&run).iter().any(|w| w.contains("NaN from normalize()")), reported, "filter {filter}\n{}", run.dump());
-        assert_eq!(run.checksums(), all.checksums(), "the app's results do not depend on the filter");
+        assert_eq!(
+            warnings(&run)
+                .iter()
+                .any(|w| w.contains("NaN from normalize()")),
+            reported,
+            "filter {filter}\n{}",
+            run.dump()
+        );
+        assert_eq!(
+            run.checksums(),
+            all.checksums(),
+            "the app's results do not depend on the filter"
+        );
     }
 }
 
@@ -331,21 +363,40 @@ fn dumped_shaders_are_the_original_and_a_valid_instrumented_module() {
     let run = run(&mut layered(
         &home,
         &["nan-compute"],
-        &[("VK_BLACKBOX_NAN", "ops"), ("VK_BLACKBOX_DUMP_SHADERS", dump.to_str().unwrap())],
+        &[
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_DUMP_SHADERS", dump.to_str().unwrap()),
+        ],
     ));
     run.assert_success().assert_no_validation_messages();
     let id = logged_shader_id(&run);
     let original = std::fs::read(dump.join(format!("{id}.spv"))).expect("original module dumped");
     let instrumented = dump.join(format!("{id}.instrumented.spv"));
     assert!(instrumented.is_file(), "instrumented module dumped");
-    let sites = std::fs::read_to_string(dump.join(format!("{id}.sites.txt"))).expect("site table dumped");
+    let sites =
+        std::fs::read_to_string(dump.join(format!("{id}.sites.txt"))).expect("site table dumped");
     assert!(sites.contains("normalize"), "{sites}");
     // The dump is the app's own module: its hash is the id.
-    assert_eq!(format!("{:016x}", blackbox_report::signature::fnv1a(&original)), id);
+    assert_eq!(
+        format!("{:016x}", blackbox_report::signature::fnv1a(&original)),
+        id
+    );
     let spirv_val = workspace_root().join(".venv/bin/spirv-val");
-    assert!(spirv_val.is_file(), "{} missing: run scripts/setup.sh", spirv_val.display());
-    let out = Command::new(spirv_val).args(["--target-env", "vulkan1.2"]).arg(&instrumented).output().unwrap();
-    assert!(out.status.success(), "spirv-val: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        spirv_val.is_file(),
+        "{} missing: run scripts/setup.sh",
+        spirv_val.display()
+    );
+    let out = Command::new(spirv_val)
+        .args(["--target-env", "vulkan1.2"])
+        .arg(&instrumented)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "spirv-val: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -362,9 +413,17 @@ fn bad_values_of_the_shader_and_breadcrumb_variables_warn_and_the_app_runs() {
     run.assert_success().assert_no_validation_messages();
     for (name, value) in vars {
         let expected = format!("[blackbox] warn: {name}=\"{value}\" is not valid; accepted: ");
-        assert!(run.stderr.contains(&expected), "`{expected}` missing\n{}", run.dump());
+        assert!(
+            run.stderr.contains(&expected),
+            "`{expected}` missing\n{}",
+            run.dump()
+        );
     }
     // The defaults are in force: asserts are logged, breadcrumbs per command, watchdog 10 s.
     assert!(run.stderr.contains("assert 7 failed"), "{}", run.dump());
-    assert!(run.stderr.contains("breadcrumbs command") && run.stderr.contains("watchdog 10000 ms"), "{}", run.dump());
+    assert!(
+        run.stderr.contains("breadcrumbs command") && run.stderr.contains("watchdog 10000 ms"),
+        "{}",
+        run.dump()
+    );
 }

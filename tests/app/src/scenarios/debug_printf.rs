@@ -16,7 +16,7 @@ use anyhow::Result;
 use ash::vk;
 
 use super::compute::{GRID, GROUP};
-use super::draw::PassTarget;
+use super::draw::{PassTarget, Target};
 use super::nan::{BAD_PIXEL, SMALL_EXTENT};
 use super::program::{
     by_debug_info, note_non_semantic, push_bytes, ComputeProgram, FullscreenProgram,
@@ -90,7 +90,13 @@ pub fn run_assert_fragment(cx: &Context, options: &Options) -> Result<Outcome> {
         shaders::ASSERT_FRAG,
         shaders::ASSERT_FRAG_GVS,
     );
-    let program = FullscreenProgram::new(cx, target.render_pass, spirv, 12, c"assert-fragment")?;
+    let program = FullscreenProgram::new(
+        cx,
+        Target::RenderPass(target.render_pass),
+        spirv,
+        12,
+        c"assert-fragment",
+    )?;
     let push = push_bytes(&[BAD_PIXEL[0], BAD_PIXEL[1], BAD_SIZE.to_bits()]);
 
     cx.submit_repeatedly(fault.repeat, |cmd| {

@@ -511,62 +511,73 @@ pub fn run_dynamic(cx: &Context, _options: &Options) -> Result<Outcome> {
     )?;
 
     cx.submit2_and_wait(|cmd| {
-        // A fresh image: nothing to wait for, only the transition to the attachment layout.
-        image_barrier2(
-            d,
-            cmd,
-            image.handle,
-            (
-                vk::PipelineStageFlags2::NONE,
-                vk::AccessFlags2::NONE,
-                vk::ImageLayout::UNDEFINED,
-            ),
-            (
-                vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
-                vk::AccessFlags2::COLOR_ATTACHMENT_READ | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE,
-                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-            ),
-        );
-        let clear = vk::ClearValue {
-            color: vk::ClearColorValue {
-                float32: CLEAR_COLOR,
-            },
-        };
-        let attachments = [vk::RenderingAttachmentInfo::default()
-            .image_view(image.view)
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .clear_value(clear)];
-        let rendering = vk::RenderingInfo::default()
-            .render_area(vk::Rect2D {
-                offset: vk::Offset2D::default(),
-                extent: EXTENT,
-            })
-            .layer_count(1)
-            .color_attachments(&attachments);
-        unsafe { d.cmd_begin_rendering(cmd, &rendering) };
+        begin_rendering(d, cmd, &image);
         kit.record_scene(d, cmd, EXTENT);
-        unsafe { d.cmd_end_rendering(cmd) };
-        image_barrier2(
-            d,
-            cmd,
-            image.handle,
-            (
-                vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
-                vk::AccessFlags2::COLOR_ATTACHMENT_WRITE,
-                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-            ),
-            (
-                vk::PipelineStageFlags2::COPY,
-                vk::AccessFlags2::TRANSFER_READ,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-            ),
-        );
+        end_rendering(d, cmd, &image);
         cx.record_image_readback(cmd, &image, &readback);
         Ok(())
     })?;
     Ok(Outcome::Checksum(fnv1a(readback.bytes())))
+}
+
+/// Begins dynamic rendering into all of `image`, a fresh image (nothing to wait for, only the transition
+/// to the attachment layout), cleared to `CLEAR_COLOR`. Needs dynamicRendering and synchronization2.
+pub fn begin_rendering(device: &ash::Device, cmd: vk::CommandBuffer, image: &Image) {
+    image_barrier2(
+        device,
+        cmd,
+        image.handle,
+        (
+            vk::PipelineStageFlags2::NONE,
+            vk::AccessFlags2::NONE,
+            vk::ImageLayout::UNDEFINED,
+        ),
+        (
+            vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
+            vk::AccessFlags2::COLOR_ATTACHMENT_READ | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE,
+            vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        ),
+    );
+    let clear = vk::ClearValue {
+        color: vk::ClearColorValue {
+            float32: CLEAR_COLOR,
+        },
+    };
+    let attachments = [vk::RenderingAttachmentInfo::default()
+        .image_view(image.view)
+        .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .store_op(vk::AttachmentStoreOp::STORE)
+        .clear_value(clear)];
+    let rendering = vk::RenderingInfo::default()
+        .render_area(vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent: image.extent,
+        })
+        .layer_count(1)
+        .color_attachments(&attachments);
+    unsafe { device.cmd_begin_rendering(cmd, &rendering) };
+}
+
+/// Ends the dynamic rendering `begin_rendering` began and makes `image` ready for a copy
+/// (TRANSFER_SRC_OPTIMAL, its writes visible to transfer reads), as a classic pass's final layout does.
+pub fn end_rendering(device: &ash::Device, cmd: vk::CommandBuffer, image: &Image) {
+    unsafe { device.cmd_end_rendering(cmd) };
+    image_barrier2(
+        device,
+        cmd,
+        image.handle,
+        (
+            vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
+            vk::AccessFlags2::COLOR_ATTACHMENT_WRITE,
+            vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        ),
+        (
+            vk::PipelineStageFlags2::COPY,
+            vk::AccessFlags2::TRANSFER_READ,
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+        ),
+    );
 }
 
 /// An image layout transition with synchronization2; each side is (stage, access, layout).

@@ -14,6 +14,22 @@
 //!
 //! Both wait for their fence with no timeout (UINT64_MAX) and print how long it took on stderr. Without
 //! VK_EXT_debug_utils they run without labels and names.
+//!
+//! Variants, for device-loss reports on other shapes of work (each prints the default's checksum):
+//! - `hang --two-queues`: dispatches 1-2 (after the buffer init) in one command buffer submitted to queue A,
+//!   signalling a binary semaphore; dispatches 3-5 and the readback in a second one submitted to queue B,
+//!   waiting for it. Each command buffer has its own `frame` label. Where the family has one queue
+//!   (lavapipe) both go to that queue: two submissions in a row on it. Both fences are waited for at once.
+//! - `hang --resubmit`: the five dispatches' command buffer is recorded once (no ONE_TIME_SUBMIT) and
+//!   submitted twice. Dispatch 3 runs hang.comp built with BB_ITERATIONS_FROM_BUFFER: its loop count comes
+//!   from a host-visible buffer, 1 for the first submission (short; waited for with the usual 60 s limit),
+//!   then the real count for the second, which runs long.
+//! - `hang-draw --dynamic`: the same draws between vkCmdBeginRendering and vkCmdEndRendering (with the
+//!   image transitions around them, synchronization2), instead of the classic render pass.
+//! - `hang-draw --secondary`: the three labelled draws recorded in a secondary command buffer named
+//!   `draws-secondary` (RENDER_PASS_CONTINUE, inheriting the render pass, subpass 0 and framebuffer),
+//!   executed by vkCmdExecuteCommands inside the classic pass (SECONDARY_COMMAND_BUFFERS contents); the
+//!   `frame` label stays in the primary.
 
 use std::time::Instant;
 
@@ -21,14 +37,20 @@ use anyhow::Result;
 use ash::vk;
 
 use super::compute::{record_init, ComputeKit, GRID, GRID_BYTES, VALUES_USAGE};
-use super::draw::{DrawKit, PassTarget, Target, SCENE};
+use super::draw::{
+    begin_rendering, end_rendering, DrawKit, PassTarget, Target, SCENE, TARGET_USAGE,
+};
 use super::program::{frame_label, push_bytes, ComputeProgram, FullscreenProgram, Labels};
 use super::Outcome;
-use crate::context::{Access, Context, Fnv1a, Memory};
-use crate::{shaders, Options};
+use crate::context::{
+    begin_command_buffer, Access, Buffer, Context, Fnv1a, Memory, VkResultExt, WAIT_TIMEOUT_NS,
+};
+use crate::{shaders, DrawMode, HangMode, Options};
 
 /// hang.comp's loop count: 4 multiply-adds each, 172,000 per invocation (below lavapipe's loop cut).
 const COMPUTE_ITERATIONS: u32 = 43_000;
+/// `hang --resubmit`: dispatch 3's loop count in the first, short submission.
+const SHORT_ITERATIONS: u32 = 1;
 /// hang.frag's loop count: 4 multiply-adds each. About 5 s for 1024x1024 pixels on lavapipe.
 const FRAGMENT_ITERATIONS: u32 = 21_000;
 
@@ -42,6 +64,7 @@ fn labels<'a>(cx: &'a Context, scenario: &str) -> Labels<'a> {
 pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let d = &cx.device;
     let groups = options.fault.hang_groups;
+    let mode = options.fault.hang_mode;
     let labels = labels(cx, "hang");
 
     let short = ComputeKit::new(cx, 1)?;
@@ -50,13 +73,29 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let set = short.descriptor_set(cx, values.handle, 0, GRID_BYTES)?;
     let results_bytes = u64::from(groups) * 64 * 4;
     let results = cx.create_buffer(results_bytes, VALUES_USAGE, Memory::Device)?;
-    let long = ComputeProgram::new(
-        cx,
-        shaders::HANG_COMP,
-        &[values.handle, results.handle],
-        8,
-        c"long-pipeline",
-    )?;
+    // --resubmit: dispatch 3's loop count, changed by the host between the two submissions.
+    let control = match mode {
+        HangMode::Resubmit => {
+            Some(cx.create_buffer(16, vk::BufferUsageFlags::STORAGE_BUFFER, Memory::Host)?)
+        }
+        _ => None,
+    };
+    let long = match &control {
+        None => ComputeProgram::new(
+            cx,
+            shaders::HANG_COMP,
+            &[values.handle, results.handle],
+            8,
+            c"long-pipeline",
+        )?,
+        Some(control) => ComputeProgram::new(
+            cx,
+            shaders::HANG_CONTROL_COMP,
+            &[values.handle, results.handle, control.handle],
+            8,
+            c"long-pipeline",
+        )?,
+    };
     let values_readback =
         cx.create_buffer(GRID_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
     let results_readback = cx.create_buffer(
@@ -65,40 +104,82 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         Memory::Host,
     )?;
 
+    // Dispatch k in its label, after barriers on what the dispatch before it wrote or read.
+    let record_dispatch = |cmd: vk::CommandBuffer, k: u32| {
+        if k > 1 {
+            // Each dispatch reads or overwrites what the one before wrote or read.
+            for buffer in [&values, &results] {
+                cx.buffer_barrier(
+                    cmd,
+                    buffer,
+                    Access::COMPUTE_READ_WRITE,
+                    Access::COMPUTE_READ_WRITE,
+                );
+            }
+        }
+        labels.begin(cmd, &format!("dispatch {k}"));
+        if k == 3 {
+            let push = push_bytes(&[COMPUTE_ITERATIONS, GRID * GRID]);
+            long.record(d, cmd, &push, [groups, 1, 1]);
+        } else {
+            short.record_grid(d, cmd, set, 40 + k);
+        }
+        labels.end(cmd);
+    };
+    // Dispatches `ks` inside the outer label.
+    let record_frame = |cmd: vk::CommandBuffer, ks: std::ops::RangeInclusive<u32>| {
+        labels.begin(cmd, &frame_label(options.fault.frame));
+        for k in ks {
+            record_dispatch(cmd, k);
+        }
+        labels.end(cmd);
+    };
+    let record_readback = |cmd: vk::CommandBuffer| {
+        cx.record_buffer_readback(cmd, &values, Access::COMPUTE_WRITE, &values_readback);
+        cx.record_buffer_readback(cmd, &results, Access::COMPUTE_WRITE, &results_readback);
+    };
+
     eprintln!(
         "bb-testapp: hang: dispatch 3 runs {groups} workgroups x 64 invocations x {} multiply-adds",
         COMPUTE_ITERATIONS * 4
     );
     let start = Instant::now();
-    cx.submit_and_wait_timeout(u64::MAX, |cmd| {
-        record_init(d, cmd, values.handle, 0, GRID_BYTES);
-        labels.begin(cmd, &frame_label(options.fault.frame));
-        for k in 1..=5u32 {
-            if k > 1 {
-                // Each dispatch reads or overwrites what the one before wrote or read.
-                for buffer in [&values, &results] {
-                    cx.buffer_barrier(
-                        cmd,
-                        buffer,
-                        Access::COMPUTE_READ_WRITE,
-                        Access::COMPUTE_READ_WRITE,
-                    );
-                }
-            }
-            labels.begin(cmd, &format!("dispatch {k}"));
-            if k == 3 {
-                let push = push_bytes(&[COMPUTE_ITERATIONS, GRID * GRID]);
-                long.record(d, cmd, &push, [groups, 1, 1]);
-            } else {
-                short.record_grid(d, cmd, set, 40 + k);
-            }
-            labels.end(cmd);
+    match mode {
+        HangMode::OneSubmission => cx.submit_and_wait_timeout(u64::MAX, |cmd| {
+            record_init(d, cmd, values.handle, 0, GRID_BYTES);
+            record_frame(cmd, 1..=5);
+            record_readback(cmd);
+            Ok(())
+        })?,
+        HangMode::TwoQueues => {
+            let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
+            let cmds = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, 2)?;
+            let (first, second) = (cmds[0], cmds[1]);
+            begin_command_buffer(d, first, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+            record_init(d, first, values.handle, 0, GRID_BYTES);
+            record_frame(first, 1..=2);
+            unsafe { d.end_command_buffer(first) }.vk_context("vkEndCommandBuffer")?;
+            // The semaphore makes dispatch 2's writes visible to dispatch 3; the barriers dispatch 3
+            // records after it are then redundant but harmless.
+            begin_command_buffer(d, second, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+            record_frame(second, 3..=5);
+            record_readback(second);
+            unsafe { d.end_command_buffer(second) }.vk_context("vkEndCommandBuffer")?;
+            submit_two_queues(cx, first, second)?;
         }
-        labels.end(cmd);
-        cx.record_buffer_readback(cmd, &values, Access::COMPUTE_WRITE, &values_readback);
-        cx.record_buffer_readback(cmd, &results, Access::COMPUTE_WRITE, &results_readback);
-        Ok(())
-    })?;
+        HangMode::Resubmit => {
+            let control = control.as_ref().expect("created for --resubmit");
+            let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
+            let cmd = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, 1)?[0];
+            // Neither ONE_TIME_SUBMIT nor SIMULTANEOUS_USE: submitted again once the first run is done.
+            begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::empty())?;
+            record_init(d, cmd, values.handle, 0, GRID_BYTES);
+            record_frame(cmd, 1..=5);
+            record_readback(cmd);
+            unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+            submit_twice(cx, cmd, control)?;
+        }
+    }
     eprintln!(
         "bb-testapp: hang: the fence signalled after {:.2} s",
         start.elapsed().as_secs_f64()
@@ -111,7 +192,71 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     Ok(Outcome::Checksum(sum))
 }
 
+/// `hang --two-queues`: `first` to queue A signalling a semaphore, `second` to queue B waiting for it (at
+/// the compute stage, where dispatch 3 reads dispatch 2's results); then waits for both fences at once,
+/// with no timeout.
+fn submit_two_queues(
+    cx: &Context,
+    first: vk::CommandBuffer,
+    second: vk::CommandBuffer,
+) -> Result<()> {
+    let d = &cx.device;
+    let [queue_a, queue_b] = cx.queues;
+    if queue_a == queue_b {
+        eprintln!("bb-testapp: hang: the queue family has one queue; using it twice");
+    }
+    let first_done = cx.create_semaphore()?;
+    // One fence per submission: each command buffer is known complete before the pool is destroyed.
+    let (first_fence, second_fence) = (cx.create_fence()?, cx.create_fence()?);
+    let signal = [first_done];
+    let first_cmds = [first];
+    let submit = vk::SubmitInfo::default()
+        .command_buffers(&first_cmds)
+        .signal_semaphores(&signal);
+    unsafe { d.queue_submit(queue_a, &[submit], first_fence) }.vk_context("vkQueueSubmit")?;
+    let wait_stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
+    let second_cmds = [second];
+    let submit = vk::SubmitInfo::default()
+        .wait_semaphores(&signal)
+        .wait_dst_stage_mask(&wait_stages)
+        .command_buffers(&second_cmds);
+    unsafe { d.queue_submit(queue_b, &[submit], second_fence) }.vk_context("vkQueueSubmit")?;
+    unsafe { d.wait_for_fences(&[first_fence, second_fence], true, u64::MAX) }
+        .vk_context("vkWaitForFences")
+}
+
+/// `hang --resubmit`: submits `cmd` with dispatch 3's loop count at `SHORT_ITERATIONS` and waits for it
+/// (the usual limit), then with `COMPUTE_ITERATIONS` and waits with no timeout.
+fn submit_twice(cx: &Context, cmd: vk::CommandBuffer, control: &Buffer) -> Result<()> {
+    let d = &cx.device;
+    let fence = cx.create_fence()?;
+    let cmds = [cmd];
+    for (run, iterations) in [(1, SHORT_ITERATIONS), (2, COMPUTE_ITERATIONS)] {
+        // Host writes before vkQueueSubmit are visible to the submission: no barrier needed. The first
+        // run is over (its fence waited for), so the buffer is free to change.
+        control.write(&iterations.to_ne_bytes());
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        unsafe { d.queue_submit(cx.queues[0], &[submit], fence) }.vk_context("vkQueueSubmit")?;
+        let timeout = if run == 1 { WAIT_TIMEOUT_NS } else { u64::MAX };
+        cx.wait_fence_timeout(fence, timeout)?;
+        if run == 1 {
+            unsafe { d.reset_fences(&[fence]) }.vk_context("vkResetFences")?;
+            eprintln!(
+                "bb-testapp: hang: the first (short) submission is done; submitting it again"
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
+    let mode = options.fault.draw_mode;
+    if mode == DrawMode::Dynamic && !(cx.features.dynamic_rendering && cx.features.synchronization2)
+    {
+        return Ok(Outcome::Skipped(
+            "--dynamic needs dynamicRendering and synchronization2".into(),
+        ));
+    }
     let d = &cx.device;
     let size = options.fault.hang_size;
     let extent = vk::Extent2D {
@@ -120,30 +265,29 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
     };
     let labels = labels(cx, "hang-draw");
 
-    let target = PassTarget::new(cx, extent)?;
-    let short = DrawKit::new(cx, Target::RenderPass(target.render_pass))?;
+    // A classic render pass (and its target), or only an image for dynamic rendering.
+    let (pass, image) = match mode {
+        DrawMode::Dynamic => (None, cx.create_image(extent, TARGET_USAGE)?),
+        DrawMode::RenderPass | DrawMode::Secondary => {
+            let target = PassTarget::new(cx, extent)?;
+            let image = target.image;
+            (Some(target), image)
+        }
+    };
+    let target = match &pass {
+        Some(pass) => Target::RenderPass(pass.render_pass),
+        None => Target::Dynamic(image.format),
+    };
+    let short = DrawKit::new(cx, target)?;
     cx.set_name(short.opaque, c"short-pipeline")?;
-    let long = FullscreenProgram::new(
-        cx,
-        target.render_pass,
-        shaders::HANG_FRAG,
-        4,
-        c"long-pipeline",
-    )?;
+    let long = FullscreenProgram::new(cx, target, shaders::HANG_FRAG, 4, c"long-pipeline")?;
     let readback = cx.create_buffer(
-        target.image.byte_size(),
+        image.byte_size(),
         vk::BufferUsageFlags::TRANSFER_DST,
         Memory::Host,
     )?;
 
-    eprintln!(
-        "bb-testapp: hang-draw: draw 2 shades {size}x{size} pixels x {} multiply-adds",
-        FRAGMENT_ITERATIONS * 4
-    );
-    let start = Instant::now();
-    cx.submit_and_wait_timeout(u64::MAX, |cmd| {
-        labels.begin(cmd, &frame_label(options.fault.frame));
-        target.begin(d, cmd, vk::SubpassContents::INLINE);
+    let record_draws = |cmd: vk::CommandBuffer| {
         labels.begin(cmd, "draw 1");
         short.record_draw(d, cmd, extent, &SCENE[0]);
         labels.end(cmd);
@@ -153,9 +297,61 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
         labels.begin(cmd, "draw 3");
         short.record_draw(d, cmd, extent, &SCENE[3]);
         labels.end(cmd);
-        unsafe { d.cmd_end_render_pass(cmd) };
+    };
+
+    let secondary = match (mode, &pass) {
+        (DrawMode::Secondary, Some(pass)) => {
+            let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
+            let cmd = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::SECONDARY, 1)?[0];
+            cx.set_name(cmd, c"draws-secondary")?;
+            // It continues the render pass, so it names it (and the framebuffer); it inherits no dynamic
+            // state, which the draws set themselves.
+            let inheritance = vk::CommandBufferInheritanceInfo::default()
+                .render_pass(pass.render_pass)
+                .subpass(0)
+                .framebuffer(pass.framebuffer);
+            let begin = vk::CommandBufferBeginInfo::default()
+                .flags(
+                    vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE
+                        | vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
+                )
+                .inheritance_info(&inheritance);
+            unsafe { d.begin_command_buffer(cmd, &begin) }.vk_context("vkBeginCommandBuffer")?;
+            record_draws(cmd);
+            unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+            Some(cmd)
+        }
+        _ => None,
+    };
+
+    eprintln!(
+        "bb-testapp: hang-draw: draw 2 shades {size}x{size} pixels x {} multiply-adds ({mode:?})",
+        FRAGMENT_ITERATIONS * 4
+    );
+    let start = Instant::now();
+    cx.submit_and_wait_timeout(u64::MAX, |cmd| {
+        labels.begin(cmd, &frame_label(options.fault.frame));
+        match (&pass, secondary) {
+            (Some(pass), Some(secondary)) => {
+                pass.begin(d, cmd, vk::SubpassContents::SECONDARY_COMMAND_BUFFERS);
+                unsafe {
+                    d.cmd_execute_commands(cmd, &[secondary]);
+                    d.cmd_end_render_pass(cmd);
+                }
+            }
+            (Some(pass), None) => {
+                pass.begin(d, cmd, vk::SubpassContents::INLINE);
+                record_draws(cmd);
+                unsafe { d.cmd_end_render_pass(cmd) };
+            }
+            (None, _) => {
+                begin_rendering(d, cmd, &image);
+                record_draws(cmd);
+                end_rendering(d, cmd, &image);
+            }
+        }
         labels.end(cmd);
-        cx.record_image_readback(cmd, &target.image, &readback);
+        cx.record_image_readback(cmd, &image, &readback);
         Ok(())
     })?;
     eprintln!(

@@ -18,7 +18,7 @@ use anyhow::Result;
 use ash::vk;
 
 use super::compute::{GRID, GROUP};
-use super::draw::PassTarget;
+use super::draw::{PassTarget, Target};
 use super::program::{
     by_debug_info, note_non_semantic, push_bytes, ComputeProgram, FullscreenProgram,
 };
@@ -163,7 +163,13 @@ pub fn run_fragment(cx: &Context, options: &Options) -> Result<Outcome> {
         note_non_semantic(cx);
     }
     let spirv = by_debug_info(fault.shader_debug, shaders::NAN_FRAG, shaders::NAN_FRAG_GVS);
-    let program = FullscreenProgram::new(cx, target.render_pass, spirv, 32, c"nan-fragment")?;
+    let program = FullscreenProgram::new(
+        cx,
+        Target::RenderPass(target.render_pass),
+        spirv,
+        32,
+        c"nan-fragment",
+    )?;
     let bad = bad_input(fault.nan_op);
     let push = push_bytes(&[
         BAD_PIXEL[0],

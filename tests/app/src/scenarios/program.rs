@@ -7,6 +7,7 @@ use std::ffi::{CStr, CString};
 use anyhow::Result;
 use ash::vk;
 
+use super::draw::Target;
 use crate::context::{Context, Owned, VkResultExt};
 use crate::{shaders, ShaderDebug};
 
@@ -218,7 +219,8 @@ fn bind_buffers(
 }
 
 /// A graphics pipeline drawing one full-screen triangle (fullscreen.vert) with a fragment shader from
-/// SPIR-V, for subpass 0 of `render_pass`; `push_size` bytes of fragment push constants. Only handles.
+/// SPIR-V, for subpass 0 of a render pass or for dynamic rendering (`target`); `push_size` bytes of
+/// fragment push constants. Only handles.
 #[derive(Clone, Copy)]
 pub struct FullscreenProgram {
     pub layout: vk::PipelineLayout,
@@ -228,7 +230,7 @@ pub struct FullscreenProgram {
 impl FullscreenProgram {
     pub fn new(
         cx: &Context,
-        render_pass: vk::RenderPass,
+        target: Target,
         fragment_spirv: &[u8],
         push_size: u32,
         name: &CStr,
@@ -279,6 +281,12 @@ impl FullscreenProgram {
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let color_formats = [match target {
+            Target::Dynamic(format) => format,
+            Target::RenderPass(_) => vk::Format::UNDEFINED,
+        }];
+        let mut rendering =
+            vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&color_formats);
         let info = vk::GraphicsPipelineCreateInfo::default()
             .stages(&stages)
             .vertex_input_state(&vertex_input)
@@ -288,9 +296,11 @@ impl FullscreenProgram {
             .multisample_state(&multisample)
             .color_blend_state(&blend)
             .dynamic_state(&dynamic)
-            .layout(layout)
-            .render_pass(render_pass)
-            .subpass(0);
+            .layout(layout);
+        let info = match target {
+            Target::RenderPass(render_pass) => info.render_pass(render_pass).subpass(0),
+            Target::Dynamic(_) => info.push_next(&mut rendering),
+        };
         let created =
             unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
         cx.destroy_shader_module(vert);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Lays out release binaries in .gpu/ for scripts/gpu-check.sh on another machine (the device tool carries
+# it): blackbox, bb-testapp, the layer with its explicit manifest, the fault layer with its manifest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p blackbox-cli -p blackbox-testapp -p blackbox-layer -p blackbox-fault-layer
+rm -rf .gpu && mkdir -p .gpu/fault
+cp target/release/blackbox target/release/bb-testapp target/release/libVkLayer_blackbox.so .gpu/
+cp manifest/VkLayer_blackbox.json .gpu/
+cp target/release/libVkLayer_blackbox_fault.so .gpu/fault/
+cp tests/fault-layer/VkLayer_blackbox_fault.json .gpu/fault/
+strip .gpu/blackbox .gpu/bb-testapp .gpu/*.so .gpu/fault/*.so
+du -sh .gpu
