@@ -41,6 +41,9 @@ options:
   --iters K      record-bench: iterations (default 20)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
                      at most 65535; on lavapipe about 0.65 s per 1000)
+  --hang-iterations N  hang, hang-draw: loop iterations (x 4 multiply-adds) of the long dispatch or draw
+                     (defaults 43000 and 21000, sized for lavapipe, which cuts loops at 65,535; a GPU runs
+                     them in milliseconds: give it hundreds of millions)
   --hang-size W      hang-draw: the render target is W x W pixels; draw 2 shades all of them slowly
                      (16 to 8192, default 1024: about 5 s on lavapipe)
   --frame N          hang, hang-draw, bad-address: name the outer label `frame N` instead of `frame`
@@ -136,6 +139,8 @@ pub struct FaultOptions {
     pub frame: Option<u32>,
     pub hang_groups: u32,
     pub hang_size: u32,
+    /// Loop iterations of the long dispatch or draw; `None` is the scenario's default (sized for lavapipe).
+    pub hang_iterations: Option<u32>,
     pub draw_mode: DrawMode,
     pub hang_mode: HangMode,
     pub bad_address: u64,
@@ -171,6 +176,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             frame: None,
             hang_groups: 8000,
             hang_size: 1024,
+            hang_iterations: None,
             draw_mode: DrawMode::RenderPass,
             hang_mode: HangMode::OneSubmission,
             bad_address: 0xdead_0000,
@@ -207,6 +213,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             }
             "--frame" => options.fault.frame = Some(value("--frame")?),
             "--hang-size" => options.fault.hang_size = value("--hang-size")?.clamp(16, 8192),
+            "--hang-iterations" => {
+                options.fault.hang_iterations = Some(value("--hang-iterations")?.max(1))
+            }
             "--dynamic" | "--secondary" => {
                 let mode = if arg == "--dynamic" {
                     DrawMode::Dynamic

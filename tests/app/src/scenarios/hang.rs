@@ -119,7 +119,10 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         }
         labels.begin(cmd, &format!("dispatch {k}"));
         if k == 3 {
-            let push = push_bytes(&[COMPUTE_ITERATIONS, GRID * GRID]);
+            let push = push_bytes(&[
+                options.fault.hang_iterations.unwrap_or(COMPUTE_ITERATIONS),
+                GRID * GRID,
+            ]);
             long.record(d, cmd, &push, [groups, 1, 1]);
         } else {
             short.record_grid(d, cmd, set, 40 + k);
@@ -141,7 +144,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
 
     eprintln!(
         "bb-testapp: hang: dispatch 3 runs {groups} workgroups x 64 invocations x {} multiply-adds",
-        COMPUTE_ITERATIONS * 4
+        u64::from(options.fault.hang_iterations.unwrap_or(COMPUTE_ITERATIONS)) * 4
     );
     let start = Instant::now();
     match mode {
@@ -177,7 +180,12 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             record_frame(cmd, 1..=5);
             record_readback(cmd);
             unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
-            submit_twice(cx, cmd, control)?;
+            submit_twice(
+                cx,
+                cmd,
+                control,
+                options.fault.hang_iterations.unwrap_or(COMPUTE_ITERATIONS),
+            )?;
         }
     }
     eprintln!(
@@ -227,11 +235,16 @@ fn submit_two_queues(
 
 /// `hang --resubmit`: submits `cmd` with dispatch 3's loop count at `SHORT_ITERATIONS` and waits for it
 /// (the usual limit), then with `COMPUTE_ITERATIONS` and waits with no timeout.
-fn submit_twice(cx: &Context, cmd: vk::CommandBuffer, control: &Buffer) -> Result<()> {
+fn submit_twice(
+    cx: &Context,
+    cmd: vk::CommandBuffer,
+    control: &Buffer,
+    long_iterations: u32,
+) -> Result<()> {
     let d = &cx.device;
     let fence = cx.create_fence()?;
     let cmds = [cmd];
-    for (run, iterations) in [(1, SHORT_ITERATIONS), (2, COMPUTE_ITERATIONS)] {
+    for (run, iterations) in [(1, SHORT_ITERATIONS), (2, long_iterations)] {
         // Host writes before vkQueueSubmit are visible to the submission: no barrier needed. The first
         // run is over (its fence waited for), so the buffer is free to change.
         control.write(&iterations.to_ne_bytes());
@@ -292,7 +305,12 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
         short.record_draw(d, cmd, extent, &SCENE[0]);
         labels.end(cmd);
         labels.begin(cmd, "draw 2");
-        long.record(d, cmd, extent, &push_bytes(&[FRAGMENT_ITERATIONS]));
+        long.record(
+            d,
+            cmd,
+            extent,
+            &push_bytes(&[options.fault.hang_iterations.unwrap_or(FRAGMENT_ITERATIONS)]),
+        );
         labels.end(cmd);
         labels.begin(cmd, "draw 3");
         short.record_draw(d, cmd, extent, &SCENE[3]);
@@ -326,7 +344,7 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
 
     eprintln!(
         "bb-testapp: hang-draw: draw 2 shades {size}x{size} pixels x {} multiply-adds ({mode:?})",
-        FRAGMENT_ITERATIONS * 4
+        u64::from(options.fault.hang_iterations.unwrap_or(FRAGMENT_ITERATIONS)) * 4
     );
     let start = Instant::now();
     cx.submit_and_wait_timeout(u64::MAX, |cmd| {
