@@ -108,7 +108,13 @@ pub fn render(report: &Report, color: bool) -> String {
         location(&mut out, l);
     }
 
-    for q in &report.queues {
+    let idle: Vec<String> = report
+        .queues
+        .iter()
+        .filter(|q| q.submissions.is_empty())
+        .map(|q| format!("{}.{}", q.family, q.index))
+        .collect();
+    for q in report.queues.iter().filter(|q| !q.submissions.is_empty()) {
         let _ = writeln!(out);
         let _ = writeln!(
             out,
@@ -136,6 +142,15 @@ pub fn render(report: &Report, color: bool) -> String {
         }
     }
 
+    if !idle.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{}",
+            st.bold(&format!("Queues with nothing pending: {}", idle.join(", ")))
+        );
+    }
+
     let _ = writeln!(out);
     if report.shader_errors.is_empty() {
         let _ = writeln!(out, "{}", st.bold("Shader errors: none reported"));
@@ -148,7 +163,9 @@ pub fn render(report: &Report, color: bool) -> String {
     if let Some(f) = &report.device_fault {
         let _ = writeln!(out);
         let _ = writeln!(out, "{}", st.bold("Device fault (VK_EXT_device_fault)"));
-        let _ = writeln!(out, "  {}", f.description);
+        if !f.description.is_empty() {
+            let _ = writeln!(out, "  {}", f.description);
+        }
         for a in &f.addresses {
             let near = a
                 .resource
