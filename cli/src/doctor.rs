@@ -1001,7 +1001,7 @@ pub fn doctor(layer: Option<&Path>) -> Result<i32> {
         env_fact(&mut r, &saved, var, false);
     }
     let enabled_here = saved_or_env(&saved, ENABLE_ENV).is_some_and(|v| v == "1")
-        && !saved_or_env(&saved, DISABLE_ENV).is_some_and(|v| v == "1");
+        && saved_or_env(&saved, DISABLE_ENV).is_none_or(|v| v != "1");
     if installed_any {
         r.fact(if enabled_here {
             "installed layer: active for Vulkan apps started from this environment (VK_BLACKBOX_ENABLE=1)"

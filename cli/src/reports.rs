@@ -44,7 +44,7 @@ impl ColorWhen {
             ColorWhen::Auto => {
                 // SAFETY: isatty only inspects the descriptor.
                 let tty = unsafe { libc::isatty(1) } == 1;
-                tty && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+                tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         }
     }
@@ -135,7 +135,7 @@ fn find(path: &Path) -> anyhow::Result<Report> {
             Ok(r) => {
                 let better = newest
                     .as_ref()
-                    .map_or(true, |(ms, p, _)| (r.unix_ms, file) > (*ms, p.as_path()));
+                    .is_none_or(|(ms, p, _)| (r.unix_ms, file) > (*ms, p.as_path()));
                 if better {
                     newest = Some((r.unix_ms, file.to_path_buf(), r));
                 }

@@ -509,11 +509,11 @@ fn mark_progress(
             let notable = c.is_action();
             match c.state {
                 State::Finished if notable => last = Some((ci, i)),
-                State::InFlight | State::NotStarted | State::Unknown if !first_unfinished_seen => {
-                    if c.state != State::Unknown || notable {
-                        c.first_unfinished = true;
-                        first_unfinished_seen = true;
-                    }
+                State::InFlight | State::NotStarted | State::Unknown
+                    if !first_unfinished_seen && (c.state != State::Unknown || notable) =>
+                {
+                    c.first_unfinished = true;
+                    first_unfinished_seen = true;
                 }
                 _ => {}
             }

@@ -499,6 +499,6 @@ pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
             })
         })
         .collect();
-    out.sort_by(|a, b| b.count.cmp(&a.count));
+    out.sort_by_key(|e| std::cmp::Reverse(e.count));
     out
 }

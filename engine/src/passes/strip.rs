@@ -59,7 +59,7 @@ pub(crate) fn remove_unused_imports(module: &mut Module) {
     }
     module.ext_inst_imports.retain(|i| {
         i.result_id
-            .map_or(true, |id| !sets.contains(&id) || used.contains(&id))
+            .is_none_or(|id| !sets.contains(&id) || used.contains(&id))
     });
     let any_non_semantic = !non_semantic_sets(module).is_empty();
     module

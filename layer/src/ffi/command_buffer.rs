@@ -518,7 +518,7 @@ fn with_cb<F: Copy>(
             }
         }
         None => {
-            if let Some(next) = unknown(command_buffer, |d| pick(d)) {
+            if let Some(next) = unknown(command_buffer, pick) {
                 blind(next);
             }
         }

@@ -107,7 +107,6 @@ impl TimelineSignal {
             Some(app) => {
                 // The app chained its own values: extend them for the duration of the call.
                 // SAFETY: the app's valid struct.
-                let app = app as *mut vk::TimelineSemaphoreSubmitInfo<'static>;
                 let (count, values) = unsafe {
                     (
                         (*app).signal_semaphore_value_count,
