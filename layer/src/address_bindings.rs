@@ -93,43 +93,40 @@ unsafe extern "system" fn on_message(
         let Some(data) = (unsafe { data.as_ref() }) else {
             return;
         };
-        let mut p = data.p_next;
-        while !p.is_null() {
-            // SAFETY: a valid chain.
-            let base = unsafe { &*(p as *const vk::BaseInStructure) };
-            if base.s_type == vk::StructureType::DEVICE_ADDRESS_BINDING_CALLBACK_DATA_EXT {
-                // SAFETY: the struct this sType names.
-                let b = unsafe { &*(p as *const vk::DeviceAddressBindingCallbackDataEXT) };
-                let object = if data.object_count > 0 && !data.p_objects.is_null() {
-                    // SAFETY: `object_count` objects.
-                    let o = unsafe { &*data.p_objects };
-                    let name = if o.p_object_name.is_null() {
-                        String::new()
-                    } else {
-                        // SAFETY: a NUL-terminated name.
-                        format!(
-                            " \"{}\"",
-                            unsafe { CStr::from_ptr(o.p_object_name) }.to_string_lossy()
-                        )
-                    };
-                    format!("{:?} {:#x}{name}", o.object_type, o.object_handle)
-                } else {
-                    "an object".to_owned()
-                };
-                let mut list = BINDINGS.lock();
-                if list.len() >= KEPT {
-                    list.pop_front();
-                }
-                list.push_back(Binding {
-                    object,
-                    base: b.base_address,
-                    size: b.size,
-                    bound: b.binding_type == vk::DeviceAddressBindingTypeEXT::BIND,
-                });
-                break;
-            }
-            p = base.p_next as *const c_void;
+        // SAFETY: the driver's valid chain.
+        let Some(b) =
+            (unsafe { crate::chain::find::<vk::DeviceAddressBindingCallbackDataEXT>(data.p_next) })
+        else {
+            return;
+        };
+        // SAFETY: the struct found, valid for the callback.
+        let b = unsafe { &*b };
+        let object = if data.object_count > 0 && !data.p_objects.is_null() {
+            // SAFETY: `object_count` objects.
+            let o = unsafe { &*data.p_objects };
+            let name = if o.p_object_name.is_null() {
+                String::new()
+            } else {
+                // SAFETY: a NUL-terminated name.
+                format!(
+                    " \"{}\"",
+                    unsafe { CStr::from_ptr(o.p_object_name) }.to_string_lossy()
+                )
+            };
+            format!("{:?} {:#x}{name}", o.object_type, o.object_handle)
+        } else {
+            "an object".to_owned()
+        };
+        let mut list = BINDINGS.lock();
+        if list.len() >= KEPT {
+            list.pop_front();
         }
+        list.push_back(Binding {
+            object,
+            base: b.base_address,
+            size: b.size,
+            bound: b.binding_type == vk::DeviceAddressBindingTypeEXT::BIND,
+        });
     });
     vk::FALSE
 }

@@ -12,6 +12,7 @@
 use ash::vk;
 use std::ffi::{c_char, c_void, CStr};
 
+use crate::chain;
 use crate::instance::Instance;
 
 /// What Blackbox can use on one device.
@@ -259,11 +260,11 @@ impl DeviceCreatePatch {
         let mut prepend: Vec<*mut vk::BaseOutStructure> = Vec::new();
         // SAFETY: the app's chain is valid; the pointers found stay valid for the call.
         unsafe {
-            let v12 = find_in_chain::<vk::PhysicalDeviceVulkan12Features>(app.p_next);
+            let v12 = chain::find::<vk::PhysicalDeviceVulkan12Features>(app.p_next);
             if caps.buffer_device_address {
                 match (
                     v12,
-                    find_in_chain::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(app.p_next),
+                    chain::find::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(app.p_next),
                 ) {
                     (Some(v12), _) => patch.set(&mut (*v12).buffer_device_address),
                     (None, Some(bda)) => patch.set(&mut (*bda).buffer_device_address),
@@ -276,7 +277,7 @@ impl DeviceCreatePatch {
             if caps.timeline_semaphore {
                 match (
                     v12,
-                    find_in_chain::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(app.p_next),
+                    chain::find::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(app.p_next),
                 ) {
                     (Some(v12), _) => patch.set(&mut (*v12).timeline_semaphore),
                     (None, Some(t)) => patch.set(&mut (*t).timeline_semaphore),
@@ -288,7 +289,7 @@ impl DeviceCreatePatch {
                 }
             }
             if caps.device_fault {
-                match find_in_chain::<vk::PhysicalDeviceFaultFeaturesEXT>(app.p_next) {
+                match chain::find::<vk::PhysicalDeviceFaultFeaturesEXT>(app.p_next) {
                     Some(f) => patch.set(&mut (*f).device_fault),
                     None => {
                         patch.own.fault.device_fault = vk::TRUE;
@@ -297,8 +298,7 @@ impl DeviceCreatePatch {
                 }
             }
             if caps.address_binding_report {
-                match find_in_chain::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(app.p_next)
-                {
+                match chain::find::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(app.p_next) {
                     Some(f) => patch.set(&mut (*f).report_address_binding),
                     None => {
                         patch.own.binding.report_address_binding = vk::TRUE;
@@ -311,7 +311,7 @@ impl DeviceCreatePatch {
         if caps.buffer_device_address {
             // SAFETY: the app's valid chain and optional feature struct.
             unsafe {
-                match find_in_chain::<vk::PhysicalDeviceFeatures2>(app.p_next) {
+                match chain::find::<vk::PhysicalDeviceFeatures2>(app.p_next) {
                     Some(f2) => {
                         if supported.fragment_stores {
                             patch.set(&mut (*f2).features.fragment_stores_and_atomics);
@@ -363,20 +363,4 @@ impl Drop for DeviceCreatePatch {
             unsafe { *feature = value };
         }
     }
-}
-
-/// The first struct of type `T` in a `pNext` chain.
-///
-/// # Safety
-/// `p_next` must be a valid chain.
-unsafe fn find_in_chain<T: vk::TaggedStructure>(mut p_next: *const c_void) -> Option<*mut T> {
-    while !p_next.is_null() {
-        // SAFETY: every struct of a chain starts like VkBaseInStructure.
-        let base = unsafe { &*(p_next as *const vk::BaseInStructure) };
-        if base.s_type == T::STRUCTURE_TYPE {
-            return Some(p_next as *mut T);
-        }
-        p_next = base.p_next as *const c_void;
-    }
-    None
 }

@@ -27,6 +27,7 @@ macro_rules! debug { ($($arg:tt)+) => { log_at!(debug, $($arg)+) }; }
 pub mod address_bindings;
 pub mod breadcrumbs;
 pub mod capabilities;
+pub mod chain;
 pub mod command_buffer;
 pub mod config;
 pub mod device;

@@ -55,22 +55,6 @@ unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
     }
 }
 
-/// The first struct of type `T` in a chain.
-///
-/// # Safety
-/// `p_next` must be a valid chain.
-unsafe fn find<T: vk::TaggedStructure>(mut p_next: *const c_void) -> Option<*mut T> {
-    while !p_next.is_null() {
-        // SAFETY: every chained struct starts like VkBaseInStructure.
-        let base = unsafe { &*(p_next as *const vk::BaseInStructure) };
-        if base.s_type == T::STRUCTURE_TYPE {
-            return Some(p_next as *mut T);
-        }
-        p_next = base.p_next as *const c_void;
-    }
-    None
-}
-
 /// Adds the layer's timeline signal to the last batch of a `VkSubmitInfo`/`VkBindSparseInfo` submission.
 /// Keeps what it allocated alive and restores the app's structs when dropped.
 struct TimelineSignal {
@@ -103,7 +87,7 @@ impl TimelineSignal {
             restore: None,
         });
         // SAFETY: the app's valid chain.
-        match unsafe { find::<vk::TimelineSemaphoreSubmitInfo>(p_next) } {
+        match unsafe { crate::chain::find::<vk::TimelineSemaphoreSubmitInfo>(p_next) } {
             Some(app) => {
                 // The app chained its own values: extend them for the duration of the call.
                 // SAFETY: the app's valid struct.
@@ -171,21 +155,159 @@ fn queue_state(queue: vk::Queue) -> Option<(Arc<Device>, Option<Arc<Queue>>)> {
     Some((device, state))
 }
 
-fn record_submission(
-    queue: &Queue,
-    seq: u64,
+/// A batch of a submission command: what the tracker reads from it and adds to it.
+trait Batch: Copy {
+    /// The app's command buffers in the batch.
+    ///
+    /// # Safety
+    /// The batch must be the app's valid struct.
+    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer>;
+
+    /// Adds a signal of the layer's `timeline` to `seq` to this copy of the batch. What it returns must
+    /// outlive the call down (and restores any app struct it patched when dropped).
+    ///
+    /// # Safety
+    /// As for [`Batch::command_buffers`].
+    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any>;
+}
+
+impl Batch for vk::SubmitInfo<'_> {
+    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
+        // SAFETY: forwarded.
+        unsafe { slice(self.p_command_buffers, self.command_buffer_count) }.to_vec()
+    }
+
+    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any> {
+        // SAFETY: forwarded.
+        let signal = unsafe {
+            TimelineSignal::new(
+                slice(self.p_signal_semaphores, self.signal_semaphore_count),
+                self.p_next,
+                timeline,
+                seq,
+            )
+        };
+        self.signal_semaphore_count = signal.semaphores.len() as u32;
+        self.p_signal_semaphores = signal.semaphores.as_ptr();
+        self.p_next = signal.p_next(self.p_next);
+        signal
+    }
+}
+
+impl Batch for vk::BindSparseInfo<'_> {
+    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
+        Vec::new()
+    }
+
+    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any> {
+        // SAFETY: forwarded.
+        let signal = unsafe {
+            TimelineSignal::new(
+                slice(self.p_signal_semaphores, self.signal_semaphore_count),
+                self.p_next,
+                timeline,
+                seq,
+            )
+        };
+        self.signal_semaphore_count = signal.semaphores.len() as u32;
+        self.p_signal_semaphores = signal.semaphores.as_ptr();
+        self.p_next = signal.p_next(self.p_next);
+        signal
+    }
+}
+
+impl Batch for vk::SubmitInfo2<'_> {
+    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
+        // SAFETY: forwarded.
+        let infos = unsafe { slice(self.p_command_buffer_infos, self.command_buffer_info_count) };
+        infos.iter().map(|i| i.command_buffer).collect()
+    }
+
+    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any> {
+        // SAFETY: forwarded.
+        let mut signals = unsafe {
+            slice(
+                self.p_signal_semaphore_infos,
+                self.signal_semaphore_info_count,
+            )
+        }
+        .to_vec();
+        signals.push(
+            vk::SemaphoreSubmitInfo::default()
+                .semaphore(timeline)
+                .value(seq)
+                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+        );
+        self.signal_semaphore_info_count = signals.len() as u32;
+        self.p_signal_semaphore_infos = signals.as_ptr();
+        // The vector's heap buffer does not move when the box takes it. The structs borrow nothing the
+        // call does not outlive (the app's arrays), so their lifetime can be widened for the box.
+        // SAFETY: same type but for the lifetime parameter.
+        let signals: Vec<vk::SemaphoreSubmitInfo<'static>> =
+            unsafe { std::mem::transmute(signals) };
+        Box::new(signals)
+    }
+}
+
+/// The shared body of the submission hooks: snapshots the command buffers, adds the layer's timeline
+/// signal to the last batch, calls down with `call`, records the submission, and notices a device loss.
+/// A submission with no batch is passed as it is (adding a batch would change the app's batching).
+fn submit<B: Batch, F: Copy>(
     command: &'static str,
-    batches: Vec<Vec<Submitted>>,
+    queue: vk::Queue,
+    count: u32,
+    batches: *const B,
     fence: vk::Fence,
-) {
-    queue.push(Submission {
-        seq,
-        command,
-        at: Instant::now(),
-        at_wall: SystemTime::now(),
-        batches,
-        fence,
-    });
+    pick: fn(&crate::dispatch::DeviceDispatch) -> Option<F>,
+    call: impl Fn(F, u32, *const B) -> vk::Result,
+) -> vk::Result {
+    let Some((device, state)) = queue_state(queue) else {
+        return vk::Result::ERROR_UNKNOWN;
+    };
+    let Some(next) = pick(&device.next) else {
+        return vk::Result::ERROR_UNKNOWN;
+    };
+    // SAFETY: the app's array of `count` batches.
+    let app = unsafe { slice(batches, count) };
+    let prepared = contained("tracking a submission", || {
+        let state = state.as_ref()?;
+        // SAFETY: the app's valid batches.
+        let snap: Vec<Vec<Submitted>> = app
+            .iter()
+            .map(|b| snapshot(&unsafe { b.command_buffers() }))
+            .collect();
+        let seq = state.next_seq();
+        let mut copies = app.to_vec();
+        let keep = match (state.timeline, copies.last_mut()) {
+            // SAFETY: a copy of the app's valid batch.
+            (Some(timeline), Some(last)) => Some(unsafe { last.add_signal(timeline, seq) }),
+            _ => None,
+        };
+        Some((seq, snap, copies, keep))
+    })
+    .flatten();
+    let result = match &prepared {
+        // The app's batches, the last one with the layer's signal added.
+        Some((_, _, copies, Some(_))) => call(next, copies.len() as u32, copies.as_ptr()),
+        _ => call(next, count, batches),
+    };
+    if let (Some((seq, snap, _, keep)), Some(state)) = (prepared, &state) {
+        drop(keep);
+        if result == vk::Result::SUCCESS {
+            contained("tracking a submission", || {
+                state.push(Submission {
+                    seq,
+                    command,
+                    at: Instant::now(),
+                    at_wall: SystemTime::now(),
+                    batches: snap,
+                    fence,
+                })
+            });
+        }
+    }
+    check_lost(&device, command, result);
+    result
 }
 
 pub(super) unsafe extern "system" fn queue_submit(
@@ -195,61 +317,16 @@ pub(super) unsafe extern "system" fn queue_submit(
     fence: vk::Fence,
 ) -> vk::Result {
     entry("vkQueueSubmit", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, state)) = queue_state(queue) else {
-            return vk::Result::ERROR_UNKNOWN;
-        };
-        let Some(next) = device.next.queue_submit else {
-            return vk::Result::ERROR_UNKNOWN;
-        };
-        // SAFETY: the app's array of `count` batches.
-        let batches = unsafe { slice(submits, count) };
-        let prepared = contained("tracking a submission", || {
-            let state = state.as_ref()?;
-            // SAFETY: the app's valid batches.
-            let snap: Vec<Vec<Submitted>> = batches
-                .iter()
-                .map(|b| snapshot(unsafe { slice(b.p_command_buffers, b.command_buffer_count) }))
-                .collect();
-            let seq = state.next_seq();
-            let mut copies = batches.to_vec();
-            let signal = match (state.timeline, copies.last_mut()) {
-                (Some(timeline), Some(last)) => {
-                    // SAFETY: the app's valid batch.
-                    let signal = unsafe {
-                        TimelineSignal::new(
-                            slice(last.p_signal_semaphores, last.signal_semaphore_count),
-                            last.p_next,
-                            timeline,
-                            seq,
-                        )
-                    };
-                    last.signal_semaphore_count = signal.semaphores.len() as u32;
-                    last.p_signal_semaphores = signal.semaphores.as_ptr();
-                    last.p_next = signal.p_next(last.p_next);
-                    Some(signal)
-                }
-                _ => None,
-            };
-            Some((seq, snap, copies, signal))
-        })
-        .flatten();
-        let result = match &prepared {
-            // SAFETY: the app's batches, the last one with the layer's signal added.
-            Some((_, _, copies, Some(_))) => unsafe {
-                next(queue, copies.len() as u32, copies.as_ptr(), fence)
-            },
-            // SAFETY: the app's arguments, forwarded as they came.
-            _ => unsafe { next(queue, count, submits, fence) },
-        };
-        if let (Some((seq, snap, _, _)), Some(state)) = (prepared, &state) {
-            if result == vk::Result::SUCCESS {
-                contained("tracking a submission", || {
-                    record_submission(state, seq, "vkQueueSubmit", snap, fence)
-                });
-            }
-        }
-        check_lost(&device, "vkQueueSubmit", result);
-        result
+        // SAFETY: the app's queue and fence with the app's batches (or their patched copies).
+        submit(
+            "vkQueueSubmit",
+            queue,
+            count,
+            submits,
+            fence,
+            |d| d.queue_submit,
+            |next, n, b| unsafe { next(queue, n, b, fence) },
+        )
     })
 }
 
@@ -260,66 +337,16 @@ pub(super) unsafe extern "system" fn queue_submit2(
     fence: vk::Fence,
 ) -> vk::Result {
     entry("vkQueueSubmit2", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, state)) = queue_state(queue) else {
-            return vk::Result::ERROR_UNKNOWN;
-        };
-        let Some(next) = device.next.queue_submit2 else {
-            return vk::Result::ERROR_UNKNOWN;
-        };
-        // SAFETY: the app's array of `count` batches.
-        let batches = unsafe { slice(submits, count) };
-        let prepared = contained("tracking a submission", || {
-            let state = state.as_ref()?;
-            let snap: Vec<Vec<Submitted>> = batches
-                .iter()
-                .map(|b| {
-                    // SAFETY: the app's valid batch.
-                    let infos =
-                        unsafe { slice(b.p_command_buffer_infos, b.command_buffer_info_count) };
-                    snapshot(&infos.iter().map(|i| i.command_buffer).collect::<Vec<_>>())
-                })
-                .collect();
-            let seq = state.next_seq();
-            let mut copies = batches.to_vec();
-            let mut signals = Vec::new();
-            if let (Some(timeline), Some(last)) = (state.timeline, copies.last_mut()) {
-                // SAFETY: the app's valid batch.
-                signals = unsafe {
-                    slice(
-                        last.p_signal_semaphore_infos,
-                        last.signal_semaphore_info_count,
-                    )
-                }
-                .to_vec();
-                signals.push(
-                    vk::SemaphoreSubmitInfo::default()
-                        .semaphore(timeline)
-                        .value(seq)
-                        .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
-                );
-                last.signal_semaphore_info_count = signals.len() as u32;
-                last.p_signal_semaphore_infos = signals.as_ptr();
-            }
-            Some((seq, snap, copies, signals))
-        })
-        .flatten();
-        let result = match &prepared {
-            // SAFETY: the app's batches, the last one with the layer's signal added.
-            Some((_, _, copies, signals)) if !signals.is_empty() => unsafe {
-                next(queue, copies.len() as u32, copies.as_ptr(), fence)
-            },
-            // SAFETY: the app's arguments, forwarded as they came.
-            _ => unsafe { next(queue, count, submits, fence) },
-        };
-        if let (Some((seq, snap, _, _)), Some(state)) = (prepared, &state) {
-            if result == vk::Result::SUCCESS {
-                contained("tracking a submission", || {
-                    record_submission(state, seq, "vkQueueSubmit2", snap, fence)
-                });
-            }
-        }
-        check_lost(&device, "vkQueueSubmit2", result);
-        result
+        // SAFETY: as for vkQueueSubmit.
+        submit(
+            "vkQueueSubmit2",
+            queue,
+            count,
+            submits,
+            fence,
+            |d| d.queue_submit2,
+            |next, n, b| unsafe { next(queue, n, b, fence) },
+        )
     })
 }
 
@@ -330,56 +357,16 @@ pub(super) unsafe extern "system" fn queue_bind_sparse(
     fence: vk::Fence,
 ) -> vk::Result {
     entry("vkQueueBindSparse", vk::Result::ERROR_UNKNOWN, || {
-        let Some((device, state)) = queue_state(queue) else {
-            return vk::Result::ERROR_UNKNOWN;
-        };
-        let Some(next) = device.next.queue_bind_sparse else {
-            return vk::Result::ERROR_UNKNOWN;
-        };
-        // SAFETY: the app's array of `count` bind infos.
-        let batches = unsafe { slice(infos, count) };
-        let prepared = contained("tracking a sparse binding", || {
-            let state = state.as_ref()?;
-            let seq = state.next_seq();
-            let mut copies = batches.to_vec();
-            let signal = match (state.timeline, copies.last_mut()) {
-                (Some(timeline), Some(last)) => {
-                    // SAFETY: the app's valid bind info.
-                    let signal = unsafe {
-                        TimelineSignal::new(
-                            slice(last.p_signal_semaphores, last.signal_semaphore_count),
-                            last.p_next,
-                            timeline,
-                            seq,
-                        )
-                    };
-                    last.signal_semaphore_count = signal.semaphores.len() as u32;
-                    last.p_signal_semaphores = signal.semaphores.as_ptr();
-                    last.p_next = signal.p_next(last.p_next);
-                    Some(signal)
-                }
-                _ => None,
-            };
-            Some((seq, copies, signal))
-        })
-        .flatten();
-        let result = match &prepared {
-            // SAFETY: the app's bind infos, the last one with the layer's signal added.
-            Some((_, copies, Some(_))) => unsafe {
-                next(queue, copies.len() as u32, copies.as_ptr(), fence)
-            },
-            // SAFETY: the app's arguments, forwarded as they came.
-            _ => unsafe { next(queue, count, infos, fence) },
-        };
-        if let (Some((seq, _, _)), Some(state)) = (prepared, &state) {
-            if result == vk::Result::SUCCESS {
-                contained("tracking a sparse binding", || {
-                    record_submission(state, seq, "vkQueueBindSparse", Vec::new(), fence)
-                });
-            }
-        }
-        check_lost(&device, "vkQueueBindSparse", result);
-        result
+        // SAFETY: as for vkQueueSubmit.
+        submit(
+            "vkQueueBindSparse",
+            queue,
+            count,
+            infos,
+            fence,
+            |d| d.queue_bind_sparse,
+            |next, n, b| unsafe { next(queue, n, b, fence) },
+        )
     })
 }
 

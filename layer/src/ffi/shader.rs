@@ -218,23 +218,11 @@ unsafe fn stages(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> 
                 dev.shaders.module(s.module)?
             } else {
                 // maintenance5 / graphics pipeline library: the code comes inline.
-                let mut p = s.p_next;
-                let mut found = None;
-                while !p.is_null() {
-                    // SAFETY: a valid chain.
-                    let base = unsafe { &*(p as *const vk::BaseInStructure) };
-                    if base.s_type == vk::StructureType::SHADER_MODULE_CREATE_INFO {
-                        // SAFETY: the struct this sType names.
-                        let code = unsafe { words(&*(p as *const vk::ShaderModuleCreateInfo)) };
-                        found = Some(record_for(
-                            code,
-                            blackbox_engine::shader_info(code).ok().as_ref(),
-                        ));
-                        break;
-                    }
-                    p = base.p_next as *const std::ffi::c_void;
-                }
-                found?
+                // SAFETY: the app's valid chain; the struct found is valid for the call.
+                let info = unsafe { crate::chain::find::<vk::ShaderModuleCreateInfo>(s.p_next) }?;
+                // SAFETY: as above.
+                let code = unsafe { words(&*info) };
+                record_for(code, blackbox_engine::shader_info(code).ok().as_ref())
             };
             let entry = if s.p_name.is_null() {
                 String::new()
@@ -288,28 +276,24 @@ impl InlinePatch {
             .iter()
             .filter(|s| s.module == vk::ShaderModule::null())
         {
-            let mut p = stage.p_next;
-            while !p.is_null() {
-                // SAFETY: a valid chain.
-                let base = unsafe { &*(p as *const vk::BaseInStructure) };
-                if base.s_type == vk::StructureType::SHADER_MODULE_CREATE_INFO {
-                    let info = p as *mut vk::ShaderModuleCreateInfo<'static>;
-                    // SAFETY: the struct this sType names, valid for the call.
-                    let code = unsafe { words(&*info) };
-                    if let Some(shader) = instrumented(dev, code) {
-                        // SAFETY: as above; restored in Drop.
-                        unsafe {
-                            patch
-                                .restore
-                                .push((info, (*info).code_size, (*info).p_code));
-                            (*info).code_size = shader.words.len() * 4;
-                            (*info).p_code = shader.words.as_ptr();
-                        }
-                        patch._keep.push(shader);
-                    }
-                    break;
+            // SAFETY: the app's valid chain.
+            let Some(info) = (unsafe {
+                crate::chain::find::<vk::ShaderModuleCreateInfo<'static>>(stage.p_next)
+            }) else {
+                continue;
+            };
+            // SAFETY: the struct found, valid for the call.
+            let code = unsafe { words(&*info) };
+            if let Some(shader) = instrumented(dev, code) {
+                // SAFETY: as above; restored in Drop.
+                unsafe {
+                    patch
+                        .restore
+                        .push((info, (*info).code_size, (*info).p_code));
+                    (*info).code_size = shader.words.len() * 4;
+                    (*info).p_code = shader.words.as_ptr();
                 }
-                p = base.p_next as *const std::ffi::c_void;
+                patch._keep.push(shader);
             }
         }
         patch
