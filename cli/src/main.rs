@@ -13,6 +13,21 @@ mod run;
 mod shader;
 mod triage;
 
+#[cfg(test)]
+mod test_env {
+    use std::collections::HashMap;
+    use std::ffi::OsString;
+
+    /// An environment for the pure functions that take one: `env_of(&[("HOME", "/h")])`.
+    pub fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+}
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 

@@ -350,15 +350,7 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-
-    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
-        let map: HashMap<String, OsString> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), OsString::from(v)))
-            .collect();
-        move |k| map.get(k).cloned()
-    }
+    use crate::test_env::env_of;
 
     fn get<'a>(plan: &'a EnvPlan, key: &str) -> Option<&'a str> {
         plan.set
