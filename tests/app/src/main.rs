@@ -9,6 +9,7 @@
 //! After an error the app still destroys everything it created (after vkDeviceWaitIdle), unless a wait
 //! timed out with GPU work possibly still running; so a device loss exercises the teardown path too.
 //!
+//! The benchmarks `record-bench` and `pipeline-bench` (not in `all`) also print timings on stdout.
 //! Some scenarios (not in `all`) are deliberate faults for Blackbox to report: `hang`, `hang-draw` (long
 //! GPU work), `bad-address` (a GPU page fault; on lavapipe a SIGSEGV in a driver thread); others make shader
 //! errors that only instrumentation reports: `nan-*`, `assert-*`, `printf`.
@@ -32,13 +33,15 @@ use scenarios::{Outcome, SCENARIOS};
 
 const USAGE: &str = "\
 usage: bb-testapp [OPTIONS] SCENARIO...
-  SCENARIO       a name from --list, or `all` (every scenario except record-bench and those below)
+  SCENARIO       a name from --list, or `all` (every scenario except the benchmarks and those below)
 options:
   --list         print the scenario names, one per line, and exit
   --device-index N   physical device to use (default 0)
   --cmdbufs N    record-bench: command buffers per iteration (default 32)
   --draws M      record-bench: draws per command buffer (default 500)
-  --iters K      record-bench: iterations (default 20)
+  --iters K      record-bench, pipeline-bench: iterations (defaults 20 and 5)
+  --pipelines N  pipeline-bench: compute and graphics pipelines created per iteration, N of each
+                 (default 40)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
                      at most 65535; on lavapipe about 0.65 s per 1000)
   --hang-iterations N  hang, hang-draw: loop iterations (x 4 multiply-adds) of the long dispatch or draw
@@ -82,12 +85,15 @@ not in `all` (faults and shader errors, for Blackbox to report):
   (assert-*, printf and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where it is
    missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
 
-/// record-bench parameters.
+/// record-bench and pipeline-bench parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct BenchOptions {
     pub cmdbufs: u32,
     pub draws: u32,
-    pub iters: u32,
+    /// Iterations; `None` is the benchmark's default.
+    pub iters: Option<u32>,
+    /// pipeline-bench: compute pipelines, and graphics pipelines, per iteration.
+    pub pipelines: u32,
 }
 
 /// The operation that makes the NaN or Inf in the `nan-*` scenarios (the shaders' `op` push constant).
@@ -170,7 +176,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
         bench: BenchOptions {
             cmdbufs: 32,
             draws: 500,
-            iters: 20,
+            iters: None,
+            pipelines: 40,
         },
         fault: FaultOptions {
             frame: None,
@@ -203,7 +210,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--device-index" => options.device_index = value("--device-index")? as usize,
             "--cmdbufs" => options.bench.cmdbufs = value("--cmdbufs")?.max(1),
             "--draws" => options.bench.draws = value("--draws")?.max(1),
-            "--iters" => options.bench.iters = value("--iters")?.max(1),
+            "--iters" => options.bench.iters = Some(value("--iters")?.max(1)),
+            "--pipelines" => options.bench.pipelines = value("--pipelines")?.max(1),
             "--hang-groups" => {
                 let groups = value("--hang-groups")?;
                 if !(1..=65535).contains(&groups) {

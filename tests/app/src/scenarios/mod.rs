@@ -12,6 +12,7 @@ pub mod draw;
 pub mod hang;
 pub mod instances;
 pub mod nan;
+pub mod pipeline_bench;
 pub mod program;
 pub mod record_bench;
 pub mod secondary;
@@ -32,7 +33,7 @@ pub enum Outcome {
 
 pub struct Scenario {
     pub name: &'static str,
-    /// Part of `all` (record-bench is not: it is slow and measures time, not results; nor are the fault
+    /// Part of `all` (the benchmarks are not: they are slow and measure time, not results; nor are the fault
     /// and shader-error scenarios).
     pub in_all: bool,
     /// What the device gets enabled (where supported) when this scenario is on the command line.
@@ -106,6 +107,12 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: Needs::NONE,
         run: record_bench::run,
+    },
+    Scenario {
+        name: "pipeline-bench",
+        in_all: false,
+        needs: Needs::NONE,
+        run: pipeline_bench::run,
     },
     Scenario {
         name: "hang",

@@ -121,7 +121,8 @@ impl Bench<'_> {
     }
 }
 
-fn median(mut samples: Vec<u128>) -> u128 {
+/// The median of `samples` (the upper one of an even count; `samples` is not empty).
+pub fn median(mut samples: Vec<u128>) -> u128 {
     samples.sort_unstable();
     samples[samples.len() / 2]
 }
@@ -153,7 +154,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let fence = cx.create_fence()?;
     let (mut record_ns, mut submit_ns) = (Vec::new(), Vec::new());
     let mut commands = 0;
-    for iter in 0..opts.iters {
+    for iter in 0..opts.iters.unwrap_or(20) {
         // The previous iteration's fence was waited for: the command buffers can be reset.
         unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) }
             .vk_context("vkResetCommandPool")?;
