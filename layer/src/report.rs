@@ -54,6 +54,8 @@ pub fn hang(device: &Arc<Device>, stalled: Duration) {
 /// Writes a report for a fatal signal, for `device`.
 pub fn signal(device: &Arc<Device>, signal: model::Signal) {
     let reason = format!("the process received {}", signal.name);
+    // What shaders recorded before the fault (an assert in `crash` mode faults right after its record).
+    crate::shader_errors::drain(device);
     write(&build(device, Kind::Signal, reason, Some(signal)));
 }
 

@@ -427,3 +427,34 @@ fn bad_values_of_the_shader_and_breadcrumb_variables_warn_and_the_app_runs() {
         run.dump()
     );
 }
+
+#[test]
+fn crash_mode_faults_the_device_at_the_failing_assert_and_the_report_names_it() {
+    let home = TempDir::new("crash");
+    let run = run(&mut layered(
+        &home,
+        &["assert-compute"],
+        &[("VK_BLACKBOX_ASSERT", "crash")],
+    ));
+    use std::os::unix::process::ExitStatusExt;
+    // On lavapipe the deliberate fault is a SIGSEGV in a driver thread; on a GPU it is a device fault.
+    assert_eq!(run.status.signal(), Some(11), "{}", run.dump());
+    let reports = reports_in(&home.path().join("reports"));
+    assert_eq!(reports.len(), 1, "{}", run.dump());
+    let report = &reports[0].1;
+    assert_eq!(report.kind, blackbox_report::Kind::Signal);
+    let asserts: Vec<_> = report
+        .shader_errors
+        .iter()
+        .filter(|e| e.kind == "assert")
+        .collect();
+    assert_eq!(asserts.len(), 1, "{:?}", report.shader_errors);
+    assert!(
+        asserts[0]
+            .message
+            .starts_with("assert 7 failed at assert.comp:"),
+        "{}",
+        asserts[0].message
+    );
+    assert_eq!(report.in_flight[0].command, "vkCmdDispatch");
+}
