@@ -172,6 +172,7 @@ fn make(spec: &Spec) -> Report {
                     ],
                     scopes,
                     secondaries: Vec::new(),
+                    unlogged_commands: 0,
                 }],
             }],
         }],

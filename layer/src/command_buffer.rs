@@ -20,6 +20,10 @@ use crate::device::Device;
 /// "No label scope" / "no unit".
 pub const NONE: u32 = u32::MAX;
 
+/// Commands logged per recording; beyond it commands are counted, not logged, so a runaway command buffer
+/// cannot take the app's memory (markers still cover them).
+pub const MAX_LOGGED_COMMANDS: usize = 1 << 16;
+
 /// One recorded command.
 #[derive(Debug, Clone, Copy)]
 pub struct Command {
@@ -80,6 +84,8 @@ pub struct RecordedLog {
     pub open_scopes: Vec<u32>,
     /// Labels closed here that an earlier command buffer of the submission opened.
     pub unmatched_label_ends: u32,
+    /// Commands recorded beyond [`MAX_LOGGED_COMMANDS`].
+    pub unlogged: u32,
     /// Whether the command buffer was begun with `SIMULTANEOUS_USE`.
     pub simultaneous_use: bool,
 }
@@ -106,6 +112,8 @@ pub struct Recording {
     units_inside_passes: bool,
     /// End-label calls that closed a label begun in an earlier command buffer.
     unmatched_label_ends: u32,
+    /// Commands beyond [`MAX_LOGGED_COMMANDS`].
+    unlogged: u32,
 }
 
 /// A command buffer the layer knows.
@@ -319,6 +327,7 @@ impl CommandBuffer {
             units: rec.units,
             open_scopes: rec.open,
             unmatched_label_ends: rec.unmatched_label_ends,
+            unlogged: rec.unlogged,
             simultaneous_use: rec.simultaneous_use,
         };
         *self.last.lock() = Some(Arc::new(log));
@@ -464,6 +473,10 @@ impl CommandBuffer {
 
 impl Recording {
     fn push(&mut self, name: &'static str, bind: BindPoint, params: &[u64], unit: u32) {
+        if self.commands.len() >= MAX_LOGGED_COMMANDS {
+            self.unlogged += 1;
+            return;
+        }
         let mut p = [0u64; 4];
         let n = params.len().min(4);
         p[..n].copy_from_slice(&params[..n]);

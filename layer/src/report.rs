@@ -277,10 +277,12 @@ fn command_buffer(
         commands: Vec::new(),
         scopes: Vec::new(),
         secondaries: Vec::new(),
+        unlogged_commands: 0,
     };
     let Some(log) = &submitted.log else {
         return out;
     };
+    out.unlogged_commands = log.unlogged;
     let progress = progress_of(log.slot).map(|(top, bottom)| {
         let complete = top == log.units && bottom == log.units;
         if complete && (*earlier_unfinished || !first_submission) && log.units > 0 {

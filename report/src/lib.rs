@@ -202,6 +202,9 @@ pub struct CommandBuffer {
     pub scopes: Vec<Scope>,
     /// Secondaries run by its `vkCmdExecuteCommands`, in order.
     pub secondaries: Vec<CommandBuffer>,
+    /// Commands recorded beyond the log's limit (counted, not listed).
+    #[serde(default)]
+    pub unlogged_commands: u32,
 }
 
 /// Marker progress of a command buffer.

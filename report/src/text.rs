@@ -361,6 +361,13 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
         }
     }
     flush_skipped(out, &pad, open.len(), &mut skipped);
+    if cb.unlogged_commands > 0 {
+        let _ = writeln!(
+            out,
+            "{pad}  … {} more command(s) beyond the log's limit",
+            cb.unlogged_commands
+        );
+    }
 }
 
 fn flush_skipped(out: &mut String, pad: &str, depth: usize, skipped: &mut u32) {
