@@ -494,3 +494,19 @@ impl Recording {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_is_bounded_and_counts_what_it_leaves_out() {
+        let mut rec = Recording::default();
+        for _ in 0..MAX_LOGGED_COMMANDS + 5 {
+            rec.push("vkCmdDraw", BindPoint::Graphics, &[3, 1, 0, 0], NONE);
+        }
+        assert_eq!(rec.commands.len(), MAX_LOGGED_COMMANDS);
+        assert_eq!(rec.unlogged, 5);
+        assert_eq!(rec.commands[0].param_count, 4);
+    }
+}
