@@ -143,6 +143,39 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     })
 }
 
+/// Whether [`instrument`] could change the module at all with these options: NaN checks are asked for, or
+/// the module imports a `NonSemantic.*` instruction set (printf, asserts, debug info). A scan of the
+/// module's preamble, far cheaper than [`instrument`]: callers skip the engine for most modules of an app
+/// that uses neither. Malformed input answers `true`, so [`instrument`] gives the reason.
+pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
+    if options.nan != NanLevel::Off {
+        return true;
+    }
+    const EXT_INST_IMPORT: u32 = 11;
+    const FUNCTION: u32 = 54;
+    let mut i = 5;
+    while i < words.len() {
+        let (count, opcode) = ((words[i] >> 16) as usize, words[i] & 0xffff);
+        if count == 0 || i + count > words.len() {
+            return true;
+        }
+        if opcode == FUNCTION {
+            return false;
+        }
+        if opcode == EXT_INST_IMPORT {
+            let name: Vec<u8> = words[i + 2..i + count]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            if name.starts_with(b"NonSemantic.") {
+                return true;
+            }
+        }
+        i += count;
+    }
+    words.len() < 5
+}
+
 /// What the engine knows about a module, without rewriting it (`sites` is empty).
 pub fn shader_info(words: &[u32]) -> Result<ShaderInfo, NotInstrumented> {
     let module = parse_supported(words)?;

@@ -472,3 +472,27 @@ fn asserts_carry_their_ids_and_values() {
     assert!(asserts[1].values.is_empty());
     assert_eq!(asserts[0].stage, Stage::Fragment);
 }
+
+#[test]
+fn needs_instrumentation_agrees_with_instrument() {
+    // Every variant of the corpus: when the quick scan says there is nothing to do, instrumenting must give
+    // the module back unchanged.
+    let options = blackbox_engine::Options::default();
+    let mut skipped = 0;
+    for variant in shaders::variants() {
+        let words = common::read_words(&variant.path);
+        if !blackbox_engine::needs_instrumentation(&words, &options) {
+            skipped += 1;
+            let out = blackbox_engine::instrument(&words, &options).expect("instruments");
+            assert_eq!(
+                out.words, words,
+                "{}: the scan said nothing to do",
+                variant.name
+            );
+        }
+    }
+    assert!(
+        skipped > 0,
+        "the corpus has modules without printf, asserts or debug info"
+    );
+}

@@ -436,7 +436,7 @@ fn pipeline(device: &Device, handle: vk::Pipeline) -> model::Pipeline {
                 .map(|s| model::Shader {
                     id: s.shader.id.clone(),
                     entry_points: vec![format!("{} ({})", s.entry, s.stage)],
-                    sources: s.shader.sources.clone(),
+                    sources: s.shader.sources().to_vec(),
                     name: None,
                 })
                 .collect()

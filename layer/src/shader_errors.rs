@@ -115,6 +115,12 @@ impl ErrorBuffer {
         })
     }
 
+    /// Whether the engine could change `words` at all (NaN checks on, or printf/asserts/debug info in the
+    /// module): most modules of most apps have none, and skip the engine.
+    pub fn needs(&self, words: &[u32]) -> bool {
+        blackbox_engine::needs_instrumentation(words, &self.options)
+    }
+
     /// Instruments `words`, or gives the cached result for identical words (so the same module always gets
     /// the same output: driver pipeline caches key on it). Sites are numbered across the device.
     /// The second value says whether this call did the work (so a refusal is logged once per module).

@@ -11,8 +11,51 @@ use std::sync::Arc;
 pub struct ShaderRecord {
     /// Content hash of the app's SPIR-V.
     pub id: String,
-    /// Source files the module names (from its debug info), when the engine could read it.
-    pub sources: Vec<String>,
+    /// Source files the module names (from its debug info), read when a report first asks.
+    sources: once_cell::sync::OnceCell<Vec<String>>,
+    /// The app's code, kept to read the sources from later when the engine did not read it already.
+    code: Option<Box<[u32]>>,
+}
+
+impl ShaderRecord {
+    /// A record whose sources the engine already read.
+    pub fn with_info(code: &[u32], info: &blackbox_engine::ShaderInfo) -> Self {
+        let record = ShaderRecord {
+            id: shader_id(code),
+            sources: Default::default(),
+            code: None,
+        };
+        let _ = record.sources.set(source_names(info));
+        record
+    }
+
+    /// A record whose sources are read only if a report needs them: module creation stays cheap.
+    pub fn deferred(code: &[u32]) -> Self {
+        ShaderRecord {
+            id: shader_id(code),
+            sources: Default::default(),
+            code: Some(code.into()),
+        }
+    }
+
+    /// Source files the module names.
+    pub fn sources(&self) -> &[String] {
+        self.sources.get_or_init(|| {
+            let info = self
+                .code
+                .as_deref()
+                .and_then(|c| blackbox_engine::shader_info(c).ok());
+            info.as_ref().map(source_names).unwrap_or_default()
+        })
+    }
+}
+
+fn source_names(info: &blackbox_engine::ShaderInfo) -> Vec<String> {
+    info.sources
+        .iter()
+        .map(|s| s.name.clone())
+        .filter(|n| !n.is_empty())
+        .collect()
 }
 
 /// One stage of a pipeline.

@@ -23,18 +23,12 @@ unsafe fn words<'a>(info: &'a vk::ShaderModuleCreateInfo) -> &'a [u32] {
     unsafe { std::slice::from_raw_parts(info.p_code, info.code_size / 4) }
 }
 
-/// What the layer records of a module's code (with what the engine learnt, when it could read it).
+/// What the layer records of a module's code: with what the engine learnt when it instrumented it, else
+/// to be read only if a report asks.
 fn record_for(code: &[u32], info: Option<&blackbox_engine::ShaderInfo>) -> Arc<ShaderRecord> {
-    let sources = info.map(|i| {
-        i.sources
-            .iter()
-            .map(|s| s.name.clone())
-            .filter(|n| !n.is_empty())
-            .collect()
-    });
-    Arc::new(ShaderRecord {
-        id: shader_id(code),
-        sources: sources.unwrap_or_default(),
+    Arc::new(match info {
+        Some(info) => ShaderRecord::with_info(code, info),
+        None => ShaderRecord::deferred(code),
     })
 }
 
@@ -66,6 +60,9 @@ fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
         if !selected(code, info.as_ref()) {
             return None;
         }
+    }
+    if !eb.needs(code) {
+        return None;
     }
     let (result, fresh) = eb.instrument(code);
     match result {
@@ -171,15 +168,9 @@ pub(super) unsafe extern "system" fn create_shader_module(
         }
         if result == vk::Result::SUCCESS {
             contained("recording a shader module", || {
-                let info = shader
-                    .as_ref()
-                    .map(|s| s.info.clone())
-                    .or_else(|| blackbox_engine::shader_info(code).ok());
+                let record = record_for(code, shader.as_ref().map(|s| &s.info));
                 // SAFETY: the module was written.
-                unsafe {
-                    dev.shaders
-                        .add_module(*out, record_for(code, info.as_ref()))
-                }
+                unsafe { dev.shaders.add_module(*out, record) }
             });
         }
         result
@@ -222,7 +213,7 @@ unsafe fn stages(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> 
                 let info = unsafe { crate::chain::find::<vk::ShaderModuleCreateInfo>(s.p_next) }?;
                 // SAFETY: as above.
                 let code = unsafe { words(&*info) };
-                record_for(code, blackbox_engine::shader_info(code).ok().as_ref())
+                record_for(code, None)
             };
             let entry = if s.p_name.is_null() {
                 String::new()
