@@ -173,6 +173,7 @@ fn make(spec: &Spec) -> Report {
                     scopes,
                     secondaries: Vec::new(),
                     unlogged_commands: 0,
+                    note: None,
                 }],
             }],
         }],

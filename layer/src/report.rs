@@ -108,6 +108,22 @@ pub fn build(
         .try_read_for(LOCK_WAIT)
         .map(|q| q.clone())
         .unwrap_or_default();
+    // A command buffer pending in two submissions at once (simultaneous use) shares one marker slot: its
+    // progress cannot be told apart between them, and the report says so.
+    let mut pending_count: std::collections::HashMap<u64, u32> = Default::default();
+    for queue in &queue_list {
+        if let Some(tracker) = queue.tracker.try_lock_for(LOCK_WAIT) {
+            for s in tracker
+                .pending
+                .iter()
+                .flat_map(|sub| sub.batches.iter().flatten())
+            {
+                *pending_count
+                    .entry(vk::Handle::as_raw(s.command_buffer.handle))
+                    .or_default() += 1;
+            }
+        }
+    }
     for queue in &queue_list {
         let Some(tracker) = queue.tracker.try_lock_for(LOCK_WAIT) else {
             continue;
@@ -117,17 +133,43 @@ pub fn build(
         // Once something is not finished, later command buffers on this queue have not started, unless their
         // markers show progress of their own (a slot still holding a finished earlier run would lie).
         let mut earlier_unfinished = false;
+        // A command buffer pending twice shares one slot: its progress is credited to the earliest run.
+        let mut seen: std::collections::HashSet<u64> = Default::default();
         for (i, sub) in tracker.pending.iter().enumerate() {
             let mut cbs = Vec::new();
             for submitted in sub.batches.iter().flatten() {
-                cbs.push(command_buffer(
-                    device,
-                    submitted,
-                    &progress_of,
-                    &mut earlier_unfinished,
-                    i == 0,
-                    None,
-                ));
+                let handle = vk::Handle::as_raw(submitted.command_buffer.handle);
+                let mut cb = if seen.insert(handle) {
+                    command_buffer(
+                        device,
+                        submitted,
+                        &progress_of,
+                        &mut earlier_unfinished,
+                        i == 0,
+                        None,
+                    )
+                } else {
+                    let not_started = |_: Option<u32>| Some((0, 0));
+                    command_buffer(
+                        device,
+                        submitted,
+                        &not_started,
+                        &mut earlier_unfinished,
+                        i == 0,
+                        None,
+                    )
+                };
+                let times = pending_count
+                    .get(&vk::Handle::as_raw(submitted.command_buffer.handle))
+                    .copied();
+                if times.is_some_and(|n| n > 1) {
+                    cb.note = Some(format!(
+                        "pending in {} submissions at once (simultaneous use): its markers may show either run's \
+                         progress",
+                        times.unwrap_or(0)
+                    ));
+                }
+                cbs.push(cb);
             }
             let state = combine(cbs.iter().map(|c| c.state));
             let mut s = model::Submission {
@@ -278,6 +320,7 @@ fn command_buffer(
         scopes: Vec::new(),
         secondaries: Vec::new(),
         unlogged_commands: 0,
+        note: None,
     };
     let Some(log) = &submitted.log else {
         return out;

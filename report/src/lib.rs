@@ -205,6 +205,9 @@ pub struct CommandBuffer {
     /// Commands recorded beyond the log's limit (counted, not listed).
     #[serde(default)]
     pub unlogged_commands: u32,
+    /// A caveat about its progress, e.g. when it is pending twice at once (simultaneous use).
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// Marker progress of a command buffer.

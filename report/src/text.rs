@@ -284,6 +284,9 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
         cb.level,
         st.state(cb.state)
     );
+    if let Some(note) = &cb.note {
+        let _ = writeln!(out, "{pad}  note: {note}");
+    }
 
     // Which commands to show: those near an interesting one.
     let interesting: Vec<u32> = cb

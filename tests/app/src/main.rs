@@ -58,6 +58,8 @@ options:
   --two-queues       hang: dispatches 1-2 in a first submission to queue A, dispatches 3-5 in a second one
                      to queue B that waits for a binary semaphore the first signals (the same queue twice
                      where the family has one queue, as on lavapipe)
+  --simultaneous     hang: one SIMULTANEOUS_USE command buffer submitted twice in a row, both runs
+                     pending at once
   --resubmit         hang: one command buffer, recorded once and submitted twice: dispatch 3 reads its
                      loop count from a host-visible buffer, short (1) for the first submission, which is
                      waited for, and long for the second
@@ -136,6 +138,8 @@ pub enum HangMode {
     TwoQueues,
     /// One command buffer submitted twice, short then long (`--resubmit`).
     Resubmit,
+    /// One SIMULTANEOUS_USE command buffer submitted twice without waiting in between (`--simultaneous`).
+    Simultaneous,
 }
 
 /// Parameters of the fault and shader-error scenarios.
@@ -235,14 +239,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                 }
                 options.fault.draw_mode = mode;
             }
-            "--two-queues" | "--resubmit" => {
-                let mode = if arg == "--two-queues" {
-                    HangMode::TwoQueues
-                } else {
-                    HangMode::Resubmit
+            "--two-queues" | "--resubmit" | "--simultaneous" => {
+                let mode = match arg.as_str() {
+                    "--two-queues" => HangMode::TwoQueues,
+                    "--resubmit" => HangMode::Resubmit,
+                    _ => HangMode::Simultaneous,
                 };
                 if ![HangMode::OneSubmission, mode].contains(&options.fault.hang_mode) {
-                    bail!("--two-queues and --resubmit cannot be combined");
+                    bail!("--two-queues, --resubmit and --simultaneous cannot be combined");
                 }
                 options.fault.hang_mode = mode;
             }

@@ -129,3 +129,39 @@ fn same_bug_same_signature_other_bug_other_signature() {
     assert_eq!(reports.len(), 1, "{}", run.dump());
     assert_ne!(reports[0].1.signature, a.signature);
 }
+
+#[test]
+fn a_command_buffer_pending_twice_is_credited_to_its_first_run_and_flagged() {
+    let home = TempDir::new("simultaneous");
+    let run = scenario(
+        &home,
+        &["hang", "--simultaneous", "--hang-groups", "3000"],
+        &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
+    );
+    run.assert_success().assert_no_validation_messages();
+    let reports = reports_in(&home.path().join("reports"));
+    // The first report comes while both runs are pending.
+    let (_, report) = reports
+        .first()
+        .unwrap_or_else(|| panic!("a hang report\n{}", run.dump()));
+    let subs = &report.queues[0].submissions;
+    assert_eq!(subs.len(), 2, "both runs pending");
+    assert_eq!(
+        (subs[0].seq, subs[0].state, subs[1].seq, subs[1].state),
+        (1, State::InFlight, 2, State::NotStarted)
+    );
+    for s in subs {
+        let note = s.command_buffers[0].note.as_deref().unwrap_or_default();
+        assert!(
+            note.contains("pending in 2 submissions at once (simultaneous use)"),
+            "{note}"
+        );
+    }
+    assert_eq!(
+        (
+            report.in_flight[0].submission,
+            report.in_flight[0].labels.join(" > ")
+        ),
+        (1, "frame > dispatch 3".to_owned())
+    );
+}

@@ -170,6 +170,26 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             unsafe { d.end_command_buffer(second) }.vk_context("vkEndCommandBuffer")?;
             submit_two_queues(cx, first, second)?;
         }
+        HangMode::Simultaneous => {
+            let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
+            let cmd = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, 1)?[0];
+            begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
+            record_init(d, cmd, values.handle, 0, GRID_BYTES);
+            record_frame(cmd, 1..=5);
+            record_readback(cmd);
+            unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+            // Two submissions of the same command buffer, the second made before the first finished. The
+            // queue runs them one after the other, so the result is that of one run.
+            let (first, second) = (cx.create_fence()?, cx.create_fence()?);
+            let cmds = [cmd];
+            for fence in [first, second] {
+                let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+                unsafe { d.queue_submit(cx.queues[0], &[submit], fence) }
+                    .vk_context("vkQueueSubmit")?;
+            }
+            cx.wait_fence_timeout(first, u64::MAX)?;
+            cx.wait_fence_timeout(second, u64::MAX)?;
+        }
         HangMode::Resubmit => {
             let control = control.as_ref().expect("created for --resubmit");
             let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
