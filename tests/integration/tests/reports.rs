@@ -84,7 +84,7 @@ fn watchdog_reports_the_dispatch_in_flight_during_a_hang() {
 #[test]
 fn no_watchdog_report_when_work_finishes_in_time() {
     let home = TempDir::new("no-hang");
-    let run = scenario(&home, &["all"], &[("VK_BLACKBOX_WATCHDOG_MS", "2000")]);
+    let run = scenario(&home, &["all"], &[("VK_BLACKBOX_WATCHDOG_MS", "5000")]);
     run.assert_success().assert_no_validation_messages();
     assert!(
         reports_in(&home.path().join("reports")).is_empty(),
