@@ -171,50 +171,41 @@ trait Batch: Copy {
     unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any>;
 }
 
-impl Batch for vk::SubmitInfo<'_> {
-    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
-        // SAFETY: forwarded.
-        unsafe { slice(self.p_command_buffers, self.command_buffer_count) }.to_vec()
-    }
+/// `VkSubmitInfo` and `VkBindSparseInfo` carry their signal semaphores the same way, with timeline values
+/// in a chained `VkTimelineSemaphoreSubmitInfo`.
+macro_rules! batch_with_signal_semaphores {
+    ($ty:ty, |$b:ident| $command_buffers:expr) => {
+        impl Batch for $ty {
+            unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
+                let $b = self;
+                $command_buffers
+            }
 
-    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any> {
-        // SAFETY: forwarded.
-        let signal = unsafe {
-            TimelineSignal::new(
-                slice(self.p_signal_semaphores, self.signal_semaphore_count),
-                self.p_next,
-                timeline,
-                seq,
-            )
-        };
-        self.signal_semaphore_count = signal.semaphores.len() as u32;
-        self.p_signal_semaphores = signal.semaphores.as_ptr();
-        self.p_next = signal.p_next(self.p_next);
-        signal
-    }
+            unsafe fn add_signal(
+                &mut self,
+                timeline: vk::Semaphore,
+                seq: u64,
+            ) -> Box<dyn std::any::Any> {
+                // SAFETY: forwarded.
+                let signals =
+                    unsafe { slice(self.p_signal_semaphores, self.signal_semaphore_count) };
+                // SAFETY: the batch's valid chain.
+                let signal = unsafe { TimelineSignal::new(signals, self.p_next, timeline, seq) };
+                self.signal_semaphore_count = signal.semaphores.len() as u32;
+                self.p_signal_semaphores = signal.semaphores.as_ptr();
+                self.p_next = signal.p_next(self.p_next);
+                signal
+            }
+        }
+    };
 }
 
-impl Batch for vk::BindSparseInfo<'_> {
-    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
-        Vec::new()
-    }
-
-    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any> {
-        // SAFETY: forwarded.
-        let signal = unsafe {
-            TimelineSignal::new(
-                slice(self.p_signal_semaphores, self.signal_semaphore_count),
-                self.p_next,
-                timeline,
-                seq,
-            )
-        };
-        self.signal_semaphore_count = signal.semaphores.len() as u32;
-        self.p_signal_semaphores = signal.semaphores.as_ptr();
-        self.p_next = signal.p_next(self.p_next);
-        signal
-    }
+// SAFETY (command buffers): the app's array of `command_buffer_count` handles.
+batch_with_signal_semaphores!(vk::SubmitInfo<'_>, |b| unsafe {
+    slice(b.p_command_buffers, b.command_buffer_count)
 }
+.to_vec());
+batch_with_signal_semaphores!(vk::BindSparseInfo<'_>, |_b| Vec::new());
 
 impl Batch for vk::SubmitInfo2<'_> {
     unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
