@@ -120,11 +120,6 @@ impl Device {
         Ok(())
     }
 
-    /// Whether command recording is watched (breadcrumbs on).
-    pub fn records_commands(&self) -> bool {
-        crate::config().breadcrumbs != crate::config::Breadcrumbs::Off
-    }
-
     /// Whether any queue has work not known to be finished.
     pub fn has_pending(&self) -> bool {
         self.queues.read().iter().any(|q| q.has_pending())

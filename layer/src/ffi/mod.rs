@@ -118,6 +118,12 @@ static HOOKS: once_cell::sync::Lazy<std::collections::HashMap<&'static CStr, &'s
             .collect()
     });
 
+/// Whether command recording is watched. With breadcrumbs off it is not: the recording hooks are not handed
+/// out at all, and the app records straight into the next layer.
+fn records_commands() -> bool {
+    crate::config().breadcrumbs != crate::config::Breadcrumbs::Off
+}
+
 fn find_hook(name: &CStr) -> Option<&'static Hook> {
     HOOKS.get(name).copied()
 }
@@ -197,6 +203,7 @@ unsafe extern "system" fn get_instance_proc_addr(
         // SAFETY: the next layer resolves commands for its live instance.
         let next = unsafe { (state.next_get_instance_proc_addr)(instance, name.as_ptr()) };
         match hook {
+            Some(hook) if hook.recording && !records_commands() => next,
             // A hook is only handed out where the chain below has the command, so absent commands stay absent.
             Some(hook) if next.is_some() => Some(hook.function),
             _ => next,
@@ -222,7 +229,7 @@ unsafe extern "system" fn get_device_proc_addr(
         match find_hook(name) {
             // With breadcrumbs off, recording is not watched at all: the app records straight into the
             // next layer, at no cost.
-            Some(hook) if hook.recording && !state.records_commands() => next,
+            Some(hook) if hook.recording && !records_commands() => next,
             Some(hook) if hook.scope == Scope::Device && next.is_some() => Some(hook.function),
             _ => next,
         }

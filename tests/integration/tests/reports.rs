@@ -165,3 +165,33 @@ fn a_command_buffer_pending_twice_is_credited_to_its_first_run_and_flagged() {
         (1, "frame > dispatch 3".to_owned())
     );
 }
+
+#[test]
+fn with_breadcrumbs_off_the_watchdog_still_names_the_submission() {
+    let home = TempDir::new("crumbs-off");
+    let run = scenario(
+        &home,
+        &["hang", "--hang-groups", "3000"],
+        &[
+            ("VK_BLACKBOX_WATCHDOG_MS", "1000"),
+            ("VK_BLACKBOX_BREADCRUMBS", "off"),
+        ],
+    );
+    run.assert_success().assert_no_validation_messages();
+    assert!(run.stderr.contains("breadcrumbs off"), "{}", run.dump());
+    let reports = reports_in(&home.path().join("reports"));
+    assert_eq!(reports.len(), 1, "{}", run.dump());
+    let report = &reports[0].1;
+    assert_eq!(report.progress.markers, "none");
+    // Recording was not watched: the submission is known, its commands are not.
+    let subs = &report.queues[0].submissions;
+    assert_eq!(
+        (subs.len(), subs[0].seq, subs[0].command.as_str()),
+        (1, 1, "vkQueueSubmit")
+    );
+    assert!(
+        subs[0].command_buffers.is_empty(),
+        "{:?}",
+        subs[0].command_buffers
+    );
+}
