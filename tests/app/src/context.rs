@@ -178,6 +178,7 @@ pub enum Owned {
     RenderPass(vk::RenderPass),
     Framebuffer(vk::Framebuffer),
     CommandPool(vk::CommandPool),
+    QueryPool(vk::QueryPool),
     Fence(vk::Fence),
     Semaphore(vk::Semaphore),
 }
@@ -191,6 +192,10 @@ pub struct Context {
     /// Two queues of `queue_family`; both the same queue when the family has only one (lavapipe).
     pub queues: [vk::Queue; 2],
     pub features: Features,
+    /// Nanoseconds per timestamp tick (VkPhysicalDeviceLimits::timestampPeriod).
+    pub timestamp_period: f32,
+    /// `queue_family`'s timestampValidBits: 0 means no timestamps on its queues.
+    pub timestamp_valid_bits: u32,
     /// Present when the instance enabled VK_EXT_debug_utils.
     pub debug_utils: Option<ash::ext::debug_utils::Device>,
     memory_properties: vk::PhysicalDeviceMemoryProperties,
@@ -228,6 +233,7 @@ impl Context {
             bail!("{device_name}: no queue family with graphics and compute");
         };
         let queue_count = families[queue_family].queue_count.min(2);
+        let timestamp_valid_bits = families[queue_family].timestamp_valid_bits;
         let queue_family = queue_family as u32;
 
         // Ask which optional features exist. Vulkan12/13 feature structs may only be chained when the
@@ -322,6 +328,8 @@ impl Context {
             queue_family,
             queues,
             features,
+            timestamp_period: properties.limits.timestamp_period,
+            timestamp_valid_bits,
             debug_utils,
             memory_properties,
             one_shot_pool,
@@ -366,6 +374,7 @@ impl Context {
                     Owned::RenderPass(h) => d.destroy_render_pass(h, None),
                     Owned::Framebuffer(h) => d.destroy_framebuffer(h, None),
                     Owned::CommandPool(h) => d.destroy_command_pool(h, None),
+                    Owned::QueryPool(h) => d.destroy_query_pool(h, None),
                     Owned::Fence(h) => d.destroy_fence(h, None),
                     Owned::Semaphore(h) => d.destroy_semaphore(h, None),
                 }
@@ -590,6 +599,17 @@ impl Context {
         .vk_context("vkCreateFence")?;
         self.own(Owned::Fence(fence));
         Ok(fence)
+    }
+
+    /// A query pool of `count` timestamp queries.
+    pub fn create_timestamp_pool(&self, count: u32) -> Result<vk::QueryPool> {
+        let info = vk::QueryPoolCreateInfo::default()
+            .query_type(vk::QueryType::TIMESTAMP)
+            .query_count(count);
+        let pool = unsafe { self.device.create_query_pool(&info, None) }
+            .vk_context("vkCreateQueryPool")?;
+        self.own(Owned::QueryPool(pool));
+        Ok(pool)
     }
 
     pub fn create_semaphore(&self) -> Result<vk::Semaphore> {

@@ -9,7 +9,8 @@
 //! After an error the app still destroys everything it created (after vkDeviceWaitIdle), unless a wait
 //! timed out with GPU work possibly still running; so a device loss exercises the teardown path too.
 //!
-//! The benchmarks `record-bench` and `pipeline-bench` (not in `all`) also print timings on stdout.
+//! The benchmarks `record-bench`, `pipeline-bench` and `frame-bench` (not in `all`) also print timings on
+//! stdout.
 //! Some scenarios (not in `all`) are deliberate faults for Blackbox to report: `hang`, `hang-draw` (long
 //! GPU work), `bad-address` (a GPU page fault; on lavapipe a SIGSEGV in a driver thread); others make shader
 //! errors that only instrumentation reports: `nan-*`, `assert-*`, `printf`.
@@ -42,6 +43,9 @@ options:
   --iters K      record-bench, pipeline-bench: iterations (defaults 20 and 5)
   --pipelines N  pipeline-bench: compute and graphics pipelines created per iteration, N of each
                  (default 40)
+  --frame-draws N      frame-bench: draws in the frame's render pass (default 10000)
+  --frame-dispatches N frame-bench: 1x1x1 dispatches after the pass (default 10000)
+  --frames K           frame-bench: frames, the first one a warm-up (default 20)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
                      at most 65535; on lavapipe about 0.65 s per 1000)
   --hang-iterations N  hang, hang-draw: loop iterations (x 4 multiply-adds) of the long dispatch or draw
@@ -87,7 +91,7 @@ not in `all` (faults and shader errors, for Blackbox to report):
   (assert-*, printf and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where it is
    missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
 
-/// record-bench and pipeline-bench parameters.
+/// record-bench, pipeline-bench and frame-bench parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct BenchOptions {
     pub cmdbufs: u32,
@@ -96,6 +100,10 @@ pub struct BenchOptions {
     pub iters: Option<u32>,
     /// pipeline-bench: compute pipelines, and graphics pipelines, per iteration.
     pub pipelines: u32,
+    /// frame-bench: draws in the render pass, dispatches after it, frames (the first one a warm-up).
+    pub frame_draws: u32,
+    pub frame_dispatches: u32,
+    pub frames: u32,
 }
 
 /// The operation that makes the NaN or Inf in the `nan-*` scenarios (the shaders' `op` push constant).
@@ -182,6 +190,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             draws: 500,
             iters: None,
             pipelines: 40,
+            frame_draws: 10_000,
+            frame_dispatches: 10_000,
+            frames: 20,
         },
         fault: FaultOptions {
             frame: None,
@@ -216,6 +227,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--draws" => options.bench.draws = value("--draws")?.max(1),
             "--iters" => options.bench.iters = Some(value("--iters")?.max(1)),
             "--pipelines" => options.bench.pipelines = value("--pipelines")?.max(1),
+            "--frame-draws" => options.bench.frame_draws = value("--frame-draws")?.max(1),
+            "--frame-dispatches" => {
+                options.bench.frame_dispatches = value("--frame-dispatches")?.max(1)
+            }
+            "--frames" => options.bench.frames = value("--frames")?.max(2),
             "--hang-groups" => {
                 let groups = value("--hang-groups")?;
                 if !(1..=65535).contains(&groups) {

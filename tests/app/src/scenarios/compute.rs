@@ -37,7 +37,7 @@ impl ComputePush {
         }
     }
 
-    fn bytes(&self) -> [u8; 16] {
+    pub fn bytes(&self) -> [u8; 16] {
         let mut out = [0u8; 16];
         out[0..4].copy_from_slice(&self.pass.to_ne_bytes());
         out[4..8].copy_from_slice(&self.offset.to_ne_bytes());

@@ -9,6 +9,7 @@ pub mod compute;
 pub mod debug_labels;
 pub mod debug_printf;
 pub mod draw;
+pub mod frame_bench;
 pub mod hang;
 pub mod instances;
 pub mod nan;
@@ -113,6 +114,12 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: Needs::NONE,
         run: pipeline_bench::run,
+    },
+    Scenario {
+        name: "frame-bench",
+        in_all: false,
+        needs: Needs::NONE,
+        run: frame_bench::run,
     },
     Scenario {
         name: "hang",
