@@ -6,11 +6,15 @@
 //! slot is zeroed at the start of every recording's execution, so a resubmitted command buffer never shows
 //! the previous run's progress.
 //!
+//! `top` is written before every unit. `bottom` is written only where the app synchronizes anyway (before a
+//! barrier or event wait, and at the end of the command buffer), with the number of the last unit started:
+//! a "finished" write waits for all earlier work, and one after every unit would serialize the GPU.
+//!
 //! Two ways to write a marker, chosen once per device:
-//! - `VK_AMD_buffer_marker`: a top-of-pipe write before a unit and a bottom-of-pipe write after it,
-//!   allowed anywhere, render passes included, so every command is a unit;
+//! - `VK_AMD_buffer_marker`: top-of-pipe and bottom-of-pipe writes, allowed anywhere, render passes
+//!   included, so every command is a unit;
 //! - otherwise `vkCmdFillBuffer`, which is not allowed inside a render pass: commands outside passes are
-//!   units, and each render pass is one unit (marked before it begins and after it ends).
+//!   units, and each render pass is one unit (marked started before it begins).
 
 use ash::vk;
 use parking_lot::Mutex;
