@@ -4,11 +4,20 @@
 //! [`ffi::vkNegotiateLoaderLayerInterfaceVersion`]. From then on the app's calls reach the hooks in [`ffi`],
 //! which turn raw pointers into typed calls, catch every panic, and call down the chain.
 //!
-//! - [`ffi`]: the entry points and the one list of what is intercepted; everything else resolves straight to
+//! - [`ffi`]: the entry points and the tables of what is intercepted; everything else resolves straight to
 //!   the next layer.
-//! - [`registry`]: per-object state ([`instance::Instance`], [`device::Device`]) found by dispatch key.
-//! - [`dispatch`]: the next layer's commands that the layer calls itself, each optional.
-//! - [`config`]: every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go.
+//! - [`registry`]: per-object state ([`instance::Instance`], [`device::Device`]) found by dispatch key;
+//!   [`dispatch`]: the next layer's commands the layer calls itself, each optional;
+//!   [`capabilities`]: what a device offers, and the patch of the app's device create info.
+//! - Recording: [`command_buffer`] (the per-command-buffer log) and [`breadcrumbs`] (marker writes).
+//! - Submissions: [`queue`] (what is pending per queue, through timeline semaphores of the layer's own),
+//!   [`watchdog`] (hangs), [`signals`] (fatal signals).
+//! - Shaders: [`shaders`] (modules and pipelines) and [`shader_errors`] (the error buffer, instrumentation
+//!   through `blackbox-engine`, the drain and its log lines).
+//! - Reports: [`report`] (built from the above, written atomically), [`fault`] (`VK_EXT_device_fault`, NV
+//!   checkpoints), [`address_bindings`].
+//! - [`config`]: every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go; [`memory`]:
+//!   the layer's own mapped buffers; [`chain`]: `pNext` chains.
 //!
 //! A failure inside the layer is logged and the layer steps aside; it never takes the app down.
 #![deny(unsafe_op_in_unsafe_fn)]
