@@ -16,7 +16,7 @@
 //!   through `blackbox-engine`, the drain and its log lines).
 //! - Reports: [`report`] (built from the above, written atomically), [`fault`] (`VK_EXT_device_fault`, NV
 //!   checkpoints), [`address_bindings`].
-//! - [`config`]: every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go; [`memory`]:
+//! - [`config`](mod@config): every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go; [`memory`]:
 //!   the layer's own mapped buffers; [`chain`]: `pNext` chains.
 //!
 //! A failure inside the layer is logged and the layer steps aside; it never takes the app down.

@@ -1,11 +1,11 @@
 //! Every `extern "system"` entry point of the layer, and the one list of what it intercepts.
 //!
 //! The loader calls [`vkNegotiateLoaderLayerInterfaceVersion`], the only exported symbol, and gets back
-//! [`get_instance_proc_addr`] and [`get_device_proc_addr`]. Those hand out Blackbox's hook for a command in
+//! `get_instance_proc_addr` and `get_device_proc_addr`. Those hand out Blackbox's hook for a command in
 //! [`INTERCEPTED`] and the next layer's pointer for anything else, so a command Blackbox does not intercept
 //! costs nothing. The hooks are not exported: an exported `vkCreateDevice` could be interposed by libvulkan's.
 //!
-//! Each hook runs its body through [`entry`], which catches panics: a failure inside the layer is logged and
+//! Each hook runs its body through `entry`, which catches panics: a failure inside the layer is logged and
 //! the call goes on as if the layer were not there.
 
 /// One entry of a hook table: a command name, its scope, and Blackbox's implementation.
@@ -211,7 +211,7 @@ unsafe extern "system" fn get_instance_proc_addr(
     })
 }
 
-/// `vkGetDeviceProcAddr`: as [`get_instance_proc_addr`], for device commands.
+/// `vkGetDeviceProcAddr`: as `get_instance_proc_addr`, for device commands.
 unsafe extern "system" fn get_device_proc_addr(
     device: vk::Device,
     name: *const c_char,
