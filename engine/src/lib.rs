@@ -162,7 +162,7 @@ pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
         if opcode == FUNCTION {
             return false;
         }
-        if opcode == EXT_INST_IMPORT {
+        if opcode == EXT_INST_IMPORT && count > 2 {
             let name: Vec<u8> = words[i + 2..i + count]
                 .iter()
                 .flat_map(|w| w.to_le_bytes())

@@ -1,0 +1,66 @@
+//! Inputs the fuzzer (`scripts/fuzz.sh`) found failing, kept so the bugs stay fixed. Each file is what the
+//! fuzz target takes: one byte of options, then the module's bytes. The same properties as the target's
+//! are checked: no panic, a result or a reason, deterministic output that parses again.
+
+use blackbox_engine::{instrument, needs_instrumentation, shader_info, NanLevel, Options};
+use std::path::Path;
+
+fn check(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let words: Vec<u32> = rest
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let options = Options {
+        error_buffer_address: 0x1_0000_0000,
+        site_base: u32::from(pick >> 4),
+        asserts: pick & 1 != 0,
+        printf: pick & 2 != 0,
+        nan: [
+            NanLevel::Off,
+            NanLevel::Outputs,
+            NanLevel::Ops,
+            NanLevel::Ops,
+        ][usize::from((pick >> 2) & 3)],
+        assert_crash: pick & 0x80 != 0,
+        strip_non_semantic: pick & 0x40 == 0,
+        ..Options::default()
+    };
+    let _ = shader_info(&words);
+    let _ = needs_instrumentation(&words, &options);
+    if let Ok(out) = instrument(&words, &options) {
+        assert_eq!(
+            instrument(&words, &options).ok().as_ref(),
+            Some(&out),
+            "deterministic"
+        );
+        shader_info(&out.words).expect("instrumented output parses");
+    }
+}
+
+#[test]
+fn every_kept_fuzzer_finding_passes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/fuzz")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no findings in {}", dir.display());
+    for file in files {
+        let data = std::fs::read(&file).unwrap();
+        let outcome = std::panic::catch_unwind(|| check(&data));
+        assert!(outcome.is_ok(), "{} panics", file.display());
+    }
+}
+
+#[test]
+fn an_ext_inst_import_without_a_name_is_no_instruction_set() {
+    // Found by the fuzzer: OpExtInstImport with a word count of 1 made the quick scan slice past its end.
+    let mut words = vec![0x0723_0203, 0x0001_0000, 0, 10, 0];
+    words.push(1 << 16 | 11);
+    assert!(!needs_instrumentation(&words, &Options::default()));
+}
