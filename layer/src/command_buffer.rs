@@ -80,14 +80,8 @@ pub struct RecordedLog {
     pub slot: Option<u32>,
     /// Number of marker units (the last unit's number).
     pub units: u32,
-    /// Labels still open at the end (they continue in the next command buffer of the submission).
-    pub open_scopes: Vec<u32>,
-    /// Labels closed here that an earlier command buffer of the submission opened.
-    pub unmatched_label_ends: u32,
     /// Commands recorded beyond [`MAX_LOGGED_COMMANDS`].
     pub unlogged: u32,
-    /// Whether the command buffer was begun with `SIMULTANEOUS_USE`.
-    pub simultaneous_use: bool,
 }
 
 /// A recording in progress.
@@ -103,15 +97,12 @@ pub struct Recording {
     inside_render_pass: bool,
     /// Bound pipelines: graphics, compute, ray tracing.
     pipelines: [vk::Pipeline; 3],
-    simultaneous_use: bool,
     /// Marker writes are possible in this recording.
     marking: bool,
     /// `VK_BLACKBOX_BREADCRUMBS` when the recording began.
     granularity: Breadcrumbs,
     /// Commands inside render passes can be units of their own (buffer markers, `command` granularity).
     units_inside_passes: bool,
-    /// End-label calls that closed a label begun in an earlier command buffer.
-    unmatched_label_ends: u32,
     /// Commands beyond [`MAX_LOGGED_COMMANDS`].
     unlogged: u32,
     /// Units started since the last "finished" marker: the next synchronization point writes one.
@@ -130,8 +121,6 @@ pub struct CommandBuffer {
     pub secondary: bool,
     /// Its marker slot, for as long as it lives.
     pub slot: Option<u32>,
-    /// The debug name the app gave it.
-    pub name: Mutex<Option<String>>,
     recording: Mutex<Recording>,
     last: Mutex<Option<Arc<RecordedLog>>>,
 }
@@ -221,7 +210,6 @@ pub fn register(
             pool,
             secondary,
             slot,
-            name: Mutex::new(None),
             recording: Mutex::new(Recording::default()),
             last: Mutex::new(None),
         });
@@ -280,7 +268,7 @@ impl CommandBuffer {
     }
 
     /// `vkBeginCommandBuffer`, before the call down.
-    pub fn begin(&self, flags: vk::CommandBufferUsageFlags, continues_render_pass: bool) {
+    pub fn begin(&self, continues_render_pass: bool) {
         let mut rec = self.recording.lock();
         let capacity = self
             .last
@@ -289,7 +277,6 @@ impl CommandBuffer {
             .map_or(64, |l| l.commands.len().next_power_of_two());
         *rec = Recording {
             commands: Vec::with_capacity(capacity),
-            simultaneous_use: flags.contains(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE),
             inside_render_pass: continues_render_pass,
             ..Recording::default()
         };
@@ -329,10 +316,7 @@ impl CommandBuffer {
             executed: rec.executed,
             slot: if rec.marking { self.slot } else { None },
             units: rec.units,
-            open_scopes: rec.open,
-            unmatched_label_ends: rec.unmatched_label_ends,
             unlogged: rec.unlogged,
-            simultaneous_use: rec.simultaneous_use,
         };
         *self.last.lock() = Some(Arc::new(log));
     }
@@ -466,13 +450,12 @@ impl CommandBuffer {
     }
 
     /// `vkCmdEndDebugUtilsLabelEXT`. A label begun in an earlier command buffer of the submission closes
-    /// nothing here; the report joins them.
+    /// nothing here (labels are shown per command buffer).
     pub fn end_label(&self) {
         let mut rec = self.recording.lock();
         let end = rec.commands.len() as u32;
-        match rec.open.pop() {
-            Some(index) => rec.scopes[index as usize].end_command = end,
-            None => rec.unmatched_label_ends += 1,
+        if let Some(index) = rec.open.pop() {
+            rec.scopes[index as usize].end_command = end;
         }
     }
 

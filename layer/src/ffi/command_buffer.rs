@@ -437,7 +437,7 @@ pub(super) unsafe extern "system" fn begin_command_buffer(
                     let flags = unsafe { (*info).flags };
                     let continues = cb.secondary
                         && flags.contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
-                    cb.begin(flags, continues);
+                    cb.begin(continues);
                 });
             }
             // SAFETY: the app's arguments, forwarded as they came.
