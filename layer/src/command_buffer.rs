@@ -358,7 +358,7 @@ impl CommandBuffer {
     /// serialize the GPU (25x the frame time of 10,000 dispatches on the H200); placed at the app's own
     /// synchronization points it costs nothing more. Units between two such points show as started, not
     /// finished, until the GPU passes the next one.
-    fn finish_units(&self) {
+    pub fn finish_units(&self) {
         let mut rec = self.recording.lock();
         let markers = self.device.markers.read();
         let can = markers
@@ -376,12 +376,8 @@ impl CommandBuffer {
         }
     }
 
-    /// Records a command that does no work of its own (barrier, query, event...) after `call`. Before a
-    /// synchronization command, the units owed a "finished" marker get it.
+    /// Records a command that does no work of its own (barrier, query, event...) after `call`.
     pub fn state(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
-        if name.contains("Barrier") || name.contains("WaitEvents") {
-            self.finish_units();
-        }
         let mut rec = self.recording.lock();
         let unit = rec.pass_unit.unwrap_or(NONE);
         rec.push(name, BindPoint::None, params, unit);

@@ -55,7 +55,8 @@ fn unknown<F>(
 }
 
 /// The table of recorded commands: for each, the hook, its dispatch entry, how it is logged, and its key
-/// parameters. `action` commands do GPU work and get markers; `state` commands are only logged.
+/// parameters. `action` commands do GPU work and get markers; `state` commands are only logged; `sync`
+/// commands (barriers, event waits) are logged and carry the "finished" marker owed before them.
 macro_rules! recorded {
     ($(
         $hook:ident: $pfn:ident = $name:literal $(| $alias:literal)*;
@@ -113,6 +114,10 @@ macro_rules! recorded {
     (@state $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
         $cb.state($name, $params, $call)
     };
+    (@sync $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {{
+        $cb.finish_units();
+        $cb.state($name, $params, $call)
+    }};
 }
 
 recorded! {
@@ -270,20 +275,20 @@ recorded! {
         fn(src_stage: vk::PipelineStageFlags, dst_stage: vk::PipelineStageFlags, flags: vk::DependencyFlags,
            memory_count: u32, memory: *const vk::MemoryBarrier<'_>, buffer_count: u32,
            buffers: *const vk::BufferMemoryBarrier<'_>, image_count: u32, images: *const vk::ImageMemoryBarrier<'_>)
-        state(None) [memory_count, buffer_count, image_count];
+        sync(None) [memory_count, buffer_count, image_count];
     cmd_pipeline_barrier2: PFN_vkCmdPipelineBarrier2 = "vkCmdPipelineBarrier2" | "vkCmdPipelineBarrier2KHR";
         fn(info: *const vk::DependencyInfo<'_>)
-        state(None) [(*info).memory_barrier_count, (*info).buffer_memory_barrier_count,
+        sync(None) [(*info).memory_barrier_count, (*info).buffer_memory_barrier_count,
                      (*info).image_memory_barrier_count];
     cmd_wait_events: PFN_vkCmdWaitEvents = "vkCmdWaitEvents";
         fn(event_count: u32, events: *const vk::Event, src_stage: vk::PipelineStageFlags,
            dst_stage: vk::PipelineStageFlags, memory_count: u32, memory: *const vk::MemoryBarrier<'_>,
            buffer_count: u32, buffers: *const vk::BufferMemoryBarrier<'_>, image_count: u32,
            images: *const vk::ImageMemoryBarrier<'_>)
-        state(None) [event_count];
+        sync(None) [event_count];
     cmd_wait_events2: PFN_vkCmdWaitEvents2 = "vkCmdWaitEvents2" | "vkCmdWaitEvents2KHR";
         fn(event_count: u32, events: *const vk::Event, infos: *const vk::DependencyInfo<'_>)
-        state(None) [event_count];
+        sync(None) [event_count];
     cmd_set_event: PFN_vkCmdSetEvent = "vkCmdSetEvent";
         fn(event: vk::Event, stage: vk::PipelineStageFlags)
         state(None) [event];
