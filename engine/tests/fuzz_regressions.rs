@@ -1,14 +1,17 @@
 //! Inputs the fuzzer (`scripts/fuzz.sh`) found failing, kept so the bugs stay fixed. Each file is what the
 //! fuzz target takes: one byte of options, then the module's bytes. The same properties as the target's
-//! are checked: no panic, a result or a reason, deterministic output that parses again.
+//! are checked: no panic, a result or a reason, deterministic output that parses again, and valid output
+//! (spirv-val) wherever the input is valid.
+
+mod common;
 
 use blackbox_engine::{instrument, needs_instrumentation, shader_info, NanLevel, Options};
+use common::{env_for_version, validate_all, write_words, ValJob};
 use std::path::Path;
 
-fn check(data: &[u8]) {
-    let Some((&pick, rest)) = data.split_first() else {
-        return;
-    };
+/// Checks one finding; returns the input and output modules when it instruments, for validation.
+fn check(data: &[u8]) -> Option<(Vec<u32>, Vec<u32>)> {
+    let (&pick, rest) = data.split_first()?;
     let words: Vec<u32> = rest
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -30,14 +33,14 @@ fn check(data: &[u8]) {
     };
     let _ = shader_info(&words);
     let _ = needs_instrumentation(&words, &options);
-    if let Ok(out) = instrument(&words, &options) {
-        assert_eq!(
-            instrument(&words, &options).ok().as_ref(),
-            Some(&out),
-            "deterministic"
-        );
-        shader_info(&out.words).expect("instrumented output parses");
-    }
+    let out = instrument(&words, &options).ok()?;
+    assert_eq!(
+        instrument(&words, &options).ok().as_ref(),
+        Some(&out),
+        "deterministic"
+    );
+    shader_info(&out.words).expect("instrumented output parses");
+    Some((words, out.words))
 }
 
 #[test]
@@ -50,10 +53,33 @@ fn every_kept_fuzzer_finding_passes() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no findings in {}", dir.display());
-    for file in files {
-        let data = std::fs::read(&file).unwrap();
+    let scratch = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fuzz_regressions");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut jobs = Vec::new();
+    for file in &files {
+        let data = std::fs::read(file).unwrap();
         let outcome = std::panic::catch_unwind(|| check(&data));
         assert!(outcome.is_ok(), "{} panics", file.display());
+        if let Ok(Some((input, output))) = outcome {
+            let stem = file.file_stem().unwrap().to_string_lossy();
+            for (suffix, words) in [("in", &input), ("out", &output)] {
+                let path = scratch.join(format!("{stem}.{suffix}.spv"));
+                write_words(&path, words);
+                let env = env_for_version(&input).to_string();
+                jobs.push(ValJob { path, env });
+            }
+        }
+    }
+    let results = validate_all(&jobs);
+    for (pair, result) in jobs.chunks(2).zip(results.chunks(2)) {
+        if result[0].is_none() {
+            assert!(
+                result[1].is_none(),
+                "{} is valid but its instrumented output is not: {}",
+                pair[0].path.display(),
+                result[1].as_deref().unwrap_or_default()
+            );
+        }
     }
 }
 

@@ -28,20 +28,51 @@ fn is_ext_inst(inst: &Instruction) -> bool {
     matches!(inst.opcode, op::EXT_INST | op::EXT_INST_WITH_FORWARD_REFS)
 }
 
-/// Removes every instruction of a `NonSemantic.*` set, module-level and in functions.
+/// Removes every instruction of a `NonSemantic.*` set, module-level and in functions, and the names and
+/// decorations that target their results (valid SPIR-V may name them; a name left behind would refer to
+/// an id no longer defined).
 pub(crate) fn strip_non_semantic(module: &mut Module) {
     let sets = non_semantic_sets(module);
     if sets.is_empty() {
         return;
     }
-    let keep =
-        |i: &Instruction| !(is_ext_inst(i) && i.operand(0).is_some_and(|s| sets.contains(&s)));
-    module.globals.retain(keep);
-    for f in &mut module.functions {
-        f.params.retain(keep);
-        for b in &mut f.blocks {
-            b.instructions.retain(keep);
+    let mut removed = FastSet::default();
+    let mut keep = |i: &Instruction| {
+        let strip = is_ext_inst(i) && i.operand(0).is_some_and(|s| sets.contains(&s));
+        if strip {
+            removed.extend(i.result_id);
         }
+        !strip
+    };
+    module.globals.retain(&mut keep);
+    for f in &mut module.functions {
+        f.params.retain(&mut keep);
+        for b in &mut f.blocks {
+            b.instructions.retain(&mut keep);
+        }
+    }
+    if removed.is_empty() {
+        return;
+    }
+    let targets_removed = |i: &Instruction| i.operand(0).is_some_and(|t| removed.contains(&t));
+    module.debug_names.retain(|i| !targets_removed(i));
+    module.annotations.retain(|i| !targets_removed(i));
+    for group_decorate in module.annotations.iter_mut().filter(|i| {
+        matches!(i.opcode, op::GROUP_DECORATE | op::GROUP_MEMBER_DECORATE) && !i.operands.is_empty()
+    }) {
+        // Operands: the group, then targets (with a member index each for the member form).
+        let stride = if group_decorate.opcode == op::GROUP_DECORATE {
+            1
+        } else {
+            2
+        };
+        let mut kept = vec![group_decorate.operands[0]];
+        for target in group_decorate.operands[1..].chunks(stride) {
+            if !removed.contains(&target[0]) {
+                kept.extend_from_slice(target);
+            }
+        }
+        group_decorate.operands = kept;
     }
 }
 
