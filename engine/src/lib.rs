@@ -126,6 +126,17 @@ pub struct Instrumented {
 /// [`Options::strip_non_semantic`], the rest of its `NonSemantic.*` instructions).
 pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotInstrumented> {
     let mut module = parse_supported(words)?;
+    // An instruction this engine has no grammar for may define ids or types, or end a block, in ways the
+    // passes cannot see: such a module is handed back as it is rather than risk breaking it.
+    if let Some(unknown) = module
+        .all_instructions()
+        .find(|i| !grammar::op_info(i.opcode).known)
+    {
+        return Err(NotInstrumented::unsupported(format!(
+            "opcode {} is not in the SPIR-V grammar this engine knows",
+            unknown.opcode
+        )));
+    }
     let mut base = base::Base::new(&module, options)?;
     let mut info = basic_info(words, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;

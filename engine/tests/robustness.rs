@@ -69,3 +69,31 @@ fn damaged_modules_never_panic() {
     println!("damaged modules: {ok} instrumented, {refused} refused, no panic");
     assert!(ok + refused > 1000);
 }
+
+#[test]
+fn a_module_with_an_opcode_the_engine_does_not_know_is_handed_back_unchanged() {
+    let variants = common::shaders::variants();
+    let options = Options {
+        nan: NanLevel::Ops,
+        ..Options::default()
+    };
+    let mut checked = 0;
+    for v in variants.iter().step_by(11) {
+        let words = common::read_words(&v.path);
+        assert!(instrument(&words, &options).is_ok(), "{}", v.name);
+        // A one-word instruction with an opcode no grammar has, first in the module.
+        let mut unknown = words.clone();
+        unknown.insert(5, (1 << 16) | 0x7ff0);
+        let refused = instrument(&unknown, &options).expect_err(&v.name);
+        assert!(
+            refused.to_string().contains("opcode 32752"),
+            "{}: {refused}",
+            v.name
+        );
+        // Still readable, and word for word the same when written back.
+        assert_eq!(Module::parse(&unknown).unwrap().to_words(), unknown);
+        shader_info(&unknown).unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        checked += 1;
+    }
+    assert!(checked > 10);
+}

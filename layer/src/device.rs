@@ -48,6 +48,10 @@ pub struct Device {
     pub shaders: crate::shaders::Registry,
     /// Debug names the app gave objects of this device, by handle.
     pub names: Mutex<std::collections::HashMap<u64, String>>,
+    /// Held (shared) by every submission from just before it goes down the chain until it is tracked as
+    /// pending, and (exclusive) by the error buffer's reset: "nothing pending" then stays true until the
+    /// reset is done, so no shader can count into the buffer while it is zeroed.
+    pub submit_gate: RwLock<()>,
 }
 
 impl Device {

@@ -685,26 +685,42 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
             Err(e) => return Err(e),
         }
     };
-    if let (Some(bytes), Some(name)) = (
-        &built.vendor_binary,
-        report
-            .device_fault
-            .as_ref()
-            .and_then(|f| f.vendor_binary.as_ref()),
-    ) {
-        write_atomic(&dir.join(name), bytes)?;
+    let written = (|| {
+        if let (Some(bytes), Some(name)) = (
+            &built.vendor_binary,
+            report
+                .device_fault
+                .as_ref()
+                .and_then(|f| f.vendor_binary.as_ref()),
+        ) {
+            write_atomic(&dir.join(name), bytes)?;
+        }
+        write_atomic(&dir.join("report.json"), report.to_json().as_bytes())?;
+        write_atomic(&dir.join("report.txt"), text.as_bytes())
+    })();
+    match written {
+        Ok(()) => Ok(dir),
+        Err(e) => {
+            // A report is whole or absent: the folder is this report's own, made above.
+            let _ = std::fs::remove_dir_all(&dir);
+            Err(e)
+        }
     }
-    write_atomic(&dir.join("report.json"), report.to_json().as_bytes())?;
-    write_atomic(&dir.join("report.txt"), text.as_bytes())?;
-    Ok(dir)
 }
 
-/// Writes through a temporary name, syncs, renames: readers see the whole file or none.
+/// Writes through a temporary name, syncs, renames: readers see the whole file or none. A failed write
+/// leaves no temporary file behind.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

@@ -22,6 +22,9 @@ use crate::memory::HostBuffer;
 pub const SITES: u32 = 64 * 1024;
 /// Words of record area per device (4 MiB).
 pub const RECORD_WORDS: u32 = 1024 * 1024;
+/// printf lines logged per drain at most (distinct texts, with their counts); further ones are summed up
+/// per site, so a shader printing from every invocation cannot stall the app on its log.
+const PRINTF_LINES_PER_DRAIN: usize = 2048;
 
 /// A module the engine instrumented, shared by every identical module the app creates.
 pub struct InstrumentedShader {
@@ -172,6 +175,15 @@ impl ErrorBuffer {
 pub fn drain(device: &Arc<Device>) {
     let guard = device.error_buffer.read();
     let Some(eb) = guard.as_ref() else { return };
+    // With nothing pending, nothing can be writing: this drain reads final counts and may start the buffer
+    // afresh. The submit gate, held to the end, keeps new submissions out until then; with work pending it
+    // is let go at once (the counts read are then only the counts so far, and nothing is reset). Bounded
+    // wait: a drain from a signal handler may have interrupted a submission holding the gate.
+    let gate = device
+        .submit_gate
+        .try_write_for(std::time::Duration::from_millis(200));
+    let quiescent = gate.is_some() && !device.has_pending();
+    let _gate = if quiescent { gate } else { None };
     let mut state = eb.state.lock();
     let buf = &eb.buffer;
     let sites = eb.sites.read();
@@ -246,6 +258,7 @@ pub fn drain(device: &Arc<Device>) {
             matches!(site.kind, SiteKind::NanOp { .. }).then_some((shader.info.id.0, r.invocation))
         })
         .collect();
+    let mut printf_budget = PRINTF_LINES_PER_DRAIN;
     for (site_index, delta) in deltas {
         let Some((shader, local)) = sites.get(site_index as usize) else {
             continue;
@@ -256,15 +269,21 @@ pub fn drain(device: &Arc<Device>) {
         let pipelines = pipelines_using(device, &shader.info);
         let message = match printf_lines.get(&site_index) {
             Some(lines) => {
-                // printf: one line per distinct text, with its count among the records read.
-                let mut counts: Vec<(String, u32)> = Vec::new();
+                // printf: one line per distinct text, in order of first appearance, with its count among
+                // the records read.
+                let mut counts: Vec<(&str, u32)> = Vec::new();
+                let mut index: HashMap<&str, usize> = HashMap::new();
                 for l in lines {
-                    match counts.iter_mut().find(|(t, _)| t == l) {
-                        Some((_, c)) => *c += 1,
-                        None => counts.push((l.clone(), 1)),
+                    match index.get(l.as_str()) {
+                        Some(&i) => counts[i].1 += 1,
+                        None => {
+                            index.insert(l, counts.len());
+                            counts.push((l, 1));
+                        }
                     }
                 }
-                for (text, c) in &counts {
+                let mut shown = 0;
+                for (text, c) in counts.iter().take(printf_budget) {
                     info!(
                         "{text}{}{pipelines}",
                         if *c > 1 {
@@ -273,16 +292,21 @@ pub fn drain(device: &Arc<Device>) {
                             String::new()
                         }
                     );
+                    shown += c;
                 }
-                let shown: u32 = counts.iter().map(|(_, c)| c).sum();
+                printf_budget = printf_budget.saturating_sub(counts.len());
                 if delta > shown {
                     info!(
-                        "printf at {}: {} more call(s) not recorded (per-site cap){pipelines}",
+                        "printf at {}: {} more call(s) not shown (records are capped per site, log lines per \
+                         drain; the count is exact){pipelines}",
                         location(site),
                         delta - shown
                     );
                 }
-                counts.first().map(|(t, _)| t.clone()).unwrap_or_default()
+                counts
+                    .first()
+                    .map(|(t, _)| t.to_string())
+                    .unwrap_or_default()
             }
             None => {
                 let raw = first_record.get(&site_index);
@@ -318,8 +342,7 @@ pub fn drain(device: &Arc<Device>) {
         warn!("{newly_dropped} shader error record(s) dropped: the error buffer is full (the counts above stay exact)");
     }
 
-    // With nothing pending, nothing can be writing: start the buffer afresh.
-    if !device.has_pending() {
+    if quiescent {
         for i in 0..cursor as usize {
             buf.write(records_offset + i, 0);
         }

@@ -228,6 +228,7 @@ pub(super) unsafe extern "system" fn create_device(
                 lost: AtomicBool::new(false),
                 alive: RwLock::new(true),
                 names: Mutex::new(HashMap::new()),
+                submit_gate: RwLock::new(()),
                 shaders: Default::default(),
             });
             contained("creating the marker buffer", || create_markers(&device));

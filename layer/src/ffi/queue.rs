@@ -260,6 +260,7 @@ fn submit<B: Batch, F: Copy>(
     };
     // SAFETY: the app's array of `count` batches.
     let app = unsafe { slice(batches, count) };
+    let gate = device.submit_gate.read();
     let prepared = contained("tracking a submission", || {
         let state = state.as_ref()?;
         // SAFETY: the app's valid batches.
@@ -297,6 +298,7 @@ fn submit<B: Batch, F: Copy>(
             });
         }
     }
+    drop(gate);
     check_lost(&device, command, result);
     result
 }

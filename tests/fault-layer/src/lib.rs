@@ -10,6 +10,10 @@
 //!   empty batch with a fence of its own to each queue and waits N ms for those fences.
 //! - `BB_FAULT_OOM=<command>[:<n>]`: the n-th call (default 1st) of `vkAllocateMemory` or `vkCreateBuffer`
 //!   returns `VK_ERROR_OUT_OF_DEVICE_MEMORY` without calling down.
+//! - `BB_FAULT_NO_BDA=1`: the device looks like one without buffer device address: the feature reads as
+//!   false in `vkGetPhysicalDeviceFeatures2`, `VK_KHR/EXT_buffer_device_address` are not listed, and a
+//!   `vkCreateDevice` that asks for either fails as a driver would (`VK_ERROR_FEATURE_NOT_PRESENT`,
+//!   `VK_ERROR_EXTENSION_NOT_PRESENT`).
 //!
 //! Each injected fault is logged on stderr: `[fault-layer] injected VK_ERROR_DEVICE_LOST in vkWaitForFences
 //! after 300 ms`.
@@ -112,6 +116,7 @@ struct Config {
     lost_after: Option<Duration>,
     lost_idle: bool,
     oom: Option<(OomCommand, u32)>,
+    no_bda: bool,
 }
 
 fn config() -> &'static Config {
@@ -142,7 +147,12 @@ fn config() -> &'static Config {
                 }
             }
         });
-        Config { lost_after, lost_idle: var("BB_FAULT_LOST_IDLE").as_deref() == Some("1"), oom }
+        Config {
+            lost_after,
+            lost_idle: var("BB_FAULT_LOST_IDLE").as_deref() == Some("1"),
+            oom,
+            no_bda: var("BB_FAULT_NO_BDA").as_deref() == Some("1"),
+        }
     })
 }
 
@@ -160,6 +170,8 @@ struct Instance {
     next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
     /// Resolved at creation: later, the loader's terminator answers with the top of the chain.
     next_destroy_instance: Option<vk::PFN_vkDestroyInstance>,
+    /// The next layer's physical-device commands this layer hooks, resolved at creation too.
+    next_physical: HashMap<&'static CStr, VoidFunction>,
 }
 
 struct Device {
@@ -311,6 +323,9 @@ fn hooks() -> &'static [(Scope, &'static CStr, VoidFunction)] {
             Global c"vkCreateInstance" => create_instance as vk::PFN_vkCreateInstance,
             Instance c"vkDestroyInstance" => destroy_instance as vk::PFN_vkDestroyInstance,
             Instance c"vkCreateDevice" => create_device as vk::PFN_vkCreateDevice,
+            Instance c"vkGetPhysicalDeviceFeatures2" => get_features2 as vk::PFN_vkGetPhysicalDeviceFeatures2,
+            Instance c"vkGetPhysicalDeviceFeatures2KHR" => get_features2_khr as vk::PFN_vkGetPhysicalDeviceFeatures2,
+            Instance c"vkEnumerateDeviceExtensionProperties" => enumerate_device_extensions as vk::PFN_vkEnumerateDeviceExtensionProperties,
             Device c"vkGetDeviceProcAddr" => get_device_proc_addr as vk::PFN_vkGetDeviceProcAddr,
             Device c"vkDestroyDevice" => destroy_device as vk::PFN_vkDestroyDevice,
             Device c"vkGetDeviceQueue" => get_device_queue as vk::PFN_vkGetDeviceQueue,
@@ -404,9 +419,14 @@ unsafe extern "system" fn create_instance(
             let result = next_create(info, allocator, out);
             if result == vk::Result::SUCCESS {
                 let destroy = next_gipa(*out, c"vkDestroyInstance".as_ptr());
+                let next_physical = PHYSICAL_DEVICE_HOOKS
+                    .iter()
+                    .filter_map(|&name| Some((name, next_gipa(*out, name.as_ptr())?)))
+                    .collect();
                 let state = Instance {
                     handle: *out,
                     next_get_instance_proc_addr: next_gipa,
+                    next_physical,
                     next_destroy_instance: destroy
                         .map(|f| std::mem::transmute::<VoidFunction, vk::PFN_vkDestroyInstance>(f)),
                 };
@@ -456,6 +476,12 @@ unsafe extern "system" fn create_device(
             let next_create =
                 std::mem::transmute::<VoidFunction, vk::PFN_vkCreateDevice>(next_create);
             (*chain).link = link.p_next;
+            if config().no_bda {
+                if let Some(refused) = asks_for_bda(&*info) {
+                    log(format_args!("refused vkCreateDevice: it asks for {refused:?}, hidden by BB_FAULT_NO_BDA"));
+                    return Some(refused);
+                }
+            }
             let result = next_create(physical_device, info, allocator, out);
             if result != vk::Result::SUCCESS {
                 return Some(result);
@@ -774,4 +800,180 @@ unsafe extern "system" fn create_buffer(
         let next = device_of(device)?.next::<vk::PFN_vkCreateBuffer>(c"vkCreateBuffer")?;
         Some(next(device, info, allocator, out))
     })
+}
+
+// ---- a device without buffer device address ----
+
+const BDA_EXTENSIONS: [&CStr; 2] = [
+    c"VK_KHR_buffer_device_address",
+    c"VK_EXT_buffer_device_address",
+];
+
+/// The pNext chain of a features query or device create info, as (sType, struct) pairs.
+unsafe fn chain(mut next: *const c_void) -> impl Iterator<Item = (vk::StructureType, *mut c_void)> {
+    std::iter::from_fn(move || {
+        let base = (next as *const vk::BaseOutStructure<'_>).as_ref()?;
+        let item = (base.s_type, next as *mut c_void);
+        next = base.p_next as *const c_void;
+        Some(item)
+    })
+}
+
+/// Clears every buffer-device-address feature bit in a features query's chain.
+unsafe fn hide_bda(features: *mut vk::PhysicalDeviceFeatures2<'_>) {
+    let Some(features) = features.as_mut() else {
+        return;
+    };
+    for (s_type, p) in chain(features.p_next) {
+        match s_type {
+            vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => {
+                let v12 = &mut *(p as *mut vk::PhysicalDeviceVulkan12Features<'_>);
+                v12.buffer_device_address = vk::FALSE;
+                v12.buffer_device_address_capture_replay = vk::FALSE;
+                v12.buffer_device_address_multi_device = vk::FALSE;
+            }
+            vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => {
+                let bda = &mut *(p as *mut vk::PhysicalDeviceBufferDeviceAddressFeatures<'_>);
+                bda.buffer_device_address = vk::FALSE;
+                bda.buffer_device_address_capture_replay = vk::FALSE;
+                bda.buffer_device_address_multi_device = vk::FALSE;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a driver without buffer device address would refuse in this create info, if anything.
+unsafe fn asks_for_bda(info: &vk::DeviceCreateInfo<'_>) -> Option<vk::Result> {
+    let names = if info.pp_enabled_extension_names.is_null() {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(
+            info.pp_enabled_extension_names,
+            info.enabled_extension_count as usize,
+        )
+    };
+    if names
+        .iter()
+        .any(|&n| BDA_EXTENSIONS.contains(&CStr::from_ptr(n)))
+    {
+        return Some(vk::Result::ERROR_EXTENSION_NOT_PRESENT);
+    }
+    let asked = chain(info.p_next).any(|(s_type, p)| match s_type {
+        vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES => {
+            (*(p as *const vk::PhysicalDeviceVulkan12Features<'_>)).buffer_device_address
+                == vk::TRUE
+        }
+        vk::StructureType::PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES => {
+            (*(p as *const vk::PhysicalDeviceBufferDeviceAddressFeatures<'_>)).buffer_device_address
+                == vk::TRUE
+        }
+        _ => false,
+    });
+    asked.then_some(vk::Result::ERROR_FEATURE_NOT_PRESENT)
+}
+
+/// The physical-device commands hooked here: their next functions are resolved at instance creation
+/// (asked later, the loader's terminator would answer with the top of the chain, this layer's hook).
+const PHYSICAL_DEVICE_HOOKS: [&CStr; 3] = [
+    c"vkGetPhysicalDeviceFeatures2",
+    c"vkGetPhysicalDeviceFeatures2KHR",
+    c"vkEnumerateDeviceExtensionProperties",
+];
+
+unsafe fn next_instance_command<F: Copy>(
+    physical_device: vk::PhysicalDevice,
+    name: &CStr,
+) -> Option<F> {
+    let instance = lookup(&INSTANCES, dispatch_key(physical_device))?;
+    let f = instance.next_physical.get(name)?;
+    Some(std::mem::transmute_copy::<VoidFunction, F>(f))
+}
+
+macro_rules! features2_hook {
+    ($function:ident, $name:literal, $c_name:literal) => {
+        unsafe extern "system" fn $function(
+            physical_device: vk::PhysicalDevice,
+            features: *mut vk::PhysicalDeviceFeatures2<'_>,
+        ) {
+            guarded($name, (), || {
+                let next: vk::PFN_vkGetPhysicalDeviceFeatures2 =
+                    next_instance_command(physical_device, $c_name)?;
+                next(physical_device, features);
+                if config().no_bda {
+                    hide_bda(features);
+                }
+                Some(())
+            })
+        }
+    };
+}
+
+features2_hook!(
+    get_features2,
+    "vkGetPhysicalDeviceFeatures2",
+    c"vkGetPhysicalDeviceFeatures2"
+);
+features2_hook!(
+    get_features2_khr,
+    "vkGetPhysicalDeviceFeatures2KHR",
+    c"vkGetPhysicalDeviceFeatures2KHR"
+);
+
+unsafe extern "system" fn enumerate_device_extensions(
+    physical_device: vk::PhysicalDevice,
+    layer_name: *const c_char,
+    count: *mut u32,
+    properties: *mut vk::ExtensionProperties,
+) -> vk::Result {
+    guarded(
+        "vkEnumerateDeviceExtensionProperties",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let next: vk::PFN_vkEnumerateDeviceExtensionProperties =
+                next_instance_command(physical_device, c"vkEnumerateDeviceExtensionProperties")?;
+            if !config().no_bda || !layer_name.is_null() {
+                return Some(next(physical_device, layer_name, count, properties));
+            }
+            // The whole list from below, less the hidden extensions, then the usual two-call protocol.
+            let mut all_count = 0;
+            let result = next(
+                physical_device,
+                layer_name,
+                &mut all_count,
+                std::ptr::null_mut(),
+            );
+            if result != vk::Result::SUCCESS {
+                return Some(result);
+            }
+            let mut all = vec![vk::ExtensionProperties::default(); all_count as usize];
+            let result = next(
+                physical_device,
+                layer_name,
+                &mut all_count,
+                all.as_mut_ptr(),
+            );
+            if result != vk::Result::SUCCESS {
+                return Some(result);
+            }
+            all.truncate(all_count as usize);
+            all.retain(|e| {
+                e.extension_name_as_c_str()
+                    .is_ok_and(|n| !BDA_EXTENSIONS.contains(&n))
+            });
+            let count = count.as_mut()?;
+            if properties.is_null() {
+                *count = all.len() as u32;
+                return Some(vk::Result::SUCCESS);
+            }
+            let written = (*count as usize).min(all.len());
+            std::ptr::copy_nonoverlapping(all.as_ptr(), properties, written);
+            *count = written as u32;
+            Some(if written < all.len() {
+                vk::Result::INCOMPLETE
+            } else {
+                vk::Result::SUCCESS
+            })
+        },
+    )
 }

@@ -1,0 +1,465 @@
+//! Blackbox under stress and faults, on lavapipe: many threads and queues at once, a flooded error buffer,
+//! failing allocations of its own, a device without buffer device address, an app that enables what
+//! Blackbox wants, malformed SPIR-V, objects destroyed behind its back, and reports the disk refuses. In
+//! each case the app's own results and errors are what they are without Blackbox, every shader error is
+//! counted exactly once, and what Blackbox cannot do it says once and leaves alone.
+
+use blackbox_integration::*;
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::Command;
+
+/// bb-testapp through Blackbox alone (no validation layer), with `vars`; reports into `home/reports`.
+fn blackbox_only(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args)
+        .envs(vars.iter().copied())
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"))
+        .env("VK_ADD_LAYER_PATH", &manifests)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_blackbox");
+    cmd
+}
+
+/// bb-testapp through Blackbox with the validation layer below it.
+fn validated(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args)
+        .envs(vars.iter().copied())
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    cmd
+}
+
+/// bb-testapp with the fault layer only (`with_blackbox` false) or Blackbox above the fault layer, no
+/// validation (an injected failure is not the app's misuse, but validation cannot tell).
+fn with_faults(
+    home: &TempDir,
+    with_blackbox: bool,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> Command {
+    let manifests = home.path().join("manifests");
+    let faults = home.path().join("fault-manifest");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    write_fault_manifest(&faults);
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args)
+        .envs(vars.iter().copied())
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    let mut paths = std::ffi::OsString::from(&manifests);
+    paths.push(":");
+    paths.push(&faults);
+    let layers = if with_blackbox {
+        format!("VK_LAYER_blackbox:{FAULT_LAYER}")
+    } else {
+        FAULT_LAYER.to_string()
+    };
+    cmd.env("VK_ADD_LAYER_PATH", paths)
+        .env("VK_INSTANCE_LAYERS", layers);
+    cmd
+}
+
+/// bb-testapp without any layer.
+fn bare(home: &TempDir, args: &[&str]) -> Run {
+    let run = run(vulkan_command(testapp(), home.path()).args(args));
+    run.assert_success();
+    run
+}
+
+fn warnings(run: &Run) -> Vec<&str> {
+    run.stderr
+        .lines()
+        .filter(|l| l.starts_with("[blackbox] warn:"))
+        .collect()
+}
+
+/// The number after `prefix` on the app's stdout.
+fn stat(run: &Run, prefix: &str) -> f64 {
+    run.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `{prefix}` line\n{}", run.dump()))
+}
+
+/// The count a shader-error log line carries: ` xN` before the pipeline list (printf lines without it
+/// stand for one call), or `N more call(s)` on a printf summary line.
+fn count_of(line: &str) -> u64 {
+    if let Some((_, rest)) = line.split_once(": ").and_then(|(_, r)| r.split_once(": ")) {
+        if let Some(n) = rest
+            .split_once(" more call(s)")
+            .and_then(|(n, _)| n.parse().ok())
+        {
+            return n;
+        }
+    }
+    let before_pipelines = line.split(" [pipeline").next().unwrap_or(line);
+    before_pipelines
+        .rsplit_once(" x")
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(1)
+}
+
+/// Sum of the counts of the log lines containing `needle`.
+fn counted(run: &Run, needle: &str) -> u64 {
+    run.stderr
+        .lines()
+        .filter(|l| l.starts_with("[blackbox]") && l.contains(needle))
+        .map(count_of)
+        .sum()
+}
+
+fn report_dirs(home: &TempDir) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(home.path().join("reports")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+#[test]
+fn eight_threads_on_every_queue_count_each_failing_assert_exactly_once() {
+    let home = TempDir::new("stress");
+    let reference = bare(&home, &["--threads", "8", "--seconds", "0.2", "stress"]);
+    let run = run(&mut validated(
+        &home,
+        &["--threads", "8", "--seconds", "6", "stress"],
+        &[
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_BREADCRUMBS", "command"),
+            ("VK_BLACKBOX_WATCHDOG_MS", "5000"),
+        ],
+    ));
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    let dispatches = stat(&run, "stress_dispatches") as u64;
+    assert!(
+        dispatches >= 16 * 8,
+        "too little work to mean anything\n{}",
+        run.dump()
+    );
+    // Each dispatch fails assert 7 on exactly one invocation.
+    assert_eq!(counted(&run, "assert 7 failed at assert.comp:"), dispatches);
+    assert!(
+        warnings(&run).iter().all(|w| w.contains("assert 7 failed")),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        report_dirs(&home).is_empty(),
+        "no hang happened, no report is due"
+    );
+}
+
+#[test]
+fn a_flooded_error_buffer_keeps_exact_counts_counts_its_drops_and_does_not_hang() {
+    let home = TempDir::new("flood");
+    let frames = 3;
+    let reference = bare(&home, &["--flood-frames", "3", "flood"]);
+    let run = run(&mut blackbox_only(
+        &home,
+        &["--flood-frames", "3", "flood"],
+        &[("VK_BLACKBOX_NAN", "ops")],
+    ));
+    run.assert_success();
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    let invocations = stat(&run, "flood_invocations") as u64;
+    assert_eq!(
+        counted(&run, "assert 9 failed at flood.comp:"),
+        invocations * frames
+    );
+    // 16 printf sites, each called by every invocation: records capped, log lines capped, counts exact.
+    assert_eq!(
+        counted(&run, "printf at flood.comp:"),
+        16 * invocations * frames
+    );
+    let drops: Vec<u64> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("shader error record(s) dropped: the error buffer is full"))
+        .map(|l| l.split_whitespace().nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(
+        drops.len(),
+        frames as usize,
+        "one drop count per frame\n{}",
+        run.dump()
+    );
+    assert!(drops.iter().all(|&d| d > 0));
+    let lines = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[blackbox]"))
+        .count();
+    assert!(
+        lines < 3000 * frames as usize,
+        "log lines per frame are capped: {lines}"
+    );
+    // No hang: the first frame includes llvmpipe's compile of the instrumented shader (seconds); any frame
+    // over a minute would mean a stall.
+    let max_ms = stat(&run, "flood_frame_ms_max");
+    assert!(max_ms < 60_000.0, "a frame took {max_ms} ms");
+    eprintln!(
+        "flood: frame median {} ms, max {max_ms} ms",
+        stat(&run, "flood_frame_ms_median")
+    );
+}
+
+#[test]
+fn out_of_memory_in_blackbox_s_own_allocations_costs_the_app_nothing() {
+    let home = TempDir::new("oom");
+    let args = ["compute", "assert-compute", "hang", "--hang-groups", "1"];
+    let reference = bare(&home, &args);
+    let (mut hit_layer, mut hit_app) = (0, 0);
+    for command in ["vkAllocateMemory", "vkCreateBuffer"] {
+        // The app's own failure for its first call of `command`, without Blackbox.
+        let alone = run(&mut with_faults(
+            &home,
+            false,
+            &args,
+            &[("BB_FAULT_OOM", &format!("{command}:1"))],
+        ));
+        assert!(!alone.status.success(), "{}", alone.dump());
+        let app_error = alone
+            .stderr
+            .lines()
+            .find(|l| l.contains("ERROR_OUT_OF_DEVICE_MEMORY") && !l.starts_with("[fault-layer]"))
+            .unwrap_or_else(|| panic!("the app names the error\n{}", alone.dump()))
+            .to_string();
+        for n in 1..=4 {
+            let run = run(&mut with_faults(
+                &home,
+                true,
+                &args,
+                &[
+                    ("BB_FAULT_OOM", &format!("{command}:{n}")),
+                    ("VK_BLACKBOX_NAN", "ops"),
+                ],
+            ));
+            assert!(!run.stderr.contains("panicked"), "{}", run.dump());
+            if run.status.success() {
+                // The failure hit one of Blackbox's buffers: one warning, and the app is untouched.
+                assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+                let warned: Vec<_> = warnings(&run)
+                    .into_iter()
+                    .filter(|w| w.contains("ERROR_OUT_OF_DEVICE_MEMORY"))
+                    .collect();
+                assert_eq!(warned.len(), 1, "{command}:{n}\n{}", run.dump());
+                hit_layer += 1;
+            } else {
+                // It hit the app: the app fails as it does without Blackbox.
+                assert!(
+                    run.stderr.contains(&app_error),
+                    "{command}:{n}: expected `{app_error}`\n{}",
+                    run.dump()
+                );
+                hit_app += 1;
+            }
+        }
+    }
+    assert!(
+        hit_layer > 0 && hit_app > 0,
+        "layer {hit_layer}, app {hit_app}"
+    );
+}
+
+#[test]
+fn without_buffer_device_address_instrumentation_steps_aside_with_one_warning() {
+    let home = TempDir::new("no-bda");
+    let args = ["compute", "assert-compute"];
+    let vars = [("BB_FAULT_NO_BDA", "1"), ("VK_BLACKBOX_NAN", "ops")];
+    let alone = run(&mut with_faults(&home, false, &args, &vars));
+    alone.assert_success();
+    let run = run(&mut with_faults(&home, true, &args, &vars));
+    run.assert_success();
+    assert_eq!(run.checksums(), alone.checksums(), "{}", run.dump());
+    let warned = warnings(&run);
+    assert_eq!(warned.len(), 1, "{}", run.dump());
+    assert!(warned[0].contains("bufferDeviceAddress"), "{}", run.dump());
+    assert!(
+        !run.stderr.contains("assert 7 failed"),
+        "no instrumentation without BDA\n{}",
+        run.dump()
+    );
+    // Breadcrumbs do not need it.
+    let start_up = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with(START_UP_LINE))
+        .unwrap();
+    assert!(start_up.contains("breadcrumbs command"), "{start_up}");
+}
+
+#[test]
+fn an_app_enabling_what_blackbox_wants_through_extensions_keeps_its_results() {
+    let home = TempDir::new("ext-features");
+    let args = [
+        "--features-via-extensions",
+        "all",
+        "assert-compute",
+        "nan-compute",
+    ];
+    let reference = bare(&home, &args);
+    // The validation layer below would name a feature struct chained twice, or one chained beside
+    // VkPhysicalDeviceVulkan12Features.
+    let run = run(&mut validated(&home, &args, &[("VK_BLACKBOX_NAN", "ops")]));
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    // Blackbox's own use of the features works through the app's structs.
+    assert!(
+        run.stderr.contains("assert 7 failed at assert.comp:"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr.contains("NaN from normalize()"),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn malformed_spirv_is_handed_to_the_driver_unchanged_with_one_warning_per_module() {
+    let home = TempDir::new("malformed");
+    let reference = bare(&home, &["malformed-spirv"]);
+    let run = run(&mut blackbox_only(
+        &home,
+        &["malformed-spirv"],
+        &[("VK_BLACKBOX_NAN", "ops")],
+    ));
+    run.assert_success();
+    assert_eq!(
+        run.stdout, reference.stdout,
+        "the driver's answers are the same"
+    );
+    let passed: Vec<_> = warnings(&run)
+        .into_iter()
+        .filter(|w| w.contains("is passed through unchanged"))
+        .collect();
+    assert_eq!(passed.len(), 3, "{}", run.dump());
+}
+
+#[test]
+fn objects_destroyed_while_blackbox_still_counts_their_work_pending_are_never_touched() {
+    let home = TempDir::new("destroy-early");
+    let reference = bare(&home, &["destroy-early"]);
+    let run = run(&mut blackbox_only(
+        &home,
+        &["destroy-early", "compute"],
+        &[
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_WATCHDOG_MS", "1000"),
+        ],
+    ));
+    run.assert_success();
+    assert_eq!(
+        run.checksums().get("destroy-early"),
+        reference.checksums().get("destroy-early"),
+        "{}",
+        run.dump()
+    );
+    assert!(warnings(&run).is_empty(), "{}", run.dump());
+    assert!(report_dirs(&home).is_empty(), "nothing hung");
+}
+
+/// A hang report (the watchdog's), written under a file-size limit of `limit_kib`: with SIGXFSZ ignored
+/// a write past the limit fails (as on a full disk); otherwise the kernel kills the process in the middle
+/// of the write.
+fn hang_report_under_file_limit(home: &TempDir, limit_kib: u64, ignore_sigxfsz: bool) -> Run {
+    let mut cmd = blackbox_only(
+        home,
+        &["hang", "--hang-groups", "3000"],
+        &[
+            ("VK_BLACKBOX_WATCHDOG_MS", "500"),
+            // Mesa's shader cache would hit the limit first.
+            ("MESA_SHADER_CACHE_DISABLE", "true"),
+        ],
+    );
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: limit_kib * 1024,
+                rlim_max: limit_kib * 1024,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if ignore_sigxfsz {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    run(&mut cmd)
+}
+
+/// Every `report.json` and `report.txt` under `dir` is whole: the JSON parses, the text ends its last
+/// line. Returns how many there are.
+fn whole_reports(dir: &Path) -> usize {
+    let mut n = 0;
+    for sub in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let json = sub.path().join("report.json");
+        if json.exists() {
+            let text = std::fs::read_to_string(&json).unwrap();
+            blackbox_report::Report::from_json(&text)
+                .unwrap_or_else(|e| panic!("{}: half a report: {e}", json.display()));
+            n += 1;
+        }
+        let txt = sub.path().join("report.txt");
+        if txt.exists() {
+            assert!(std::fs::read_to_string(&txt).unwrap().ends_with('\n'));
+        }
+    }
+    n
+}
+
+#[test]
+fn a_report_the_disk_refuses_leaves_no_half_file_and_its_text_in_the_log() {
+    let home = TempDir::new("report-full-disk");
+    let run = hang_report_under_file_limit(&home, 1, true);
+    run.assert_success();
+    assert!(
+        run.stderr.contains("cannot write the report into"),
+        "{}",
+        run.dump()
+    );
+    // The whole text summary is in the log instead.
+    assert!(run.stderr.contains("Blackbox report"), "{}", run.dump());
+    assert!(run.stderr.contains("dispatch 3"), "{}", run.dump());
+    assert_eq!(whole_reports(&home.path().join("reports")), 0);
+    let leftovers: Vec<_> = report_dirs(&home)
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().flatten().map(|e| e.path()))
+        .collect();
+    assert!(leftovers.is_empty(), "no partial files: {leftovers:?}");
+}
+
+#[test]
+fn a_process_killed_while_writing_its_report_leaves_no_half_report() {
+    let home = TempDir::new("report-killed");
+    let run = hang_report_under_file_limit(&home, 1, false);
+    use std::os::unix::process::ExitStatusExt as _;
+    assert_eq!(
+        run.status.signal(),
+        Some(libc::SIGXFSZ),
+        "killed mid-write\n{}",
+        run.dump()
+    );
+    assert_eq!(whole_reports(&home.path().join("reports")), 0);
+    for dir in report_dirs(&home) {
+        for name in ["report.json", "report.txt"] {
+            assert!(
+                !dir.join(name).exists(),
+                "{} is half a report",
+                dir.join(name).display()
+            );
+        }
+    }
+}
