@@ -37,7 +37,13 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("assert.frag", "assert.frag.gvs.spv", GVS),
     ("printf.comp", "printf.comp.spv", G),
     ("printf.comp", "printf_int64.comp.spv", G_INT64),
+    ("flood.comp", "flood.comp.spv", G),
+    ("shader_bench.comp", "shader_bench.comp.spv", G),
+    ("shader_bench.frag", "shader_bench.frag.spv", G),
 ];
+
+/// Files the shaders `#include` (relative to shaders/testapp): cargo has no other way to know them.
+const INCLUDES: &[&str] = &["shader_bench.glsl", "../blackbox.glsl"];
 
 const TOOL: &str = "glslangValidator";
 
@@ -47,6 +53,9 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let src_dir = manifest_dir.join("../../shaders/testapp");
 
+    for include in INCLUDES {
+        println!("cargo:rerun-if-changed={}", src_dir.join(include).display());
+    }
     for (src, out, args) in SHADERS {
         println!("cargo:rerun-if-changed={}", src_dir.join(src).display());
         compile(&src_dir, src, args, &out_dir.join(out));

@@ -86,6 +86,10 @@ pub struct Needs {
     pub shader_float16: bool,
     pub shader_float64: bool,
     pub non_semantic_info: bool,
+    /// Enable timeline semaphores and buffer device address (always, where supported) through
+    /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
+    /// Vulkan 1.1-era app does, instead of VkPhysicalDeviceVulkan12Features.
+    pub features_via_extensions: bool,
 }
 
 impl Needs {
@@ -95,6 +99,7 @@ impl Needs {
         shader_float16: false,
         shader_float64: false,
         non_semantic_info: false,
+        features_via_extensions: false,
     };
 
     pub fn union(self, other: Needs) -> Needs {
@@ -104,6 +109,7 @@ impl Needs {
             shader_float16: self.shader_float16 || other.shader_float16,
             shader_float64: self.shader_float64 || other.shader_float64,
             non_semantic_info: self.non_semantic_info || other.non_semantic_info,
+            features_via_extensions: self.features_via_extensions || other.features_via_extensions,
         }
     }
 }
@@ -255,14 +261,23 @@ impl Context {
         let supported10 = supported.features;
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }
             .vk_context("vkEnumerateDeviceExtensionProperties")?;
-        let has_non_semantic_info = extensions
-            .iter()
-            .any(|e| e.extension_name_as_c_str() == Ok(ash::khr::shader_non_semantic_info::NAME));
+        let has_extension = |name: &CStr| {
+            extensions
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(name))
+        };
+        let has_non_semantic_info = has_extension(ash::khr::shader_non_semantic_info::NAME);
+        let via_extensions = needs.features_via_extensions
+            && has_extension(ash::khr::timeline_semaphore::NAME)
+            && has_extension(ash::khr::buffer_device_address::NAME);
+        if needs.features_via_extensions && !via_extensions {
+            bail!("--features-via-extensions: the device lacks VK_KHR_timeline_semaphore or VK_KHR_buffer_device_address");
+        }
         let features = Features {
             timeline_semaphore: supported12.timeline_semaphore == vk::TRUE,
             dynamic_rendering: supported13.dynamic_rendering == vk::TRUE,
             synchronization2: supported13.synchronization2 == vk::TRUE,
-            buffer_device_address: needs.buffer_device_address
+            buffer_device_address: (needs.buffer_device_address || via_extensions)
                 && supported12.buffer_device_address == vk::TRUE,
             shader_int64: needs.shader_int64 && supported10.shader_int64 == vk::TRUE,
             shader_float16: needs.shader_float16 && supported12.shader_float16 == vk::TRUE,
@@ -284,17 +299,34 @@ impl Context {
         let enable10 = vk::PhysicalDeviceFeatures::default()
             .shader_int64(features.shader_int64)
             .shader_float64(features.shader_float64);
-        let device_extensions = [ash::khr::shader_non_semantic_info::NAME.as_ptr()];
-        let device_extensions = if features.non_semantic_info {
-            &device_extensions[..]
-        } else {
-            &[]
-        };
+        let mut device_extensions = Vec::new();
+        if features.non_semantic_info {
+            device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
+        }
+        let mut timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default()
+            .timeline_semaphore(features.timeline_semaphore);
+        let mut address = vk::PhysicalDeviceBufferDeviceAddressFeatures::default()
+            .buffer_device_address(features.buffer_device_address);
+        let mut float16 = vk::PhysicalDeviceShaderFloat16Int8Features::default()
+            .shader_float16(features.shader_float16);
+        if via_extensions {
+            device_extensions.push(ash::khr::timeline_semaphore::NAME.as_ptr());
+            device_extensions.push(ash::khr::buffer_device_address::NAME.as_ptr());
+            if features.shader_float16 {
+                device_extensions.push(ash::khr::shader_float16_int8::NAME.as_ptr());
+            }
+        }
         let mut device_info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_infos)
-            .enabled_extension_names(device_extensions)
+            .enabled_extension_names(&device_extensions)
             .enabled_features(&enable10);
-        if api >= vk::API_VERSION_1_2 {
+        if via_extensions {
+            // The individual structs and VkPhysicalDeviceVulkan12Features may not be chained together.
+            device_info = device_info
+                .push_next(&mut timeline)
+                .push_next(&mut address)
+                .push_next(&mut float16);
+        } else if api >= vk::API_VERSION_1_2 {
             device_info = device_info.push_next(&mut enable12);
         }
         if api >= vk::API_VERSION_1_3 {

@@ -9,8 +9,8 @@
 //! After an error the app still destroys everything it created (after vkDeviceWaitIdle), unless a wait
 //! timed out with GPU work possibly still running; so a device loss exercises the teardown path too.
 //!
-//! The benchmarks `record-bench`, `pipeline-bench` and `frame-bench` (not in `all`) also print timings on
-//! stdout.
+//! The benchmarks `record-bench`, `pipeline-bench`, `frame-bench` and `shader-bench` (not in `all`) also
+//! print timings on stdout; `memory-bench` (not in `all`) prints resident and device memory.
 //! Some scenarios (not in `all`) are deliberate faults for Blackbox to report: `hang`, `hang-draw` (long
 //! GPU work), `bad-address` (a GPU page fault; on lavapipe a SIGSEGV in a driver thread); others make shader
 //! errors that only instrumentation reports: `nan-*`, `assert-*`, `printf`.
@@ -45,7 +45,12 @@ options:
                  (default 40)
   --frame-draws N      frame-bench: draws in the frame's render pass (default 10000)
   --frame-dispatches N frame-bench: 1x1x1 dispatches after the pass (default 10000)
-  --frames K           frame-bench: frames, the first one a warm-up (default 20)
+  --frames K           frame-bench, shader-bench: frames (runs), the first one a warm-up (default 20)
+  --shader-invocations N  shader-bench: compute invocations (default 65536)
+  --shader-size W      shader-bench: the fragment shader's target is W x W pixels (16 to 8192, default 256)
+  --shader-iterations N   shader-bench: loop iterations per invocation and pixel (default 64)
+  --memory-cmdbufs N   memory-bench: command buffers recorded and submitted (default 1000)
+  --memory-draws M     memory-bench: draws per command buffer, as record-bench's (default 100)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
                      at most 65535; on lavapipe about 0.65 s per 1000)
   --hang-iterations N  hang, hang-draw: loop iterations (x 4 multiply-adds) of the long dispatch or draw
@@ -74,6 +79,11 @@ options:
                      dispatch 42 (or the last, if N <= 42), invocation (12,0,0)
   --repeat N         nan-*, assert-*, printf: submit the command buffer N times, with vkQueueWaitIdle
                      after each (default 1)
+  --threads N        stress: recording and submitting threads (default 8)
+  --seconds S        stress: how long each thread runs (default 5)
+  --flood-frames N   flood: frames (default 10)
+  --features-via-extensions  enable timeline semaphores and buffer device address through
+                     VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
                      OpLine only; default) or nonsemantic (glslang -gVS, NonSemantic.Shader.DebugInfo.100)
 not in `all` (faults and shader errors, for Blackbox to report):
@@ -88,10 +98,16 @@ not in `all` (faults and shader errors, for Blackbox to report):
   assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
   assert-fragment assert 7 (size < 0.25) fails on pixel (12,34): size 0.3, delta -22
   printf         one invocation prints each debugPrintf format once
-  (assert-*, printf and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where it is
-   missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
+  stress         --threads threads record and submit assert.comp (one failing invocation per dispatch)
+                 for --seconds on both queues; prints `stress_dispatches N`
+  flood          every one of 65,536 invocations fails an assert and calls 160 printf sites, for
+                 --flood-frames frames; prints the counts and frame times
+  malformed-spirv  vkCreateShaderModule with truncated, bad-magic and unknown-opcode modules
+  destroy-early  destroys a command pool and pipeline whose work finished but was never waited for
+  (assert-*, printf, shader-bench and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where
+   it is missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
 
-/// record-bench, pipeline-bench and frame-bench parameters.
+/// The benchmarks' parameters (record-, pipeline-, frame-, shader- and memory-bench).
 #[derive(Clone, Copy, Debug)]
 pub struct BenchOptions {
     pub cmdbufs: u32,
@@ -104,6 +120,13 @@ pub struct BenchOptions {
     pub frame_draws: u32,
     pub frame_dispatches: u32,
     pub frames: u32,
+    /// shader-bench: compute invocations, the fragment target's side, loop iterations.
+    pub shader_invocations: u32,
+    pub shader_size: u32,
+    pub shader_iterations: u32,
+    /// memory-bench: command buffers, draws per command buffer.
+    pub memory_cmdbufs: u32,
+    pub memory_draws: u32,
 }
 
 /// The operation that makes the NaN or Inf in the `nan-*` scenarios (the shaders' `op` push constant).
@@ -168,11 +191,26 @@ pub struct FaultOptions {
     pub shader_debug: ShaderDebug,
 }
 
+/// `stress`, `flood` and the device-creation variant, for the robustness tests.
+#[derive(Clone, Copy, Debug)]
+pub struct StressOptions {
+    /// stress: recording and submitting threads.
+    pub threads: u32,
+    /// stress: how long each thread keeps recording and submitting.
+    pub seconds: f64,
+    /// flood: frames (one submission each).
+    pub flood_frames: u32,
+    /// The device's timeline-semaphore and buffer-device-address features are enabled through their
+    /// extensions and feature structs (VK_KHR_*), not through VkPhysicalDeviceVulkan12Features.
+    pub features_via_extensions: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub device_index: usize,
     pub bench: BenchOptions,
     pub fault: FaultOptions,
+    pub stress: StressOptions,
     pub scenarios: Vec<&'static str>,
 }
 
@@ -193,6 +231,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             frame_draws: 10_000,
             frame_dispatches: 10_000,
             frames: 20,
+            shader_invocations: 65536,
+            shader_size: 256,
+            shader_iterations: 64,
+            memory_cmdbufs: 1000,
+            memory_draws: 100,
         },
         fault: FaultOptions {
             frame: None,
@@ -206,6 +249,12 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             nan_dispatches: 100,
             repeat: 1,
             shader_debug: ShaderDebug::OpLine,
+        },
+        stress: StressOptions {
+            threads: 8,
+            seconds: 5.0,
+            flood_frames: 10,
+            features_via_extensions: false,
         },
         scenarios: Vec::new(),
     };
@@ -232,6 +281,15 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                 options.bench.frame_dispatches = value("--frame-dispatches")?.max(1)
             }
             "--frames" => options.bench.frames = value("--frames")?.max(2),
+            "--shader-invocations" => {
+                options.bench.shader_invocations = value("--shader-invocations")?.max(1)
+            }
+            "--shader-size" => options.bench.shader_size = value("--shader-size")?.clamp(16, 8192),
+            "--shader-iterations" => {
+                options.bench.shader_iterations = value("--shader-iterations")?.max(1)
+            }
+            "--memory-cmdbufs" => options.bench.memory_cmdbufs = value("--memory-cmdbufs")?.max(1),
+            "--memory-draws" => options.bench.memory_draws = value("--memory-draws")?.max(1),
             "--hang-groups" => {
                 let groups = value("--hang-groups")?;
                 if !(1..=65535).contains(&groups) {
@@ -284,6 +342,16 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                 options.fault.nan_dispatches = value("--nan-dispatches")?.clamp(1, 1000)
             }
             "--repeat" => options.fault.repeat = value("--repeat")?.max(1),
+            "--threads" => options.stress.threads = value("--threads")?.clamp(1, 64),
+            "--seconds" => {
+                options.stress.seconds = text("--seconds")?
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .context("--seconds: expected a positive number")?
+            }
+            "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
+            "--features-via-extensions" => options.stress.features_via_extensions = true,
             "--shader-debug" => {
                 options.fault.shader_debug = match text("--shader-debug")?.as_str() {
                     "opline" => ShaderDebug::OpLine,
@@ -345,10 +413,18 @@ struct RunSummary {
 }
 
 fn run(options: &Options) -> Result<RunSummary> {
+    // memory-bench's checkpoints: its baseline is the process before the loader (and any layer) is loaded.
+    let memory_bench = options.scenarios.contains(&"memory-bench");
+    if memory_bench {
+        scenarios::memory_bench::checkpoint("start");
+    }
     // SAFETY: loading the system Vulkan loader; nothing else in this process loads a different one.
     let entry =
         unsafe { ash::Entry::load() }.context("cannot load the Vulkan loader (libvulkan.so.1)")?;
     let app = AppInstance::create(&entry)?;
+    if memory_bench {
+        scenarios::memory_bench::checkpoint("instance");
+    }
     if app.debug_utils.is_none() {
         eprintln!("bb-testapp: VK_EXT_debug_utils is not available: validation messages cannot be counted");
     }
@@ -357,7 +433,15 @@ fn run(options: &Options) -> Result<RunSummary> {
         .iter()
         .filter_map(|&name| SCENARIOS.iter().find(|s| s.name == name))
         .fold(Needs::NONE, |needs, s| needs.union(s.needs));
+    let needs = Needs {
+        features_via_extensions: options.stress.features_via_extensions,
+        ..needs
+    };
     let cx = Context::new(&app, options.device_index, needs)?;
+    if memory_bench {
+        scenarios::memory_bench::checkpoint("device");
+        scenarios::memory_bench::use_instance(&app.instance, options.device_index)?;
+    }
     eprintln!(
         "bb-testapp: device {}: {}",
         options.device_index, cx.device_name

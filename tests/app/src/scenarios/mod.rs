@@ -12,11 +12,14 @@ pub mod draw;
 pub mod frame_bench;
 pub mod hang;
 pub mod instances;
+pub mod memory_bench;
 pub mod nan;
 pub mod pipeline_bench;
 pub mod program;
 pub mod record_bench;
+pub mod robustness;
 pub mod secondary;
+pub mod shader_bench;
 pub mod threads;
 pub mod timeline;
 pub mod two_queues;
@@ -122,6 +125,18 @@ pub const SCENARIOS: &[Scenario] = &[
         run: frame_bench::run,
     },
     Scenario {
+        name: "shader-bench",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: shader_bench::run,
+    },
+    Scenario {
+        name: "memory-bench",
+        in_all: false,
+        needs: Needs::NONE,
+        run: memory_bench::run,
+    },
+    Scenario {
         name: "hang",
         in_all: false,
         needs: Needs::NONE,
@@ -185,5 +200,29 @@ pub const SCENARIOS: &[Scenario] = &[
             ..Needs::NONE
         },
         run: debug_printf::run_printf,
+    },
+    Scenario {
+        name: "stress",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: robustness::run_stress,
+    },
+    Scenario {
+        name: "flood",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: robustness::run_flood,
+    },
+    Scenario {
+        name: "malformed-spirv",
+        in_all: false,
+        needs: Needs::NONE,
+        run: robustness::run_malformed_spirv,
+    },
+    Scenario {
+        name: "destroy-early",
+        in_all: false,
+        needs: Needs::NONE,
+        run: robustness::run_destroy_early,
     },
 ];

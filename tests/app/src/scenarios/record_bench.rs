@@ -18,24 +18,25 @@ use super::Outcome;
 use crate::context::{begin_command_buffer, Access, Context, Fnv1a, Memory, VkResultExt};
 use crate::Options;
 
-const EXTENT: vk::Extent2D = vk::Extent2D {
+pub(super) const EXTENT: vk::Extent2D = vk::Extent2D {
     width: 16,
     height: 16,
 };
 /// Draws between two compute dispatches (each one ends and restarts the render pass).
 const DRAWS_PER_PASS: u32 = 50;
-const VALUES_BYTES: vk::DeviceSize = (GROUP * GROUP * 4) as vk::DeviceSize;
+pub(super) const VALUES_BYTES: vk::DeviceSize = (GROUP * GROUP * 4) as vk::DeviceSize;
 
-/// Everything a recorded command buffer refers to (only handles, cheap to copy).
+/// Everything a recorded command buffer refers to (only handles, cheap to copy). memory-bench records
+/// the same command buffers.
 #[derive(Clone, Copy)]
-struct Bench<'a> {
-    device: &'a ash::Device,
-    debug_utils: Option<&'a ash::ext::debug_utils::Device>,
-    target: &'a PassTarget,
-    draw: DrawKit,
-    compute: ComputeKit,
-    values: vk::Buffer,
-    set: vk::DescriptorSet,
+pub(super) struct Bench<'a> {
+    pub device: &'a ash::Device,
+    pub debug_utils: Option<&'a ash::ext::debug_utils::Device>,
+    pub target: &'a PassTarget,
+    pub draw: DrawKit,
+    pub compute: ComputeKit,
+    pub values: vk::Buffer,
+    pub set: vk::DescriptorSet,
 }
 
 impl Bench<'_> {
@@ -54,7 +55,7 @@ impl Bench<'_> {
     }
 
     /// Records one whole command buffer; returns the number of vkCmd* calls.
-    fn record(&self, cmd: vk::CommandBuffer, draws: u32, seed: u32) -> Result<u64> {
+    pub fn record(&self, cmd: vk::CommandBuffer, draws: u32, seed: u32) -> Result<u64> {
         let d = self.device;
         begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
         let mut commands = self.begin_pass(cmd);
