@@ -119,7 +119,6 @@ pub(crate) mod op {
     pub const F_MOD: u16 = 141;
     pub const LOGICAL_OR: u16 = 166;
     pub const LOGICAL_AND: u16 = 167;
-    pub const LOGICAL_NOT: u16 = 168;
     pub const SELECT: u16 = 169;
     pub const I_EQUAL: u16 = 170;
     pub const I_NOT_EQUAL: u16 = 171;

@@ -1,6 +1,6 @@
 //! The helper functions the base builds, and the module-level changes that give shaders the error buffer.
 
-use super::builder::{storage, FnBuilder};
+use super::builder::{storage, Builder, FnBuilder};
 use super::values::{self, Shape};
 use super::{Base, HelperKind};
 use crate::analysis::Type;
@@ -278,41 +278,42 @@ impl Base<'_> {
         }
         let end = self.b.id();
         if let HelperKind::NanCheck { inputs } = kind {
-            let mut bad_input: Option<u32> = None;
-            let mut bad_output: Option<u32> = None;
-            for (i, shape) in shapes.iter().enumerate() {
-                if !shape.is_float() {
-                    continue;
+            // The output first: almost always finite, and then the helper returns after a few integer
+            // ops. Only a non-finite output pays for the test of the inputs (a NaN that came in is not new).
+            let non_finite_any = |fb: &mut FnBuilder, b: &mut Builder, range: std::ops::Range<usize>| {
+                let mut any: Option<u32> = None;
+                for i in range {
+                    if !shapes[i].is_float() {
+                        continue;
+                    }
+                    for &c in &comps[i] {
+                        let nf = values::non_finite(fb, b, c, &shapes[i]);
+                        any = Some(match any {
+                            None => nf,
+                            Some(prev) => fb.op(b, op::LOGICAL_OR, bool_t, &[prev, nf]),
+                        });
+                    }
                 }
-                for &c in &comps[i] {
-                    let nf = values::non_finite(&mut fb, &mut self.b, c, shape);
-                    let acc = if i < inputs {
-                        &mut bad_input
-                    } else {
-                        &mut bad_output
-                    };
-                    *acc = Some(match *acc {
-                        None => nf,
-                        Some(prev) => fb.op(&mut self.b, op::LOGICAL_OR, bool_t, &[prev, nf]),
-                    });
-                }
-            }
-            let Some(bad) = bad_output else {
+                any
+            };
+            let Some(bad_output) = non_finite_any(&mut fb, &mut self.b, inputs..shapes.len()) else {
                 return Err(NotInstrumented::unsupported(
                     "NaN check without a float value to check",
                 ));
             };
-            let fire = match bad_input {
-                None => bad,
-                Some(bad_in) => {
-                    let finite_in = fb.op(&mut self.b, op::LOGICAL_NOT, bool_t, &[bad_in]);
-                    fb.op(&mut self.b, op::LOGICAL_AND, bool_t, &[finite_in, bad])
-                }
-            };
-            let record = self.b.id();
-            fb.op_void(op::SELECTION_MERGE, &[end, 0]);
-            fb.op_void(op::BRANCH_CONDITIONAL, &[fire, record, end]);
-            fb.block(record);
+            let check_inputs = self.b.id();
+            let finite = self.b.id();
+            fb.op_void(op::SELECTION_MERGE, &[finite, 0]);
+            fb.op_void(op::BRANCH_CONDITIONAL, &[bad_output, check_inputs, finite]);
+            fb.block(finite);
+            fb.op_void(op::RETURN, &[]);
+            fb.block(check_inputs);
+            if let Some(bad_input) = non_finite_any(&mut fb, &mut self.b, 0..inputs) {
+                let record = self.b.id();
+                fb.op_void(op::SELECTION_MERGE, &[end, 0]);
+                fb.op_void(op::BRANCH_CONDITIONAL, &[bad_input, end, record]);
+                fb.block(record);
+            }
         }
         let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
         let at = fb.op(
