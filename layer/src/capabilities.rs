@@ -30,8 +30,13 @@ pub struct Capabilities {
     pub device_fault: bool,
     /// `VK_EXT_device_address_binding_report` is enabled.
     pub address_binding_report: bool,
-    /// A memory type that is `HOST_VISIBLE | HOST_COHERENT`, `DEVICE_LOCAL` too where the device has one.
+    /// A memory type that is `HOST_VISIBLE | HOST_COHERENT`, `DEVICE_LOCAL` too where the device has one:
+    /// the GPU writes markers often and the CPU reads them after a fault only.
     pub marker_memory_type: Option<u32>,
+    /// A memory type that is `HOST_VISIBLE | HOST_COHERENT`, `HOST_CACHED` too where the device has one:
+    /// the GPU writes the error buffer only where shaders report, and the CPU reads it at every drain
+    /// (uncached reads of device-local memory through the PCIe BAR cost about a microsecond per word).
+    pub error_memory_type: Option<u32>,
 }
 
 /// Features and extensions the device supports, as far as Blackbox cares.
@@ -141,13 +146,14 @@ unsafe fn device_extensions(
     }
 }
 
-/// The first `HOST_VISIBLE | HOST_COHERENT` memory type, preferring one that is also `DEVICE_LOCAL`.
+/// The first `HOST_VISIBLE | HOST_COHERENT` memory type, preferring one that also has `preferred`.
 ///
 /// # Safety
 /// `physical_device` must belong to `instance`.
-unsafe fn marker_memory_type(
+unsafe fn host_memory_type(
     instance: &Instance,
     physical_device: vk::PhysicalDevice,
+    preferred: vk::MemoryPropertyFlags,
 ) -> Option<u32> {
     let get = instance.next.get_physical_device_memory_properties?;
     let mut props = vk::PhysicalDeviceMemoryProperties::default();
@@ -161,7 +167,7 @@ unsafe fn marker_memory_type(
             .position(|t| t.property_flags.contains(wanted | extra))
             .map(|i| i as u32)
     };
-    find(vk::MemoryPropertyFlags::DEVICE_LOCAL).or_else(|| find(vk::MemoryPropertyFlags::empty()))
+    find(preferred).or_else(|| find(vk::MemoryPropertyFlags::empty()))
 }
 
 /// The app's `VkDeviceCreateInfo`, patched for Blackbox. Restores the app's structs when dropped.
@@ -210,14 +216,28 @@ impl DeviceCreatePatch {
         // SAFETY: forwarded to the caller.
         let supported = unsafe { query_supported(instance, physical_device, device_api_version) };
         // SAFETY: as above.
-        let memory_type = unsafe { marker_memory_type(instance, physical_device) };
+        let (marker_memory_type, error_memory_type) = unsafe {
+            (
+                host_memory_type(
+                    instance,
+                    physical_device,
+                    vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                ),
+                host_memory_type(
+                    instance,
+                    physical_device,
+                    vk::MemoryPropertyFlags::HOST_CACHED,
+                ),
+            )
+        };
         let mut patch = DeviceCreatePatch {
             // SAFETY: the app's struct, copied; its pointers stay valid for the call.
             create_info: unsafe {
                 std::mem::transmute::<vk::DeviceCreateInfo<'_>, vk::DeviceCreateInfo<'static>>(*app)
             },
             capabilities: Capabilities {
-                marker_memory_type: memory_type,
+                marker_memory_type,
+                error_memory_type,
                 ..Default::default()
             },
             extensions: Vec::new(),

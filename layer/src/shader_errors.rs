@@ -75,7 +75,7 @@ impl ErrorBuffer {
     pub fn new(device: &Device) -> Result<Self, String> {
         let memory_type = device
             .capabilities
-            .marker_memory_type
+            .error_memory_type
             .ok_or("no host-visible coherent memory type")?;
         let words = record::buffer_words(SITES, RECORD_WORDS);
         // SAFETY: a live device and its dispatch table; host-visible coherent memory; a device address is

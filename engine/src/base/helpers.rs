@@ -8,7 +8,7 @@ use crate::error::NotInstrumented;
 use crate::grammar::op;
 use crate::info::Stage;
 use crate::module::{decode_string, encode_string, Instruction, Module};
-use crate::record::{header, CRASH_ADDRESS, RECORD_HEADER_WORDS};
+use crate::record::{header, ScalarType, CRASH_ADDRESS, RECORD_HEADER_WORDS};
 
 /// `PhysicalStorageBuffer64` addressing model.
 pub(crate) const ADDRESSING_PSB64: u32 = 5348;
@@ -280,40 +280,81 @@ impl Base<'_> {
         if let HelperKind::NanCheck { inputs } = kind {
             // The output first: almost always finite, and then the helper returns after a few integer
             // ops. Only a non-finite output pays for the test of the inputs (a NaN that came in is not new).
-            let non_finite_any = |fb: &mut FnBuilder, b: &mut Builder, range: std::ops::Range<usize>| {
-                let mut any: Option<u32> = None;
-                for i in range {
-                    if !shapes[i].is_float() {
-                        continue;
+            let non_finite_any =
+                |fb: &mut FnBuilder, b: &mut Builder, range: std::ops::Range<usize>| {
+                    let mut any: Option<u32> = None;
+                    for i in range {
+                        if !shapes[i].is_float() {
+                            continue;
+                        }
+                        for &c in &comps[i] {
+                            let nf = values::non_finite(fb, b, c, &shapes[i]);
+                            any = Some(match any {
+                                None => nf,
+                                Some(prev) => fb.op(b, op::LOGICAL_OR, bool_t, &[prev, nf]),
+                            });
+                        }
                     }
-                    for &c in &comps[i] {
-                        let nf = values::non_finite(fb, b, c, &shapes[i]);
-                        any = Some(match any {
-                            None => nf,
-                            Some(prev) => fb.op(b, op::LOGICAL_OR, bool_t, &[prev, nf]),
-                        });
-                    }
+                    any
+                };
+            // Quick test of the output: a 32- or 64-bit vector's components are summed first and the sum
+            // tested, since any NaN or Inf among them makes the sum NaN or Inf. A finite sum can still
+            // overflow; that only sends the rare case to the exact test below.
+            let mut quick: Option<u32> = None;
+            for i in inputs..shapes.len() {
+                let shape = &shapes[i];
+                if !shape.is_float() {
+                    continue;
                 }
-                any
-            };
-            let Some(bad_output) = non_finite_any(&mut fb, &mut self.b, inputs..shapes.len()) else {
+                let tested: Vec<u32> = if matches!(shape.scalar, ScalarType::F32 | ScalarType::F64)
+                    && comps[i].len() > 1
+                {
+                    let sum = comps[i][1..].iter().fold(comps[i][0], |acc, &c| {
+                        fb.op(&mut self.b, op::F_ADD, shape.scalar_type, &[acc, c])
+                    });
+                    vec![sum]
+                } else {
+                    comps[i].clone()
+                };
+                for c in tested {
+                    let nf = values::non_finite(&mut fb, &mut self.b, c, shape);
+                    quick = Some(match quick {
+                        None => nf,
+                        Some(prev) => fb.op(&mut self.b, op::LOGICAL_OR, bool_t, &[prev, nf]),
+                    });
+                }
+            }
+            let Some(maybe_bad) = quick else {
                 return Err(NotInstrumented::unsupported(
                     "NaN check without a float value to check",
                 ));
             };
-            let check_inputs = self.b.id();
+            let exact = self.b.id();
             let finite = self.b.id();
             fb.op_void(op::SELECTION_MERGE, &[finite, 0]);
-            fb.op_void(op::BRANCH_CONDITIONAL, &[bad_output, check_inputs, finite]);
+            fb.op_void(op::BRANCH_CONDITIONAL, &[maybe_bad, exact, finite]);
             fb.block(finite);
             fb.op_void(op::RETURN, &[]);
-            fb.block(check_inputs);
-            if let Some(bad_input) = non_finite_any(&mut fb, &mut self.b, 0..inputs) {
-                let record = self.b.id();
-                fb.op_void(op::SELECTION_MERGE, &[end, 0]);
-                fb.op_void(op::BRANCH_CONDITIONAL, &[bad_input, end, record]);
-                fb.block(record);
-            }
+            fb.block(exact);
+            // Exact: some output component is not finite, and every input is (a NaN that came in is not new).
+            let bad_output = non_finite_any(&mut fb, &mut self.b, inputs..shapes.len())
+                .expect("a float output, tested above");
+            let fire = match non_finite_any(&mut fb, &mut self.b, 0..inputs) {
+                None => bad_output,
+                Some(bad_input) => {
+                    let finite_in = fb.op(&mut self.b, op::LOGICAL_NOT, bool_t, &[bad_input]);
+                    fb.op(
+                        &mut self.b,
+                        op::LOGICAL_AND,
+                        bool_t,
+                        &[finite_in, bad_output],
+                    )
+                }
+            };
+            let record = self.b.id();
+            fb.op_void(op::SELECTION_MERGE, &[end, 0]);
+            fb.op_void(op::BRANCH_CONDITIONAL, &[fire, record, end]);
+            fb.block(record);
         }
         let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
         let at = fb.op(

@@ -18,12 +18,14 @@
 //!
 //! Every conditional lives inside the helpers, so instrumenting a site never splits the application's blocks
 //! or touches its control flow: a site is one `OpFunctionCall` placed after (or instead of) the instruction
-//! (with, at most, the `OpCompositeExtract`s or the `OpFConvert` that pick its values). Block splitting is
+//! (with, at most, the `OpCompositeExtract`s or the `OpFConvert` that pick its values), or, for NaN checks of
+//! operations, a few inline instructions and one call per group of checks ([`deferred`]). Block splitting is
 //! the helpers' business, and they are built block by block from scratch ([`builder::FnBuilder`]).
 //! The output depends only on the input and the options: maps are only looked up, never iterated, and
 //! everything new is emitted in creation order.
 
 pub(crate) mod builder;
+mod deferred;
 mod helpers;
 pub(crate) mod values;
 
@@ -48,6 +50,10 @@ pub(crate) enum Edit {
     Replace(Vec<Instruction>),
     /// Keep it and put these instructions right after it.
     After(Vec<Instruction>),
+    /// Keep it; `site` (from [`Base::site`], for a NaN check of its `result`) joins the current group of
+    /// checks ([`deferred`]): its last instruction, the call, runs only if a quick test of some result of the
+    /// group fails.
+    CheckLater { result: u32, site: Vec<Instruction> },
 }
 
 /// Where an instruction is.
@@ -173,7 +179,11 @@ impl<'o> Base<'o> {
                 for block in &mut f.blocks {
                     let old = std::mem::take(&mut block.instructions);
                     let mut new = Vec::with_capacity(old.len());
+                    let mut group = deferred::Group::default();
                     for inst in old {
+                        if deferred::ends_group(inst.opcode) {
+                            self.end_group(&mut group, &mut new);
+                        }
                         lines.observe(&self.an, &self.b.types, &self.sources, &inst);
                         let at = At {
                             function,
@@ -195,8 +205,13 @@ impl<'o> Base<'o> {
                                 new.push(inst);
                                 new.extend(insts);
                             }
+                            Edit::CheckLater { result, site } => {
+                                new.push(inst);
+                                self.defer(&mut group, &mut new, result, site);
+                            }
                         }
                     }
+                    self.end_group(&mut group, &mut new);
                     block.instructions = new;
                 }
             }

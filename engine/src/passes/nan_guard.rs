@@ -108,19 +108,19 @@ impl NanGuardPass {
         let inputs = values.len();
         values.push(("result".to_string(), result));
         let kind = SiteKind::NanOp { op: name };
-        Ok(
-            match base.site(
-                at,
-                kind,
-                None,
-                &values,
-                HelperKind::NanCheck { inputs },
-                None,
-            )? {
-                Some(insts) => Edit::After(insts),
-                None => Edit::Keep,
-            },
-        )
+        let site = base.site(
+            at,
+            kind,
+            None,
+            &values,
+            HelperKind::NanCheck { inputs },
+            None,
+        )?;
+        Ok(match site {
+            Some(site) if base.groupable(ty) => Edit::CheckLater { result, site },
+            Some(insts) => Edit::After(insts),
+            None => Edit::Keep,
+        })
     }
 
     fn visit_store(

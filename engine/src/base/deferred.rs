@@ -1,0 +1,223 @@
+//! NaN checks of operations, grouped per stretch of a block.
+//!
+//! A check right after each operation costs a branch (and, on GPUs, a reconvergence point) per operation.
+//! Instead, after each checked operation the base emits a *quick* test of its result inline (a few integer
+//! instructions: is the sum of the components NaN or Inf?), ORs it into the group's flag, and keeps the
+//! site's call aside. Where the group ends (before a merge instruction, a terminator or a call, which may
+//! not come back) it emits one call of a *group helper* that, when the flag is set, runs the kept calls in
+//! order; each still makes its exact test. So the common path has one branch per group, and a group never
+//! outlives its block, so the application's control flow is not touched.
+
+use super::values::{self, Shape};
+use super::{builder::FnBuilder, Base};
+use crate::grammar::op;
+use crate::module::Instruction;
+use crate::record::ScalarType;
+
+/// Calls beyond this many arguments start a new group (drivers limit function parameters).
+const MAX_GROUP_ARGUMENTS: usize = 48;
+
+/// The checks kept aside in the current group.
+#[derive(Default)]
+pub(crate) struct Group {
+    /// The OR of the quick tests so far.
+    flag: Option<u32>,
+    /// The kept calls.
+    calls: Vec<Instruction>,
+    arguments: usize,
+}
+
+/// Whether a group must end before `opcode`: merges and terminators end the block; a call may not return
+/// (a `discard` in the callee) and its own sites must come after the ones before it.
+pub(crate) fn ends_group(opcode: u16) -> bool {
+    matches!(
+        opcode,
+        op::SELECTION_MERGE
+            | op::LOOP_MERGE
+            | op::FUNCTION_CALL
+            | op::BRANCH
+            | op::BRANCH_CONDITIONAL
+            | op::SWITCH
+            | op::RETURN
+            | op::RETURN_VALUE
+            | op::UNREACHABLE
+            | op::KILL
+            | op::TERMINATE_INVOCATION
+            | op::DEMOTE_TO_HELPER_INVOCATION
+            | op::IGNORE_INTERSECTION_KHR
+            | op::TERMINATE_RAY_KHR
+            | op::EMIT_MESH_TASKS_EXT
+    )
+}
+
+impl Base<'_> {
+    /// Whether an operation's result of type `ty` can be checked in a group: 32- and 64-bit float scalars
+    /// and vectors (others keep a call of their own).
+    pub(crate) fn groupable(&self, ty: u32) -> bool {
+        values::shape(&self.b.types, ty)
+            .is_some_and(|s| matches!(s.scalar, ScalarType::F32 | ScalarType::F64) && s.rows == 0)
+    }
+
+    /// Adds a site's instructions to the group: all but the last (the call) go to `out` now, with the
+    /// quick test of `result`; the call waits for [`Base::end_group`].
+    pub(crate) fn defer(
+        &mut self,
+        group: &mut Group,
+        out: &mut Vec<Instruction>,
+        result: u32,
+        mut site: Vec<Instruction>,
+    ) {
+        let Some(call) = site.pop() else { return };
+        out.extend(site);
+        let shape = self
+            .an
+            .type_of(result)
+            .and_then(|t| values::shape(&self.b.types, t))
+            .expect("groupable result");
+        let test = self.quick_non_finite(out, result, &shape);
+        let bool_t = self.b.type_bool();
+        group.flag = Some(match group.flag {
+            None => test,
+            Some(prev) => {
+                let id = self.b.id();
+                out.push(Instruction::new(
+                    op::LOGICAL_OR,
+                    Some(bool_t),
+                    Some(id),
+                    vec![prev, test],
+                ));
+                id
+            }
+        });
+        group.arguments += call.operands.len().saturating_sub(4);
+        group.calls.push(call);
+        if group.arguments >= MAX_GROUP_ARGUMENTS {
+            self.end_group(group, out);
+        }
+    }
+
+    /// Emits the group's call, if it has kept calls, and starts a new group.
+    pub(crate) fn end_group(&mut self, group: &mut Group, out: &mut Vec<Instruction>) {
+        let Group { flag, calls, .. } = std::mem::take(group);
+        let Some(flag) = flag else { return };
+        if calls.len() == 1 {
+            // One check: its own call is as cheap (the helper tests the result first).
+            out.extend(calls);
+            return;
+        }
+        // Parameters: the flag, then every call's values (operands after the callee and three constants).
+        let bool_t = self.b.type_bool();
+        let mut param_types = vec![bool_t];
+        let mut arguments = vec![flag];
+        for call in &calls {
+            for &value in &call.operands[4..] {
+                param_types.push(self.an.type_of(value).expect("site values have types"));
+                arguments.push(value);
+            }
+        }
+        let void = self.b.type_void();
+        let (mut fb, group_fn, params) = FnBuilder::new(&mut self.b, void, &param_types);
+        let (run, end) = (self.b.id(), self.b.id());
+        fb.op_void(op::SELECTION_MERGE, &[end, 0]);
+        fb.op_void(op::BRANCH_CONDITIONAL, &[params[0], run, end]);
+        fb.block(run);
+        let mut next_param = 1;
+        for call in &calls {
+            let mut operands = call.operands[..4].to_vec();
+            let n = call.operands.len() - 4;
+            operands.extend_from_slice(&params[next_param..next_param + n]);
+            next_param += n;
+            fb.op(&mut self.b, op::FUNCTION_CALL, void, &operands);
+        }
+        fb.op_void(op::BRANCH, &[end]);
+        fb.block(end);
+        fb.op_void(op::RETURN, &[]);
+        self.b.add_function(fb.finish());
+        let call_id = self.b.id();
+        let mut operands = vec![group_fn];
+        operands.extend(arguments);
+        out.push(Instruction::new(
+            op::FUNCTION_CALL,
+            Some(void),
+            Some(call_id),
+            operands,
+        ));
+    }
+
+    /// Inline instructions (into `out`) giving a bool that is true when `value` may be NaN or Inf: the
+    /// bits of its components' sum (a NaN or Inf component makes the sum NaN or Inf; an overflowing sum
+    /// of finite ones only sends the case on to the exact test).
+    fn quick_non_finite(&mut self, out: &mut Vec<Instruction>, value: u32, shape: &Shape) -> u32 {
+        let n = shape.components();
+        let mut sum = value;
+        if n > 1 {
+            let component = |b: &mut super::Builder, out: &mut Vec<Instruction>, i: u32| {
+                let id = b.id();
+                out.push(Instruction::new(
+                    op::COMPOSITE_EXTRACT,
+                    Some(shape.scalar_type),
+                    Some(id),
+                    vec![value, i],
+                ));
+                id
+            };
+            sum = component(&mut self.b, out, 0);
+            for i in 1..n {
+                let c = component(&mut self.b, out, i);
+                let id = self.b.id();
+                out.push(Instruction::new(
+                    op::F_ADD,
+                    Some(shape.scalar_type),
+                    Some(id),
+                    vec![sum, c],
+                ));
+                sum = id;
+            }
+        }
+        let uint = self.b.type_uint();
+        let (high, mask) = if shape.scalar == ScalarType::F64 {
+            let pair_t = self.b.type_vector(uint, 2);
+            let pair = self.b.id();
+            out.push(Instruction::new(
+                op::BITCAST,
+                Some(pair_t),
+                Some(pair),
+                vec![sum],
+            ));
+            let high = self.b.id();
+            out.push(Instruction::new(
+                op::COMPOSITE_EXTRACT,
+                Some(uint),
+                Some(high),
+                vec![pair, 1],
+            ));
+            (high, 0x7ff0_0000)
+        } else {
+            let bits = self.b.id();
+            out.push(Instruction::new(
+                op::BITCAST,
+                Some(uint),
+                Some(bits),
+                vec![sum],
+            ));
+            (bits, 0x7f80_0000)
+        };
+        let mask = self.b.const_u32(mask);
+        let exponent = self.b.id();
+        out.push(Instruction::new(
+            op::BITWISE_AND,
+            Some(uint),
+            Some(exponent),
+            vec![high, mask],
+        ));
+        let bool_t = self.b.type_bool();
+        let test = self.b.id();
+        out.push(Instruction::new(
+            op::I_EQUAL,
+            Some(bool_t),
+            Some(test),
+            vec![exponent, mask],
+        ));
+        test
+    }
+}
