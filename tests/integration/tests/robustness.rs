@@ -463,3 +463,110 @@ fn a_process_killed_while_writing_its_report_leaves_no_half_report() {
         }
     }
 }
+
+/// Runs `cmd` to completion, sampling its resident memory every 100 ms; returns the run and the samples
+/// (KiB).
+fn run_sampling_rss(cmd: &mut Command) -> (Run, Vec<u64>) {
+    use std::io::Read as _;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting the app");
+    // Drain the pipes on threads, so a chatty app never blocks on them.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut samples = Vec::new();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let Ok(text) = std::fs::read_to_string(&status_file) {
+            if let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            {
+                samples.push(kib);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let run = Run {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    (run, samples)
+}
+
+/// After a warm-up (the first 30% of the samples), the peak of the last half of the run is at most
+/// `slack_kib` above the peak of the first half: memory that grows per frame would show as a rising peak.
+fn assert_flat(what: &str, samples: &[u64], slack_kib: u64) {
+    assert!(samples.len() >= 10, "{what}: too few samples: {samples:?}");
+    let steady = &samples[samples.len() * 3 / 10..];
+    let (first, last) = steady.split_at(steady.len() / 2);
+    let (peak_first, peak_last) = (first.iter().max().unwrap(), last.iter().max().unwrap());
+    eprintln!(
+        "{what}: {} samples, RSS after warm-up peaks at {peak_first} KiB, then {peak_last} KiB",
+        samples.len()
+    );
+    assert!(
+        *peak_last <= peak_first + slack_kib,
+        "{what}: memory grows: {peak_first} KiB -> {peak_last} KiB ({samples:?})"
+    );
+}
+
+/// Everything on: breadcrumbs at every command, the watchdog, asserts, printf and NaN checks of operations.
+const EVERYTHING_ON: [(&str, &str); 3] = [
+    ("VK_BLACKBOX_NAN", "ops"),
+    ("VK_BLACKBOX_BREADCRUMBS", "command"),
+    ("VK_BLACKBOX_WATCHDOG_MS", "5000"),
+];
+
+#[test]
+fn a_thousand_frames_of_the_test_app_keep_memory_flat() {
+    let home = TempDir::new("soak-testapp");
+    let args = [
+        "--frames",
+        "1000",
+        "--frame-draws",
+        "200",
+        "--frame-dispatches",
+        "200",
+        "frame-bench",
+    ];
+    let (run, samples) = run_sampling_rss(&mut blackbox_only(&home, &args, &EVERYTHING_ON));
+    run.assert_success();
+    assert_flat("bb-testapp frame-bench, 1000 frames", &samples, 1024);
+}
+
+#[test]
+fn a_thousand_frames_of_vkcube_keep_memory_flat() {
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("soak-vkcube");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command("vkcube", home.path());
+    cmd.args(["--c", "1000"])
+        .env("DISPLAY", &xvfb.display)
+        .envs(EVERYTHING_ON)
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"))
+        .env("VK_ADD_LAYER_PATH", &manifests)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_blackbox");
+    let (run, samples) = run_sampling_rss(&mut cmd);
+    run.assert_success();
+    assert!(run.stderr.contains("active in \"vkcube\""), "{}", run.dump());
+    assert_flat("vkcube, 1000 frames", &samples, 1024);
+}
