@@ -31,9 +31,12 @@ pub struct Instruction {
     pub result_type: Option<u32>,
     /// The result id, for opcodes that define one.
     pub result_id: Option<u32>,
-    /// Every word after the result type and result id.
-    pub operands: Vec<u32>,
+    /// Every word after the result type and result id (most instructions have a few: kept inline).
+    pub operands: Operands,
 }
+
+/// An instruction's operand words.
+pub type Operands = smallvec::SmallVec<[u32; 5]>;
 
 impl Instruction {
     /// An instruction from its parts.
@@ -41,13 +44,13 @@ impl Instruction {
         opcode: u16,
         result_type: Option<u32>,
         result_id: Option<u32>,
-        operands: Vec<u32>,
+        operands: impl Into<Operands>,
     ) -> Self {
         Instruction {
             opcode,
             result_type,
             result_id,
-            operands,
+            operands: operands.into(),
         }
     }
 
@@ -564,7 +567,7 @@ fn decode(
         opcode,
         result_type,
         result_id,
-        operands: words[pos..].to_vec(),
+        operands: Operands::from_slice(&words[pos..]),
     })
 }
 

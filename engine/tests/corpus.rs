@@ -247,7 +247,7 @@ fn rare_flash_record_expectation() {
         module
             .globals
             .iter()
-            .any(|i| i.opcode == 43 && i.operands == [value])
+            .any(|i| i.opcode == 43 && i.operands[..] == [value])
     };
     assert!(
         has(addr as u32) && has((addr >> 32) as u32),
@@ -316,7 +316,7 @@ fn printf_and_asserts_off_strip_every_call() {
             .0
             .starts_with("NonSemantic")));
     assert!(
-        module.capabilities.iter().all(|c| c.operands != [5347]),
+        module.capabilities.iter().all(|c| c.operands[..] != [5347]),
         "no buffer access without sites"
     );
     // A module with nothing to do comes back unchanged.
@@ -344,7 +344,7 @@ fn assert_crash_stores_through_the_crash_address() {
         module
             .globals
             .iter()
-            .any(|i| i.opcode == 43 && i.operands == [value])
+            .any(|i| i.opcode == 43 && i.operands[..] == [value])
     };
     assert!(has((record::CRASH_ADDRESS >> 32) as u32));
     let plain = instrument(&words, &options(NanLevel::Off)).unwrap();

@@ -103,7 +103,9 @@ impl TypeTable {
                 storage: o[0],
                 pointee: o[1],
             },
-            op::TYPE_STRUCT => Type::Struct { members: o.clone() },
+            op::TYPE_STRUCT => Type::Struct {
+                members: o.to_vec(),
+            },
             op::TYPE_ARRAY if o.len() >= 2 => Type::Array {
                 element: o[0],
                 length: o[1],

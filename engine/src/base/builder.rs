@@ -208,7 +208,12 @@ impl FnBuilder {
     ) -> (FnBuilder, u32, Vec<u32>) {
         let fn_type = b.type_function(ret, param_types);
         let id = b.id();
-        let def = Instruction::new(op::FUNCTION, Some(ret), Some(id), vec![0, fn_type]);
+        let def = Instruction::new(
+            op::FUNCTION,
+            Some(ret),
+            Some(id),
+            smallvec::smallvec![0, fn_type],
+        );
         let mut params = Vec::new();
         let mut ids = Vec::new();
         for &t in param_types {
@@ -217,7 +222,7 @@ impl FnBuilder {
                 op::FUNCTION_PARAMETER,
                 Some(t),
                 Some(p),
-                vec![],
+                smallvec::smallvec![],
             ));
             ids.push(p);
         }
@@ -234,7 +239,7 @@ impl FnBuilder {
     /// Starts a new block with this label id.
     pub(crate) fn block(&mut self, label: u32) {
         self.blocks.push(Block {
-            label: Instruction::new(op::LABEL, None, Some(label), vec![]),
+            label: Instruction::new(op::LABEL, None, Some(label), smallvec::smallvec![]),
             instructions: Vec::new(),
         });
     }
@@ -252,14 +257,19 @@ impl FnBuilder {
             opcode,
             Some(ty),
             Some(id),
-            operands.to_vec(),
+            crate::module::Operands::from_slice(operands),
         ));
         id
     }
 
     /// An instruction without a result.
     pub(crate) fn op_void(&mut self, opcode: u16, operands: &[u32]) {
-        self.push(Instruction::new(opcode, None, None, operands.to_vec()));
+        self.push(Instruction::new(
+            opcode,
+            None,
+            None,
+            crate::module::Operands::from_slice(operands),
+        ));
     }
 
     /// The finished function.
@@ -269,7 +279,7 @@ impl FnBuilder {
             def: self.def,
             params: self.params,
             blocks: self.blocks,
-            end: Instruction::new(op::FUNCTION_END, None, None, vec![]),
+            end: Instruction::new(op::FUNCTION_END, None, None, smallvec::smallvec![]),
         }
     }
 }

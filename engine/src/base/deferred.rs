@@ -84,7 +84,7 @@ impl Base<'_> {
                     op::LOGICAL_OR,
                     Some(bool_t),
                     Some(id),
-                    vec![prev, test],
+                    smallvec::smallvec![prev, test],
                 ));
                 id
             }
@@ -157,7 +157,7 @@ impl Base<'_> {
                     op::COMPOSITE_EXTRACT,
                     Some(shape.scalar_type),
                     Some(id),
-                    vec![value, i],
+                    smallvec::smallvec![value, i],
                 ));
                 id
             };
@@ -169,7 +169,7 @@ impl Base<'_> {
                     op::F_ADD,
                     Some(shape.scalar_type),
                     Some(id),
-                    vec![sum, c],
+                    smallvec::smallvec![sum, c],
                 ));
                 sum = id;
             }
@@ -182,14 +182,14 @@ impl Base<'_> {
                 op::BITCAST,
                 Some(pair_t),
                 Some(pair),
-                vec![sum],
+                smallvec::smallvec![sum],
             ));
             let high = self.b.id();
             out.push(Instruction::new(
                 op::COMPOSITE_EXTRACT,
                 Some(uint),
                 Some(high),
-                vec![pair, 1],
+                smallvec::smallvec![pair, 1],
             ));
             (high, 0x7ff0_0000)
         } else {
@@ -198,7 +198,7 @@ impl Base<'_> {
                 op::BITCAST,
                 Some(uint),
                 Some(bits),
-                vec![sum],
+                smallvec::smallvec![sum],
             ));
             (bits, 0x7f80_0000)
         };
@@ -208,7 +208,7 @@ impl Base<'_> {
             op::BITWISE_AND,
             Some(uint),
             Some(exponent),
-            vec![high, mask],
+            smallvec::smallvec![high, mask],
         ));
         let bool_t = self.b.type_bool();
         let test = self.b.id();
@@ -216,7 +216,7 @@ impl Base<'_> {
             op::I_EQUAL,
             Some(bool_t),
             Some(test),
-            vec![exponent, mask],
+            smallvec::smallvec![exponent, mask],
         ));
         test
     }

@@ -574,7 +574,7 @@ impl Base<'_> {
                 op::FUNCTION_CALL,
                 Some(void),
                 Some(self.b.id()),
-                vec![prologue],
+                smallvec::smallvec![prologue],
             );
             let at = block
                 .instructions
@@ -618,9 +618,12 @@ pub(super) fn enable_buffer_addresses(module: &mut Module) {
         .iter()
         .any(|c| c.operand(0) == Some(CAP_PSB))
     {
-        module
-            .capabilities
-            .push(Instruction::new(op::CAPABILITY, None, None, vec![CAP_PSB]));
+        module.capabilities.push(Instruction::new(
+            op::CAPABILITY,
+            None,
+            None,
+            smallvec::smallvec![CAP_PSB],
+        ));
     }
     if module.version() < (1, 5)
         && !module

@@ -269,7 +269,7 @@ impl<'o> Base<'o> {
                     crate::grammar::op::F_CONVERT,
                     Some(ty),
                     Some(wide),
-                    vec![id],
+                    smallvec::smallvec![id],
                 ));
                 self.an.set_type(wide, ty);
                 id = wide;
@@ -337,7 +337,7 @@ impl<'o> Base<'o> {
             crate::grammar::op::FUNCTION_CALL,
             Some(void),
             Some(id),
-            vec![f],
+            smallvec::smallvec![f],
         )
     }
 

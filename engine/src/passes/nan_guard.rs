@@ -225,7 +225,7 @@ fn flatten(
             op::COMPOSITE_EXTRACT,
             Some(member_ty),
             Some(id),
-            vec![value, i as u32],
+            smallvec::smallvec![value, i as u32],
         ));
         base.an.set_type(id, member_ty);
         flatten(base, id, member_ty, label, extracts, leaves, depth + 1);

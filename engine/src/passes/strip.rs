@@ -72,7 +72,7 @@ pub(crate) fn strip_non_semantic(module: &mut Module) {
                 kept.extend_from_slice(target);
             }
         }
-        group_decorate.operands = kept;
+        group_decorate.operands = kept.into();
     }
 }
 
