@@ -2,6 +2,7 @@
 //! on many modules in parallel.
 #![allow(dead_code)]
 
+pub mod generate;
 pub mod shaders;
 
 use std::path::{Path, PathBuf};

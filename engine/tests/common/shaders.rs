@@ -41,6 +41,20 @@ pub fn in_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/in")
 }
 
+/// Where the generated shaders ([`super::generate`]) are written before compiling.
+fn generated_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("generated-src")
+}
+
+/// The folder holding a corpus source: `tests/in`, or the generated shaders' folder.
+fn dir_of(source: &str) -> PathBuf {
+    if in_dir().join(source).is_file() {
+        in_dir()
+    } else {
+        generated_dir()
+    }
+}
+
 fn shaders_dir() -> PathBuf {
     super::workspace().join("shaders")
 }
@@ -105,11 +119,19 @@ fn compile_variants() -> Vec<Variant> {
                 .into_owned()
         })
         .collect();
+    std::fs::create_dir_all(generated_dir()).expect("creating the generated shaders' folder");
+    for g in super::generate::sources() {
+        let path = generated_dir().join(&g.name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(g.text.as_str()) {
+            std::fs::write(&path, g.text).expect("writing a generated shader");
+        }
+        files.push(g.name);
+    }
     files.sort();
     let mut first_pass = Vec::new();
     let mut second_pass = Vec::new();
     for file in &files {
-        let text = std::fs::read_to_string(in_dir().join(file)).expect("reading a shader");
+        let text = std::fs::read_to_string(dir_of(file).join(file)).expect("reading a shader");
         let hlsl = file.ends_with(".hlsl");
         let envs: Vec<&'static str> = match text.lines().find_map(|l| l.split("bb-envs:").nth(1)) {
             Some(list) => ALL_ENVS
@@ -225,7 +247,7 @@ fn compile_variants() -> Vec<Variant> {
                     match &job.opt_input {
                         None => run(
                             Command::new(&glslang)
-                                .current_dir(in_dir())
+                                .current_dir(dir_of(&job.variant.source))
                                 .args(&job.args)
                                 .arg("-o")
                                 .arg(&tmp)
@@ -275,7 +297,7 @@ fn compile_variants() -> Vec<Variant> {
 /// The `// expect: ...` markers of a source file: (line, what) with `what` like `nan-op normalize`,
 /// `assert 11`, `printf`, `nan-output storage buffer store`.
 pub fn markers(source: &str) -> Vec<(u32, String)> {
-    let text = std::fs::read_to_string(in_dir().join(source)).expect("reading a shader");
+    let text = std::fs::read_to_string(dir_of(source).join(source)).expect("reading a shader");
     text.lines()
         .enumerate()
         .filter_map(|(i, l)| {

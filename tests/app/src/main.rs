@@ -82,6 +82,7 @@ options:
   --threads N        stress: recording and submitting threads (default 8)
   --seconds S        stress: how long each thread runs (default 5)
   --flood-frames N   flood: frames (default 10)
+  --spirv FILE       spirv-compute: a compute shader to run (repeatable)
   --features-via-extensions  enable timeline semaphores and buffer device address through
                      VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
@@ -104,6 +105,8 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  --flood-frames frames; prints the counts and frame times
   malformed-spirv  vkCreateShaderModule with truncated, bad-magic and unknown-opcode modules
   destroy-early  destroys a command pool and pipeline whose work finished but was never waited for
+  spirv-compute  runs each --spirv compute shader (entry point main, 64 invocations per workgroup, one
+                 storage buffer of 4096 floats at set 0 binding 0) once; prints `spirv <file> checksum X`
   (assert-*, printf, shader-bench and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where
    it is missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
 
@@ -192,7 +195,7 @@ pub struct FaultOptions {
 }
 
 /// `stress`, `flood` and the device-creation variant, for the robustness tests.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct StressOptions {
     /// stress: recording and submitting threads.
     pub threads: u32,
@@ -203,6 +206,8 @@ pub struct StressOptions {
     /// The device's timeline-semaphore and buffer-device-address features are enabled through their
     /// extensions and feature structs (VK_KHR_*), not through VkPhysicalDeviceVulkan12Features.
     pub features_via_extensions: bool,
+    /// spirv-compute: the compute shaders to run.
+    pub spirv_files: Vec<std::path::PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -255,6 +260,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             seconds: 5.0,
             flood_frames: 10,
             features_via_extensions: false,
+            spirv_files: Vec::new(),
         },
         scenarios: Vec::new(),
     };
@@ -351,6 +357,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                     .context("--seconds: expected a positive number")?
             }
             "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
+            "--spirv" => options.stress.spirv_files.push(text("--spirv")?.into()),
             "--features-via-extensions" => options.stress.features_via_extensions = true,
             "--shader-debug" => {
                 options.fault.shader_debug = match text("--shader-debug")?.as_str() {

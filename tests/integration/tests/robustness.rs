@@ -567,6 +567,10 @@ fn a_thousand_frames_of_vkcube_keep_memory_flat() {
         .env("VK_INSTANCE_LAYERS", "VK_LAYER_blackbox");
     let (run, samples) = run_sampling_rss(&mut cmd);
     run.assert_success();
-    assert!(run.stderr.contains("active in \"vkcube\""), "{}", run.dump());
+    assert!(
+        run.stderr.contains("active in \"vkcube\""),
+        "{}",
+        run.dump()
+    );
     assert_flat("vkcube, 1000 frames", &samples, 1024);
 }

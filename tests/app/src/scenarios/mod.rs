@@ -225,4 +225,15 @@ pub const SCENARIOS: &[Scenario] = &[
         needs: Needs::NONE,
         run: robustness::run_destroy_early,
     },
+    Scenario {
+        name: "spirv-compute",
+        in_all: false,
+        needs: Needs {
+            shader_float16: true,
+            shader_float64: true,
+            shader_int64: true,
+            ..Needs::NONE
+        },
+        run: robustness::run_spirv_compute,
+    },
 ];
