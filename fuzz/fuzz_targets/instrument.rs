@@ -35,10 +35,19 @@ fn target_env(words: &[u32]) -> c_int {
 
 /// `Err(message)` when the validator rejects the module.
 fn validate(words: &[u32], env: c_int) -> Result<(), String> {
-    thread_local! {
-        static CONTEXTS: std::cell::RefCell<std::collections::HashMap<c_int, usize>> = Default::default();
-    }
-    let context = CONTEXTS.with(|c| *c.borrow_mut().entry(env).or_insert_with(|| unsafe { spvContextCreate(env) } as usize));
+    // One context per environment for the whole run, kept in a static so LeakSanitizer sees them reachable.
+    static CONTEXTS: std::sync::Mutex<Vec<(c_int, usize)>> = std::sync::Mutex::new(Vec::new());
+    let context = {
+        let mut contexts = CONTEXTS.lock().unwrap();
+        match contexts.iter().find(|(e, _)| *e == env) {
+            Some(&(_, c)) => c,
+            None => {
+                let c = unsafe { spvContextCreate(env) } as usize;
+                contexts.push((env, c));
+                c
+            }
+        }
+    };
     let mut diagnostic = std::ptr::null_mut();
     let result = unsafe { spvValidateBinary(context as *const c_void, words.as_ptr(), words.len(), &mut diagnostic) };
     let message = if diagnostic.is_null() || unsafe { (*diagnostic).error.is_null() } {
