@@ -2,17 +2,24 @@
 # CPU cost of recording and submitting through Blackbox, against no layer, measured in the same run:
 # bb-testapp's record-bench (render passes full of draws, binds, push constants, labels, dispatches and
 # barriers) runs with each setting in turn, interleaved, REPS times; the table shows medians and ratios.
-#   scripts/bench-record.sh [REPS]        (default 5; builds the release binaries first)
-# Uses lavapipe unless VK_DRIVER_FILES is set.
+#   scripts/bench-record.sh [REPS]             (default 5; builds the release binaries first)
+#   BIN=.gpu scripts/bench-record.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
+# Uses lavapipe unless VK_DRIVER_FILES is set; with BIN and without VK_DRIVER_FILES, the loader's own choice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
-cargo build --release -q -p blackbox-layer -p blackbox-testapp -p blackbox-cli 2>/dev/null
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
+if [ -n "${BIN:-}" ]; then
+  bin=$(cd "$BIN" && pwd)
+  manifest=$bin/VkLayer_blackbox.json
+else
+  cargo build --release -q -p blackbox-layer -p blackbox-testapp -p blackbox-cli 2>/dev/null
+  bin=$PWD/target/release
+  manifest=manifest/VkLayer_blackbox.json
+  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
+fi
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 manifests=$(mktemp -d)
-sed "s|\"./libVkLayer_blackbox.so\"|\"$PWD/target/release/libVkLayer_blackbox.so\"|" manifest/VkLayer_blackbox.json \
-  > "$manifests/VkLayer_blackbox.json"
+sed "s|\"./libVkLayer_blackbox.so\"|\"$bin/libVkLayer_blackbox.so\"|" "$manifest" > "$manifests/VkLayer_blackbox.json"
 off="VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
 names=("no layer" "layer, all off" "breadcrumbs submit" "breadcrumbs pass" "breadcrumbs command" "everything on")
 envs=("" "$off" "VK_BLACKBOX_BREADCRUMBS=submit" "VK_BLACKBOX_BREADCRUMBS=pass" "VK_BLACKBOX_BREADCRUMBS=command"
@@ -22,12 +29,12 @@ for r in $(seq "$reps"); do
   for i in "${!names[@]}"; do
     if [ "$i" -eq 0 ]; then layer=(); else layer=(VK_ADD_LAYER_PATH="$manifests" VK_INSTANCE_LAYERS=VK_LAYER_blackbox); fi
     # shellcheck disable=SC2086
-    env "${layer[@]}" ${envs[$i]} VK_BLACKBOX_LOG=warn target/release/bb-testapp record-bench 2>/dev/null \
+    env "${layer[@]}" ${envs[$i]} VK_BLACKBOX_LOG=warn "$bin/bb-testapp" record-bench 2> "$manifests/stderr" \
       | awk -v i="$i" '/record_ns_per_command/ {r=$3} /submit_ns/ {s=$3} END {print i, r, s}' >> "$out"
   done
   echo "bench-record: round $r of $reps done" >&2
 done
-echo "record-bench on $(VK_LOADER_DEBUG= vulkaninfo --summary 2>/dev/null | awk -F'= ' '/deviceName/ {print $2; exit}'), $reps rounds, medians"
+echo "record-bench on $(sed -n 's/^bb-testapp: device [0-9]*: //p' "$manifests/stderr" | head -1), $reps rounds, medians"
 printf '%-22s %14s %8s %14s %8s\n' setting "ns/command" ratio "submit+wait ms" ratio
 for i in "${!names[@]}"; do
   awk -v i="$i" '$1 == i {print $2, $3}' "$out" | sort -n | awk -v name="${names[$i]}" -v i="$i" '

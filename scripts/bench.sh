@@ -6,7 +6,8 @@
 #                                      (bench-shaders), memory (bench-memory), engine throughput (the
 #                                      engine's `throughput` example over its test corpus and, when present,
 #                                      ../shared/corpus)
-#   BIN=.gpu scripts/bench.sh [REPS]   on a GPU machine, with the binaries scripts/gpu-pack.sh lays out: GPU
+#   BIN=.gpu scripts/bench.sh [REPS]   on a GPU machine, with the binaries scripts/gpu-pack.sh lays out: CPU
+#                                      time of recording and submission (bench-record), GPU
 #                                      time of breadcrumbs (bench-gpu), shader run time and memory, sized for
 #                                      a GPU
 # Each part's own script says what it measures and how; this one only runs them in turn.
@@ -34,6 +35,7 @@ part() {
 }
 
 if [ -n "${BIN:-}" ]; then
+  part "Recording and submission, CPU (scripts/bench-record.sh)" bash scripts/bench-record.sh "$reps"
   part "GPU time of breadcrumbs (scripts/bench-gpu.sh)" bash scripts/bench-gpu.sh "$reps"
   SHADER_ARGS=${SHADER_ARGS:---shader-invocations 4194304 --shader-size 2048 --shader-iterations 256} \
     part "Shader run time (scripts/bench-shaders.sh)" bash scripts/bench-shaders.sh "$reps"

@@ -270,13 +270,21 @@ impl CommandBuffer {
     /// `vkBeginCommandBuffer`, before the call down.
     pub fn begin(&self, continues_render_pass: bool) {
         let mut rec = self.recording.lock();
-        let capacity = self
-            .last
-            .lock()
-            .as_ref()
-            .map_or(64, |l| l.commands.len().next_power_of_two());
+        // Re-recording: the last recording's list is reused when no pending submission holds it any more,
+        // so a command buffer recorded every frame allocates (and faults in) no new memory for its log;
+        // else the new list is sized like the last one.
+        let last = self.last.lock().take();
+        let commands = match last.map(Arc::try_unwrap) {
+            Some(Ok(log)) => {
+                let mut commands = log.commands;
+                commands.clear();
+                commands
+            }
+            Some(Err(shared)) => Vec::with_capacity(shared.commands.len().next_power_of_two()),
+            None => Vec::with_capacity(64),
+        };
         *rec = Recording {
-            commands: Vec::with_capacity(capacity),
+            commands,
             inside_render_pass: continues_render_pass,
             ..Recording::default()
         };
