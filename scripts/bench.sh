@@ -15,7 +15,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
 
-echo "# Blackbox benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+if [ -n "${BIN:-}" ] && [ -f "$BIN/COMMIT" ]; then
+  commit=$(cat "$BIN/COMMIT")
+else
+  commit=$(git rev-parse --short HEAD 2> /dev/null || echo '?')
+fi
+echo "# Blackbox benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit"
 echo "# machine: $(nproc) CPUs, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr)"
 if command -v nvidia-smi > /dev/null; then
   echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) (NVIDIA driver)"

@@ -10,4 +10,6 @@ cp manifest/VkLayer_blackbox.json .gpu/
 cp target/release/libVkLayer_blackbox_fault.so .gpu/fault/
 cp tests/fault-layer/VkLayer_blackbox_fault.json .gpu/fault/
 strip .gpu/blackbox .gpu/bb-testapp .gpu/*.so .gpu/fault/*.so
+# The commit the binaries were built from (the GPU machine's copy of the tree may not have .git).
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.gpu' || echo ' + uncommitted changes')" > .gpu/COMMIT
 du -sh .gpu
