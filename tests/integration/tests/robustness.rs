@@ -574,3 +574,24 @@ fn a_thousand_frames_of_vkcube_keep_memory_flat() {
     );
     assert_flat("vkcube, 1000 frames", &samples, 1024);
 }
+
+#[test]
+fn reports_are_never_overwritten_two_stalls_of_one_process_get_two_folders() {
+    let home = TempDir::new("two-reports");
+    let run = run(&mut blackbox_only(
+        &home,
+        &["hang", "--hang-groups", "3000", "hang", "--hang-groups", "3000"],
+        &[("VK_BLACKBOX_WATCHDOG_MS", "500")],
+    ));
+    run.assert_success();
+    let dirs = report_dirs(&home);
+    assert_eq!(dirs.len(), 2, "{}", run.dump());
+    assert_eq!(whole_reports(&home.path().join("reports")), 2);
+    let written: Vec<_> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("report written to"))
+        .collect();
+    assert_eq!(written.len(), 2, "{}", run.dump());
+    assert_ne!(written[0], written[1]);
+}
