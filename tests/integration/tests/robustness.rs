@@ -580,7 +580,14 @@ fn reports_are_never_overwritten_two_stalls_of_one_process_get_two_folders() {
     let home = TempDir::new("two-reports");
     let run = run(&mut blackbox_only(
         &home,
-        &["hang", "--hang-groups", "3000", "hang", "--hang-groups", "3000"],
+        &[
+            "hang",
+            "--hang-groups",
+            "3000",
+            "hang",
+            "--hang-groups",
+            "3000",
+        ],
         &[("VK_BLACKBOX_WATCHDOG_MS", "500")],
     ));
     run.assert_success();
