@@ -181,6 +181,7 @@ pub(super) unsafe extern "system" fn create_device(
             let wanted = Wanted {
                 buffer_device_address: config.instruments_shaders(),
                 diagnostics: true,
+                markers: config.breadcrumbs != crate::config::Breadcrumbs::Off,
             };
             let api_version = description.api_version.min(instance.api_version);
             // SAFETY: the app's create info for this physical device; the patch is dropped before returning.
