@@ -112,10 +112,10 @@ fn generated_shaders_compute_the_same_bits_with_nan_checks_of_outputs() {
 }
 
 /// NaN checks of operations add uses of intermediate values, and a driver may then contract a multiply and
-/// an add differently (SPIR-V allows either unless `NoContraction` says otherwise): lavapipe does so in one
-/// of these shaders, in 64-bit float code (its `sqrt` and division are lowered to chains of fused
-/// multiply-adds), and the last bits differ. So here the 32-bit shaders must match bit for bit, and the
-/// 64-bit ones must run and report nothing. A third of the shaders, to keep llvmpipe's compile time of the
+/// an add differently (SPIR-V allows either unless `NoContraction` says otherwise). One of these shaders,
+/// 64-bit float code whose `sqrt` and division lavapipe lowers to chains of fused multiply-adds, gives other
+/// results instrumented; that is the likely cause, not verified. So here the 32-bit shaders must match bit
+/// for bit, and the 64-bit ones must run and report nothing. A third of the shaders, to keep llvmpipe's compile time of the
 /// larger instrumented code in bounds.
 #[test]
 fn generated_shaders_with_nan_checks_of_operations_report_nothing_and_keep_32_bit_results() {
