@@ -192,6 +192,32 @@ impl Builder {
 }
 
 /// A function under construction.
+/// Where new instructions with a result go: a function being built, or a list of instructions to be
+/// placed in the app's code.
+pub(crate) trait Emit {
+    /// Appends an instruction with a result of type `ty`; returns the result id.
+    fn emit(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32;
+}
+
+impl Emit for FnBuilder {
+    fn emit(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
+        self.op(b, opcode, ty, operands)
+    }
+}
+
+impl Emit for Vec<Instruction> {
+    fn emit(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
+        let id = b.id();
+        self.push(Instruction::new(
+            opcode,
+            Some(ty),
+            Some(id),
+            crate::module::Operands::from_slice(operands),
+        ));
+        id
+    }
+}
+
 pub(crate) struct FnBuilder {
     def: Instruction,
     params: Vec<Instruction>,

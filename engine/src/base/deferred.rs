@@ -8,8 +8,9 @@
 //! order; each still makes its exact test. So the common path has one branch per group, and a group never
 //! outlives its block, so the application's control flow is not touched.
 
-use super::values::{self, Shape};
-use super::{builder::FnBuilder, Base};
+use super::builder::{Emit, FnBuilder};
+use super::values;
+use super::Base;
 use crate::grammar::op;
 use crate::module::Instruction;
 use crate::record::ScalarType;
@@ -74,20 +75,12 @@ impl Base<'_> {
             .type_of(result)
             .and_then(|t| values::shape(&self.b.types, t))
             .expect("groupable result");
-        let test = self.quick_non_finite(out, result, &shape);
+        let comps = values::components(out, &mut self.b, result, &shape);
+        let test = values::maybe_non_finite(out, &mut self.b, &comps, &shape);
         let bool_t = self.b.type_bool();
         group.flag = Some(match group.flag {
             None => test,
-            Some(prev) => {
-                let id = self.b.id();
-                out.push(Instruction::new(
-                    op::LOGICAL_OR,
-                    Some(bool_t),
-                    Some(id),
-                    smallvec::smallvec![prev, test],
-                ));
-                id
-            }
+            Some(prev) => out.emit(&mut self.b, op::LOGICAL_OR, bool_t, &[prev, test]),
         });
         group.arguments += call.operands.len().saturating_sub(4);
         group.calls.push(call);
@@ -133,91 +126,8 @@ impl Base<'_> {
         fb.block(end);
         fb.op_void(op::RETURN, &[]);
         self.b.add_function(fb.finish());
-        let call_id = self.b.id();
         let mut operands = vec![group_fn];
         operands.extend(arguments);
-        out.push(Instruction::new(
-            op::FUNCTION_CALL,
-            Some(void),
-            Some(call_id),
-            operands,
-        ));
-    }
-
-    /// Inline instructions (into `out`) giving a bool that is true when `value` may be NaN or Inf: the
-    /// bits of its components' sum (a NaN or Inf component makes the sum NaN or Inf; an overflowing sum
-    /// of finite ones only sends the case on to the exact test).
-    fn quick_non_finite(&mut self, out: &mut Vec<Instruction>, value: u32, shape: &Shape) -> u32 {
-        let n = shape.components();
-        let mut sum = value;
-        if n > 1 {
-            let component = |b: &mut super::Builder, out: &mut Vec<Instruction>, i: u32| {
-                let id = b.id();
-                out.push(Instruction::new(
-                    op::COMPOSITE_EXTRACT,
-                    Some(shape.scalar_type),
-                    Some(id),
-                    smallvec::smallvec![value, i],
-                ));
-                id
-            };
-            sum = component(&mut self.b, out, 0);
-            for i in 1..n {
-                let c = component(&mut self.b, out, i);
-                let id = self.b.id();
-                out.push(Instruction::new(
-                    op::F_ADD,
-                    Some(shape.scalar_type),
-                    Some(id),
-                    smallvec::smallvec![sum, c],
-                ));
-                sum = id;
-            }
-        }
-        let uint = self.b.type_uint();
-        let (high, mask) = if shape.scalar == ScalarType::F64 {
-            let pair_t = self.b.type_vector(uint, 2);
-            let pair = self.b.id();
-            out.push(Instruction::new(
-                op::BITCAST,
-                Some(pair_t),
-                Some(pair),
-                smallvec::smallvec![sum],
-            ));
-            let high = self.b.id();
-            out.push(Instruction::new(
-                op::COMPOSITE_EXTRACT,
-                Some(uint),
-                Some(high),
-                smallvec::smallvec![pair, 1],
-            ));
-            (high, 0x7ff0_0000)
-        } else {
-            let bits = self.b.id();
-            out.push(Instruction::new(
-                op::BITCAST,
-                Some(uint),
-                Some(bits),
-                smallvec::smallvec![sum],
-            ));
-            (bits, 0x7f80_0000)
-        };
-        let mask = self.b.const_u32(mask);
-        let exponent = self.b.id();
-        out.push(Instruction::new(
-            op::BITWISE_AND,
-            Some(uint),
-            Some(exponent),
-            smallvec::smallvec![high, mask],
-        ));
-        let bool_t = self.b.type_bool();
-        let test = self.b.id();
-        out.push(Instruction::new(
-            op::I_EQUAL,
-            Some(bool_t),
-            Some(test),
-            smallvec::smallvec![exponent, mask],
-        ));
-        test
+        out.emit(&mut self.b, op::FUNCTION_CALL, void, &operands);
     }
 }

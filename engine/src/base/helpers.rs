@@ -8,7 +8,7 @@ use crate::error::NotInstrumented;
 use crate::grammar::op;
 use crate::info::Stage;
 use crate::module::{decode_string, encode_string, Instruction, Module};
-use crate::record::{header, ScalarType, CRASH_ADDRESS, RECORD_HEADER_WORDS};
+use crate::record::{header, CRASH_ADDRESS, RECORD_HEADER_WORDS};
 
 /// `PhysicalStorageBuffer64` addressing model.
 pub(crate) const ADDRESSING_PSB64: u32 = 5348;
@@ -297,32 +297,14 @@ impl Base<'_> {
                     }
                     any
                 };
-            // Quick test of the output: a 32- or 64-bit vector's components are summed first and the sum
-            // tested, since any NaN or Inf among them makes the sum NaN or Inf. A finite sum can still
-            // overflow; that only sends the rare case to the exact test below.
+            // Quick test of the output first (see `values::maybe_non_finite`).
             let mut quick: Option<u32> = None;
-            for i in inputs..shapes.len() {
-                let shape = &shapes[i];
-                if !shape.is_float() {
-                    continue;
-                }
-                let tested: Vec<u32> = if matches!(shape.scalar, ScalarType::F32 | ScalarType::F64)
-                    && comps[i].len() > 1
-                {
-                    let sum = comps[i][1..].iter().fold(comps[i][0], |acc, &c| {
-                        fb.op(&mut self.b, op::F_ADD, shape.scalar_type, &[acc, c])
-                    });
-                    vec![sum]
-                } else {
-                    comps[i].clone()
-                };
-                for c in tested {
-                    let nf = values::non_finite(&mut fb, &mut self.b, c, shape);
-                    quick = Some(match quick {
-                        None => nf,
-                        Some(prev) => fb.op(&mut self.b, op::LOGICAL_OR, bool_t, &[prev, nf]),
-                    });
-                }
+            for i in (inputs..shapes.len()).filter(|&i| shapes[i].is_float()) {
+                let nf = values::maybe_non_finite(&mut fb, &mut self.b, &comps[i], &shapes[i]);
+                quick = Some(match quick {
+                    None => nf,
+                    Some(prev) => fb.op(&mut self.b, op::LOGICAL_OR, bool_t, &[prev, nf]),
+                });
             }
             let Some(maybe_bad) = quick else {
                 return Err(NotInstrumented::unsupported(

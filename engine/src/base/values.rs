@@ -1,7 +1,7 @@
 //! Values in generated code: which types can be recorded, how a value becomes payload words, and the
 //! integer test that tells a float is NaN or Inf.
 
-use super::builder::{Builder, FnBuilder};
+use super::builder::{Builder, Emit, FnBuilder};
 use crate::analysis::{Type, TypeTable};
 use crate::grammar::op;
 use crate::record::ScalarType;
@@ -96,7 +96,7 @@ pub(crate) fn shape(types: &TypeTable, ty: u32) -> Option<Shape> {
 
 /// The components of a value, as ids of its scalar type.
 pub(crate) fn components(
-    fb: &mut FnBuilder,
+    fb: &mut impl Emit,
     b: &mut Builder,
     value: u32,
     shape: &Shape,
@@ -104,12 +104,12 @@ pub(crate) fn components(
     match (shape.outer, shape.rows) {
         (0, _) => vec![value],
         (n, 0) => (0..n)
-            .map(|i| fb.op(b, op::COMPOSITE_EXTRACT, shape.scalar_type, &[value, i]))
+            .map(|i| fb.emit(b, op::COMPOSITE_EXTRACT, shape.scalar_type, &[value, i]))
             .collect(),
         (c, r) => (0..c)
             .flat_map(|col| (0..r).map(move |row| (col, row)))
             .map(|(col, row)| {
-                fb.op(
+                fb.emit(
                     b,
                     op::COMPOSITE_EXTRACT,
                     shape.scalar_type,
@@ -168,26 +168,51 @@ pub(crate) fn component_words(
 
 /// A bool that is true when the float component `c` is NaN or Inf: its exponent bits are all ones. An
 /// integer test on the bits, never `OpIsNan`/`OpIsInf`, which drivers may fold away.
-pub(crate) fn non_finite(fb: &mut FnBuilder, b: &mut Builder, c: u32, shape: &Shape) -> u32 {
+pub(crate) fn non_finite(fb: &mut impl Emit, b: &mut Builder, c: u32, shape: &Shape) -> u32 {
     let uint = b.type_uint();
     let bool_t = b.type_bool();
     let (high, mask) = match shape.scalar {
         ScalarType::F64 => {
             let v2 = b.type_vector(uint, 2);
-            let pair = fb.op(b, op::BITCAST, v2, &[c]);
+            let pair = fb.emit(b, op::BITCAST, v2, &[c]);
             (
-                fb.op(b, op::COMPOSITE_EXTRACT, uint, &[pair, 1]),
+                fb.emit(b, op::COMPOSITE_EXTRACT, uint, &[pair, 1]),
                 0x7ff0_0000,
             )
         }
         ScalarType::F16 => {
             let f32t = b.type_float(32);
-            let wide = fb.op(b, op::F_CONVERT, f32t, &[c]);
-            (fb.op(b, op::BITCAST, uint, &[wide]), 0x7f80_0000)
+            let wide = fb.emit(b, op::F_CONVERT, f32t, &[c]);
+            (fb.emit(b, op::BITCAST, uint, &[wide]), 0x7f80_0000)
         }
-        _ => (fb.op(b, op::BITCAST, uint, &[c]), 0x7f80_0000),
+        _ => (fb.emit(b, op::BITCAST, uint, &[c]), 0x7f80_0000),
     };
     let mask = b.const_u32(mask);
-    let exponent = fb.op(b, op::BITWISE_AND, uint, &[high, mask]);
-    fb.op(b, op::I_EQUAL, bool_t, &[exponent, mask])
+    let exponent = fb.emit(b, op::BITWISE_AND, uint, &[high, mask]);
+    fb.emit(b, op::I_EQUAL, bool_t, &[exponent, mask])
+}
+
+/// A bool that is true when some float component in `comps` (of one value of `shape`) may be NaN or Inf,
+/// cheaply: a 32- or 64-bit vector's components are summed and the sum tested, since a NaN or Inf among them
+/// makes the sum NaN or Inf. A finite sum can still overflow; callers send that rare case on to an exact
+/// test ([`non_finite`] per component).
+pub(crate) fn maybe_non_finite(
+    fb: &mut impl Emit,
+    b: &mut Builder,
+    comps: &[u32],
+    shape: &Shape,
+) -> u32 {
+    let bool_t = b.type_bool();
+    if matches!(shape.scalar, ScalarType::F32 | ScalarType::F64) && comps.len() > 1 {
+        let sum = comps[1..].iter().fold(comps[0], |acc, &c| {
+            fb.emit(b, op::F_ADD, shape.scalar_type, &[acc, c])
+        });
+        return non_finite(fb, b, sum, shape);
+    }
+    let mut any = non_finite(fb, b, comps[0], shape);
+    for &c in &comps[1..] {
+        let nf = non_finite(fb, b, c, shape);
+        any = fb.emit(b, op::LOGICAL_OR, bool_t, &[any, nf]);
+    }
+    any
 }
