@@ -13,23 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
 frame_args=${FRAME_ARGS:-}
-if [ -n "${BIN:-}" ]; then
-  bin=$(cd "$BIN" && pwd)
-  for f in bb-testapp libVkLayer_blackbox.so VkLayer_blackbox.json; do
-    [ -e "$bin/$f" ] || { echo "bench-gpu: $bin/$f is missing (see scripts/gpu-pack.sh)" >&2; exit 1; }
-  done
-  manifest=$bin/VkLayer_blackbox.json
-else
-  cargo build --release -q -p blackbox-layer -p blackbox-testapp 2>/dev/null
-  bin=$PWD/target/release
-  manifest=manifest/VkLayer_blackbox.json
-  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$tmp}
-mkdir -p "$tmp/manifests"
-sed "s|\"./libVkLayer_blackbox.so\"|\"$bin/libVkLayer_blackbox.so\"|" "$manifest" > "$tmp/manifests/VkLayer_blackbox.json"
+# shellcheck source=scripts/bench-setup.sh
+source scripts/bench-setup.sh
+bench_setup bench-gpu
 # N and K as bb-testapp will use them (its defaults unless FRAME_ARGS says otherwise).
 read -r draws dispatches frames <<< "$(echo "$frame_args" | awk '
   BEGIN { d = 10000; p = 10000; k = 20 }

@@ -18,25 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
 memory_args=${MEMORY_ARGS:-}
-if [ -n "${BIN:-}" ]; then
-  bin=$(cd "$BIN" && pwd)
-  for f in bb-testapp libVkLayer_blackbox.so VkLayer_blackbox.json; do
-    [ -e "$bin/$f" ] || { echo "bench-memory: $bin/$f is missing (see scripts/gpu-pack.sh)" >&2; exit 1; }
-  done
-  manifest=$bin/VkLayer_blackbox.json
-else
-  cargo build --release -q -p blackbox-layer -p blackbox-testapp 2>/dev/null
-  bin=$PWD/target/release
-  manifest=manifest/VkLayer_blackbox.json
-  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$tmp}
+# shellcheck source=scripts/bench-setup.sh
+source scripts/bench-setup.sh
+bench_setup bench-memory
 # Each row sets every variable it depends on; "everything on" leaves the watchdog at its default.
 unset VK_INSTANCE_LAYERS VK_BLACKBOX_WATCHDOG_MS
-mkdir -p "$tmp/manifests"
-sed "s|\"./libVkLayer_blackbox.so\"|\"$bin/libVkLayer_blackbox.so\"|" "$manifest" > "$tmp/manifests/VkLayer_blackbox.json"
 blackbox="VK_ADD_LAYER_PATH=$tmp/manifests VK_INSTANCE_LAYERS=VK_LAYER_blackbox VK_BLACKBOX_OUTPUT=$tmp/reports"
 blackbox="$blackbox VK_BLACKBOX_LOG=warn"
 off="VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off VK_BLACKBOX_WATCHDOG_MS=0"

@@ -8,18 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
-if [ -n "${BIN:-}" ]; then
-  bin=$(cd "$BIN" && pwd)
-  manifest=$bin/VkLayer_blackbox.json
-else
-  cargo build --release -q -p blackbox-layer -p blackbox-testapp -p blackbox-cli 2>/dev/null
-  bin=$PWD/target/release
-  manifest=manifest/VkLayer_blackbox.json
-  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
-fi
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
-manifests=$(mktemp -d)
-sed "s|\"./libVkLayer_blackbox.so\"|\"$bin/libVkLayer_blackbox.so\"|" "$manifest" > "$manifests/VkLayer_blackbox.json"
+# shellcheck source=scripts/bench-setup.sh
+source scripts/bench-setup.sh
+bench_setup bench-record
+manifests=$tmp/manifests
 off="VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
 names=("no layer" "layer, all off" "breadcrumbs submit" "breadcrumbs pass" "breadcrumbs command" "everything on")
 envs=("" "$off" "VK_BLACKBOX_BREADCRUMBS=submit" "VK_BLACKBOX_BREADCRUMBS=pass" "VK_BLACKBOX_BREADCRUMBS=command"
@@ -48,4 +40,4 @@ for i in "${!names[@]}"; do
   awk -v n="${names[$i]}" -v r="$r" -v s="$s" -v br="$base_r" -v bs="$base_s" \
     'BEGIN { printf "%-22s %14.1f %7.3fx %14.2f %7.3fx\n", n, r, r / br, s / 1e6, s / bs }'
 done
-rm -rf "$out" "$out.rec" "$out.sub" "$manifests"
+rm -rf "$out" "$out.rec" "$out.sub"

@@ -20,25 +20,11 @@ reps=${1:-5}
 shader_args=${SHADER_ARGS:-}
 # shellcheck source=scripts/validation-peers.sh
 source scripts/validation-peers.sh
-if [ -n "${BIN:-}" ]; then
-  bin=$(cd "$BIN" && pwd)
-  for f in bb-testapp libVkLayer_blackbox.so VkLayer_blackbox.json; do
-    [ -e "$bin/$f" ] || { echo "bench-shaders: $bin/$f is missing (see scripts/gpu-pack.sh)" >&2; exit 1; }
-  done
-  manifest=$bin/VkLayer_blackbox.json
-else
-  cargo build --release -q -p blackbox-layer -p blackbox-testapp 2>/dev/null
-  bin=$PWD/target/release
-  manifest=manifest/VkLayer_blackbox.json
-  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$tmp}
+# shellcheck source=scripts/bench-setup.sh
+source scripts/bench-setup.sh
+bench_setup bench-shaders
 # Only what each row sets reaches the validation layer or Blackbox.
 unset VK_LAYER_ENABLES VK_LAYER_DISABLES VK_LAYER_SETTINGS_PATH VK_INSTANCE_LAYERS
-mkdir -p "$tmp/manifests"
-sed "s|\"./libVkLayer_blackbox.so\"|\"$bin/libVkLayer_blackbox.so\"|" "$manifest" > "$tmp/manifests/VkLayer_blackbox.json"
 read -r invocations size iterations frames <<< "$(echo "$shader_args" | awk '
   BEGIN { n = 65536; w = 256; i = 64; k = 20 }
   { for (j = 1; j < NF; j++) { if ($j == "--shader-invocations") n = $(j+1); if ($j == "--shader-size") w = $(j+1)
