@@ -150,6 +150,19 @@ pub fn enable_explicit(cmd: &mut Command, manifest_dir: &Path) {
     );
 }
 
+/// bb-testapp with `args` and `vars` through Blackbox's explicit manifest (written under `home`), the
+/// validation layer below it, and reports in `home/reports`.
+pub fn testapp_with_blackbox(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args)
+        .envs(vars.iter().copied())
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    cmd
+}
+
 /// Enables Blackbox (explicit manifest in `manifest_dir`) with the fault layer (manifest in `fault_dir`)
 /// right below it and the validation layer below both: the fault layer's injected losses reach Blackbox
 /// as the driver's would, and validation checks what actually reaches the driver.
@@ -204,6 +217,14 @@ impl Run {
             );
         }
         self
+    }
+
+    /// Blackbox's warning lines.
+    pub fn warnings(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("[blackbox] warn:"))
+            .collect()
     }
 
     /// How many start-up lines Blackbox logged (one per device).

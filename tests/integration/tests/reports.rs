@@ -6,14 +6,7 @@ use blackbox_report::{Kind, State};
 
 /// Runs a test-app scenario through the explicit layer with validation below it.
 fn scenario(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Run {
-    let manifests = home.path().join("manifests");
-    write_manifest(&manifests, "VkLayer_blackbox.json");
-    let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.args(args)
-        .envs(vars.iter().copied())
-        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-    enable_explicit(&mut cmd, &manifests);
-    run(&mut cmd)
+    run(&mut testapp_with_blackbox(home, args, vars))
 }
 
 /// The dispatches of the `hang` scenario, by label, with their states.

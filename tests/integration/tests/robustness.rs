@@ -22,18 +22,6 @@ fn blackbox_only(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Comman
     cmd
 }
 
-/// bb-testapp through Blackbox with the validation layer below it.
-fn validated(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {
-    let manifests = home.path().join("manifests");
-    write_manifest(&manifests, "VkLayer_blackbox.json");
-    let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.args(args)
-        .envs(vars.iter().copied())
-        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-    enable_explicit(&mut cmd, &manifests);
-    cmd
-}
-
 /// bb-testapp with the fault layer only (`with_blackbox` false) or Blackbox above the fault layer, no
 /// validation (an injected failure is not the app's misuse, but validation cannot tell).
 fn with_faults(
@@ -68,13 +56,6 @@ fn bare(home: &TempDir, args: &[&str]) -> Run {
     let run = run(vulkan_command(testapp(), home.path()).args(args));
     run.assert_success();
     run
-}
-
-fn warnings(run: &Run) -> Vec<&str> {
-    run.stderr
-        .lines()
-        .filter(|l| l.starts_with("[blackbox] warn:"))
-        .collect()
 }
 
 /// The number after `prefix` on the app's stdout.
@@ -127,7 +108,7 @@ fn report_dirs(home: &TempDir) -> Vec<std::path::PathBuf> {
 fn eight_threads_on_every_queue_count_each_failing_assert_exactly_once() {
     let home = TempDir::new("stress");
     let reference = bare(&home, &["--threads", "8", "--seconds", "0.2", "stress"]);
-    let run = run(&mut validated(
+    let run = run(&mut testapp_with_blackbox(
         &home,
         &["--threads", "8", "--seconds", "6", "stress"],
         &[
@@ -147,7 +128,7 @@ fn eight_threads_on_every_queue_count_each_failing_assert_exactly_once() {
     // Each dispatch fails assert 7 on exactly one invocation.
     assert_eq!(counted(&run, "assert 7 failed at assert.comp:"), dispatches);
     assert!(
-        warnings(&run).iter().all(|w| w.contains("assert 7 failed")),
+        run.warnings().iter().all(|w| w.contains("assert 7 failed")),
         "{}",
         run.dump()
     );
@@ -246,7 +227,8 @@ fn out_of_memory_in_blackbox_s_own_allocations_costs_the_app_nothing() {
             if run.status.success() {
                 // The failure hit one of Blackbox's buffers: one warning, and the app is untouched.
                 assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
-                let warned: Vec<_> = warnings(&run)
+                let warned: Vec<_> = run
+                    .warnings()
                     .into_iter()
                     .filter(|w| w.contains("ERROR_OUT_OF_DEVICE_MEMORY"))
                     .collect();
@@ -279,7 +261,7 @@ fn without_buffer_device_address_instrumentation_steps_aside_with_one_warning() 
     let run = run(&mut with_faults(&home, true, &args, &vars));
     run.assert_success();
     assert_eq!(run.checksums(), alone.checksums(), "{}", run.dump());
-    let warned = warnings(&run);
+    let warned = run.warnings();
     assert_eq!(warned.len(), 1, "{}", run.dump());
     assert!(warned[0].contains("bufferDeviceAddress"), "{}", run.dump());
     assert!(
@@ -308,7 +290,11 @@ fn an_app_enabling_what_blackbox_wants_through_extensions_keeps_its_results() {
     let reference = bare(&home, &args);
     // The validation layer below would name a feature struct chained twice, or one chained beside
     // VkPhysicalDeviceVulkan12Features.
-    let run = run(&mut validated(&home, &args, &[("VK_BLACKBOX_NAN", "ops")]));
+    let run = run(&mut testapp_with_blackbox(
+        &home,
+        &args,
+        &[("VK_BLACKBOX_NAN", "ops")],
+    ));
     run.assert_success().assert_no_validation_messages();
     assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
     // Blackbox's own use of the features works through the app's structs.
@@ -338,7 +324,8 @@ fn malformed_spirv_is_handed_to_the_driver_unchanged_with_one_warning_per_module
         run.stdout, reference.stdout,
         "the driver's answers are the same"
     );
-    let passed: Vec<_> = warnings(&run)
+    let passed: Vec<_> = run
+        .warnings()
         .into_iter()
         .filter(|w| w.contains("is passed through unchanged"))
         .collect();
@@ -364,7 +351,7 @@ fn objects_destroyed_while_blackbox_still_counts_their_work_pending_are_never_to
         "{}",
         run.dump()
     );
-    assert!(warnings(&run).is_empty(), "{}", run.dump());
+    assert!(run.warnings().is_empty(), "{}", run.dump());
     assert!(report_dirs(&home).is_empty(), "nothing hung");
 }
 

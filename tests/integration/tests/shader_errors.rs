@@ -15,25 +15,6 @@ fn line_of(file: &str, marker: &str) -> usize {
         + 1
 }
 
-/// bb-testapp through the explicit layer, validation below, with `vars`.
-fn layered(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {
-    let manifests = home.path().join("manifests");
-    write_manifest(&manifests, "VkLayer_blackbox.json");
-    let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.args(args)
-        .envs(vars.iter().copied())
-        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-    enable_explicit(&mut cmd, &manifests);
-    cmd
-}
-
-fn warnings(run: &Run) -> Vec<&str> {
-    run.stderr
-        .lines()
-        .filter(|l| l.starts_with("[blackbox] warn:"))
-        .collect()
-}
-
 #[test]
 fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count() {
     let cases = [
@@ -52,7 +33,7 @@ fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count
     ];
     for (op, expected) in cases {
         let home = TempDir::new(&format!("nan-{op}"));
-        let run = run(&mut layered(
+        let run = run(&mut testapp_with_blackbox(
             &home,
             &["nan-compute", "--nan-op", op],
             &[("VK_BLACKBOX_NAN", "ops")],
@@ -60,7 +41,7 @@ fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count
         run.assert_success().assert_no_validation_messages();
         let line = line_of("nan.comp", &format!("NAN-SITE {op}"));
         let expected = expected.replace("{L}", &line.to_string());
-        let warns = warnings(&run);
+        let warns = run.warnings();
         // One line: the operation; its store is the same NaN and is not reported again.
         assert_eq!(warns.len(), 1, "{}", run.dump());
         let w = warns[0];
@@ -78,14 +59,14 @@ fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count
 #[test]
 fn nan_ops_in_a_fragment_shader_names_the_pixel() {
     let home = TempDir::new("nan-frag");
-    let run = run(&mut layered(
+    let run = run(&mut testapp_with_blackbox(
         &home,
         &["nan-fragment"],
         &[("VK_BLACKBOX_NAN", "ops")],
     ));
     run.assert_success().assert_no_validation_messages();
     let line = line_of("nan.frag", "NAN-SITE normalize");
-    let warns = warnings(&run);
+    let warns = run.warnings();
     assert_eq!(warns.len(), 1, "{}", run.dump());
     assert!(
         warns[0].contains(&format!(
@@ -109,13 +90,13 @@ fn nan_outputs_catches_the_value_where_it_is_stored() {
     ] {
         for op in ["normalize", "pow", "div"] {
             let home = TempDir::new("nan-out");
-            let run = run(&mut layered(
+            let run = run(&mut testapp_with_blackbox(
                 &home,
                 &[scenario, "--nan-op", op],
                 &[("VK_BLACKBOX_NAN", "outputs")],
             ));
             run.assert_success().assert_no_validation_messages();
-            let warns = warnings(&run);
+            let warns = run.warnings();
             assert_eq!(warns.len(), 1, "{}", run.dump());
             let kind = if op == "div" { "Inf" } else { "NaN" };
             let line = line_of(file, "NAN-STORE");
@@ -138,14 +119,14 @@ fn source_lines_come_from_opline_and_from_nonsemantic_debug_info() {
     let line = line_of("nan.comp", "NAN-SITE normalize");
     for debug in ["opline", "nonsemantic"] {
         let home = TempDir::new(debug);
-        let run = run(&mut layered(
+        let run = run(&mut testapp_with_blackbox(
             &home,
             &["nan-compute", "--shader-debug", debug],
             &[("VK_BLACKBOX_NAN", "ops")],
         ));
         run.assert_success().assert_no_validation_messages();
         assert!(
-            warnings(&run)
+            run.warnings()
                 .iter()
                 .any(|w| w.contains(&format!("normalize() at nan.comp:{line}"))),
             "{debug}:\n{}",
@@ -167,7 +148,7 @@ fn instrumented_shaders_that_report_nothing_compute_the_same_results() {
     };
     for level in ["outputs", "ops"] {
         let home = TempDir::new("instrumented");
-        let run = run(&mut layered(
+        let run = run(&mut testapp_with_blackbox(
             &home,
             &["all", "nan-compute", "nan-fragment"],
             &[("VK_BLACKBOX_NAN", level)],
@@ -180,7 +161,7 @@ fn instrumented_shaders_that_report_nothing_compute_the_same_results() {
 #[test]
 fn printf_formats_every_conversion() {
     let home = TempDir::new("printf");
-    let first = run(&mut layered(&home, &["printf"], &[]));
+    let first = run(&mut testapp_with_blackbox(&home, &["printf"], &[]));
     let run = &first;
     run.assert_success().assert_no_validation_messages();
     for expected in [
@@ -214,7 +195,7 @@ fn printf_formats_every_conversion() {
         );
     }
     // Off: no printf lines, and the module still loads on a driver without VK_KHR_shader_non_semantic_info.
-    let run = blackbox_integration::run(&mut layered(
+    let run = blackbox_integration::run(&mut testapp_with_blackbox(
         &home,
         &["printf"],
         &[("VK_BLACKBOX_PRINTF", "off")],
@@ -230,10 +211,10 @@ fn failing_asserts_are_logged_with_values_and_lines() {
         ("assert-fragment", "assert.frag", "pixel (12, 34)"),
     ] {
         let home = TempDir::new(scenario);
-        let run = run(&mut layered(&home, &[scenario], &[]));
+        let run = run(&mut testapp_with_blackbox(&home, &[scenario], &[]));
         run.assert_success().assert_no_validation_messages();
         let line = line_of(file, "ASSERT-SITE");
-        let warns = warnings(&run);
+        let warns = run.warnings();
         assert_eq!(warns.len(), 1, "{}", run.dump());
         let expected =
             format!("assert 7 failed at {file}:{line}: size 0.300000 too big, delta -22, {who}");
@@ -250,7 +231,7 @@ fn failing_asserts_are_logged_with_values_and_lines() {
 fn abort_mode_stops_at_the_first_failing_assert_with_a_report() {
     for scenario in ["assert-compute", "assert-fragment"] {
         let home = TempDir::new("abort");
-        let run = run(&mut layered(
+        let run = run(&mut testapp_with_blackbox(
             &home,
             &[scenario],
             &[("VK_BLACKBOX_ASSERT", "abort")],
@@ -304,7 +285,8 @@ fn libc_sigabrt() -> i32 {
 
 /// The shader id the log names for the NaN in `nan-compute`.
 fn logged_shader_id(run: &Run) -> String {
-    let w = warnings(run)
+    let w = run
+        .warnings()
         .into_iter()
         .find(|w| w.contains("NaN from"))
         .unwrap_or_else(|| panic!("{}", run.dump()));
@@ -320,7 +302,7 @@ fn logged_shader_id(run: &Run) -> String {
 #[test]
 fn shader_filter_selects_by_id_prefix_or_source_name() {
     let home = TempDir::new("filter");
-    let all = run(&mut layered(
+    let all = run(&mut testapp_with_blackbox(
         &home,
         &["nan-compute"],
         &[("VK_BLACKBOX_NAN", "ops")],
@@ -334,14 +316,14 @@ fn shader_filter_selects_by_id_prefix_or_source_name() {
         ("0123456789abcdef", false),
         ("draw.frag", false),
     ] {
-        let run = run(&mut layered(
+        let run = run(&mut testapp_with_blackbox(
             &home,
             &["nan-compute"],
             &[("VK_BLACKBOX_NAN", "ops"), ("VK_BLACKBOX_SHADERS", filter)],
         ));
         run.assert_success().assert_no_validation_messages();
         assert_eq!(
-            warnings(&run)
+            run.warnings()
                 .iter()
                 .any(|w| w.contains("NaN from normalize()")),
             reported,
@@ -360,7 +342,7 @@ fn shader_filter_selects_by_id_prefix_or_source_name() {
 fn dumped_shaders_are_the_original_and_a_valid_instrumented_module() {
     let home = TempDir::new("dump");
     let dump = home.path().join("dump");
-    let run = run(&mut layered(
+    let run = run(&mut testapp_with_blackbox(
         &home,
         &["nan-compute"],
         &[
@@ -409,7 +391,11 @@ fn bad_values_of_the_shader_and_breadcrumb_variables_warn_and_the_app_runs() {
         ("VK_BLACKBOX_BREADCRUMBS", "draws"),
         ("VK_BLACKBOX_WATCHDOG_MS", "ten"),
     ];
-    let run = run(&mut layered(&home, &["compute", "assert-compute"], &vars));
+    let run = run(&mut testapp_with_blackbox(
+        &home,
+        &["compute", "assert-compute"],
+        &vars,
+    ));
     run.assert_success().assert_no_validation_messages();
     for (name, value) in vars {
         let expected = format!("[blackbox] warn: {name}=\"{value}\" is not valid; accepted: ");
@@ -431,7 +417,7 @@ fn bad_values_of_the_shader_and_breadcrumb_variables_warn_and_the_app_runs() {
 #[test]
 fn crash_mode_faults_the_device_at_the_failing_assert_and_the_report_names_it() {
     let home = TempDir::new("crash");
-    let run = run(&mut layered(
+    let run = run(&mut testapp_with_blackbox(
         &home,
         &["assert-compute"],
         &[("VK_BLACKBOX_ASSERT", "crash")],
