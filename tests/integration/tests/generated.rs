@@ -85,11 +85,7 @@ fn run_files(
     let sums = checksums(&run);
     assert_eq!(sums.len(), files.len(), "{}", run.dump());
     if nan.is_some() {
-        let warnings: Vec<_> = run
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("[blackbox] warn:"))
-            .collect();
+        let warnings = run.warnings();
         assert!(warnings.is_empty(), "nothing to report: {warnings:#?}");
         // Every shader was instrumented (none passed through), with sites.
         let instrumented = run
