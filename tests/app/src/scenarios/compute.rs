@@ -58,7 +58,30 @@ pub struct ComputeKit {
 }
 
 impl ComputeKit {
+    /// The kit, destroyed by the context with the scenario's other objects.
     pub fn new(cx: &Context, max_sets: u32) -> Result<ComputeKit> {
+        Self::build(cx, max_sets, &|object| cx.own(object))
+    }
+
+    /// The kit, for the caller to [`destroy`](Self::destroy) (if creation fails half way, what was made
+    /// is left to process exit).
+    pub fn unowned(cx: &Context, max_sets: u32) -> Result<ComputeKit> {
+        Self::build(cx, max_sets, &|_| {})
+    }
+
+    /// Destroys an [`unowned`](Self::unowned) kit.
+    pub fn destroy(self, cx: &Context) {
+        let d = &cx.device;
+        // SAFETY: the caller's own objects; no pending work uses them any more.
+        unsafe {
+            d.destroy_pipeline(self.pipeline, None);
+            d.destroy_pipeline_layout(self.layout, None);
+            d.destroy_descriptor_set_layout(self.set_layout, None);
+            d.destroy_descriptor_pool(self.pool, None);
+        }
+    }
+
+    fn build(cx: &Context, max_sets: u32, keep: &dyn Fn(Owned)) -> Result<ComputeKit> {
         let d = &cx.device;
         let bindings = [vk::DescriptorSetLayoutBinding::default()
             .binding(0)
@@ -68,7 +91,7 @@ impl ComputeKit {
         let set_layout_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
         let set_layout = unsafe { d.create_descriptor_set_layout(&set_layout_info, None) }
             .vk_context("vkCreateDescriptorSetLayout")?;
-        cx.own(Owned::DescriptorSetLayout(set_layout));
+        keep(Owned::DescriptorSetLayout(set_layout));
 
         let push_ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
@@ -79,7 +102,7 @@ impl ComputeKit {
             .push_constant_ranges(&push_ranges);
         let layout = unsafe { d.create_pipeline_layout(&layout_info, None) }
             .vk_context("vkCreatePipelineLayout")?;
-        cx.own(Owned::PipelineLayout(layout));
+        keep(Owned::PipelineLayout(layout));
 
         let module = cx.create_shader_module(shaders::COMPUTE)?;
         let stage = vk::PipelineShaderStageCreateInfo::default()
@@ -95,7 +118,7 @@ impl ComputeKit {
         let pipeline = created
             .map_err(|(_, r)| r)
             .vk_context("vkCreateComputePipelines")?[0];
-        cx.own(Owned::Pipeline(pipeline));
+        keep(Owned::Pipeline(pipeline));
 
         let pool_sizes = [vk::DescriptorPoolSize {
             ty: vk::DescriptorType::STORAGE_BUFFER,
@@ -106,7 +129,7 @@ impl ComputeKit {
             .pool_sizes(&pool_sizes);
         let pool = unsafe { d.create_descriptor_pool(&pool_info, None) }
             .vk_context("vkCreateDescriptorPool")?;
-        cx.own(Owned::DescriptorPool(pool));
+        keep(Owned::DescriptorPool(pool));
 
         Ok(ComputeKit {
             set_layout,

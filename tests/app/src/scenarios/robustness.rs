@@ -304,7 +304,8 @@ pub fn run_destroy_early(cx: &Context, _options: &Options) -> Result<Outcome> {
     let readback =
         cx.create_buffer(GRID_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
     // The first kit is destroyed early, by hand; the context owns (and later destroys) the second.
-    let early = EarlyKit::new(cx)?;
+    let early = ComputeKit::unowned(cx, 1)?;
+    cx.set_name(early.pipeline, c"destroyed-early")?;
     let kit = ComputeKit::new(cx, 1)?;
     let set = kit.descriptor_set(cx, values.handle, 0, GRID_BYTES)?;
 
@@ -393,65 +394,6 @@ pub fn run_destroy_early(cx: &Context, _options: &Options) -> Result<Outcome> {
         Ok(())
     })?;
     Ok(Outcome::Checksum(fnv1a(readback.bytes())))
-}
-
-/// compute.comp as a pipeline the scenario destroys by hand (not through the context's list).
-struct EarlyKit {
-    pipeline: vk::Pipeline,
-    layout: vk::PipelineLayout,
-    set_layout: vk::DescriptorSetLayout,
-}
-
-impl EarlyKit {
-    fn new(cx: &Context) -> Result<EarlyKit> {
-        let d = &cx.device;
-        let bindings = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(1)
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)];
-        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-        let set_layout = unsafe { d.create_descriptor_set_layout(&info, None) }
-            .vk_context("vkCreateDescriptorSetLayout")?;
-        let push = [vk::PushConstantRange::default()
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            .size(16)];
-        let set_layouts = [set_layout];
-        let info = vk::PipelineLayoutCreateInfo::default()
-            .set_layouts(&set_layouts)
-            .push_constant_ranges(&push);
-        let layout = unsafe { d.create_pipeline_layout(&info, None) }
-            .vk_context("vkCreatePipelineLayout")?;
-        let module = cx.create_shader_module(shaders::COMPUTE)?;
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(c"main");
-        let info = vk::ComputePipelineCreateInfo::default()
-            .stage(stage)
-            .layout(layout);
-        let created =
-            unsafe { d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
-        cx.destroy_shader_module(module);
-        let pipeline = created
-            .map_err(|(_, r)| r)
-            .vk_context("vkCreateComputePipelines")?[0];
-        cx.set_name(pipeline, c"destroyed-early")?;
-        Ok(EarlyKit {
-            pipeline,
-            layout,
-            set_layout,
-        })
-    }
-
-    fn destroy(self, cx: &Context) {
-        unsafe {
-            cx.device.destroy_pipeline(self.pipeline, None);
-            cx.device.destroy_pipeline_layout(self.layout, None);
-            cx.device
-                .destroy_descriptor_set_layout(self.set_layout, None);
-        }
-    }
 }
 
 pub fn run_spirv_compute(cx: &Context, options: &Options) -> Result<Outcome> {
