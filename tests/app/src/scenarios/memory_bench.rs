@@ -25,11 +25,10 @@ use std::sync::Mutex;
 use anyhow::Result;
 use ash::vk;
 
-use super::compute::{record_init, ComputeKit, VALUES_USAGE};
-use super::draw::{DrawKit, PassTarget, Target};
-use super::record_bench::{Bench, EXTENT, VALUES_BYTES};
+use super::draw::PassTarget;
+use super::record_bench::{Bench, EXTENT};
 use super::Outcome;
-use crate::context::{Context, Fnv1a, Memory, VkResultExt};
+use crate::context::{Context, Fnv1a, VkResultExt};
 use crate::Options;
 
 /// Resident memory in KiB: (anonymous + shared memory, mapped files).
@@ -97,23 +96,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let device_usage = device_kib();
 
     let target = PassTarget::new(cx, EXTENT)?;
-    let draw = DrawKit::new(cx, Target::RenderPass(target.render_pass))?;
-    let compute = ComputeKit::new(cx, 1)?;
-    let values = cx.create_buffer(VALUES_BYTES, VALUES_USAGE, Memory::Device)?;
-    let set = compute.descriptor_set(cx, values.handle, 0, VALUES_BYTES)?;
-    cx.submit_and_wait(|cmd| {
-        record_init(d, cmd, values.handle, 0, VALUES_BYTES);
-        Ok(())
-    })?;
-    let bench = Bench {
-        device: d,
-        debug_utils: cx.debug_utils.as_ref(),
-        target: &target,
-        draw,
-        compute,
-        values: values.handle,
-        set,
-    };
+    let bench = Bench::new(cx, &target)?;
 
     // One command buffer like the N, submitted before `setup`: the driver's and the layer's one-time costs
     // (threads, code paths run for the first time, the pool) are not counted per command buffer.

@@ -15,7 +15,9 @@ use ash::vk;
 use super::compute::{record_init, ComputeKit, ComputePush, GROUP, VALUES_USAGE};
 use super::draw::{Blend, DrawKit, PassTarget, Target, QUAD, TRIANGLE};
 use super::Outcome;
-use crate::context::{begin_command_buffer, Access, Context, Fnv1a, Memory, VkResultExt};
+use crate::context::{
+    begin_command_buffer, record_buffer_readback, Access, Context, Fnv1a, Memory, VkResultExt,
+};
 use crate::Options;
 
 pub(super) const EXTENT: vk::Extent2D = vk::Extent2D {
@@ -39,7 +41,30 @@ pub(super) struct Bench<'a> {
     pub set: vk::DescriptorSet,
 }
 
-impl Bench<'_> {
+impl<'a> Bench<'a> {
+    /// The pipelines and buffers the benchmark's command buffers use, drawing into `target`; the values
+    /// buffer initialized (submitted and waited for).
+    pub(super) fn new(cx: &'a Context, target: &'a PassTarget) -> Result<Bench<'a>> {
+        let d = &cx.device;
+        let draw = DrawKit::new(cx, Target::RenderPass(target.render_pass))?;
+        let compute = ComputeKit::new(cx, 1)?;
+        let values = cx.create_buffer(VALUES_BYTES, VALUES_USAGE, Memory::Device)?;
+        let set = compute.descriptor_set(cx, values.handle, 0, VALUES_BYTES)?;
+        cx.submit_and_wait(|cmd| {
+            record_init(d, cmd, values.handle, 0, VALUES_BYTES);
+            Ok(())
+        })?;
+        Ok(Bench {
+            device: d,
+            debug_utils: cx.debug_utils.as_ref(),
+            target,
+            draw,
+            compute,
+            values: values.handle,
+            set,
+        })
+    }
+
     /// Begins the render pass and sets all draw state; returns the number of vkCmd* calls.
     fn begin_pass(&self, cmd: vk::CommandBuffer) -> u64 {
         let d = self.device;
@@ -132,23 +157,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let d = &cx.device;
     let opts = options.bench;
     let target = PassTarget::new(cx, EXTENT)?;
-    let draw = DrawKit::new(cx, Target::RenderPass(target.render_pass))?;
-    let compute = ComputeKit::new(cx, 1)?;
-    let values = cx.create_buffer(VALUES_BYTES, VALUES_USAGE, Memory::Device)?;
-    let set = compute.descriptor_set(cx, values.handle, 0, VALUES_BYTES)?;
-    cx.submit_and_wait(|cmd| {
-        record_init(d, cmd, values.handle, 0, VALUES_BYTES);
-        Ok(())
-    })?;
-    let bench = Bench {
-        device: d,
-        debug_utils: cx.debug_utils.as_ref(),
-        target: &target,
-        draw,
-        compute,
-        values: values.handle,
-        set,
-    };
+    let bench = Bench::new(cx, &target)?;
 
     let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
     let cmds = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, opts.cmdbufs)?;
@@ -194,7 +203,16 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     cx.submit_and_wait(|cmd| {
         // The render pass left the image in TRANSFER_SRC_OPTIMAL, its outgoing dependency covers this copy.
         cx.record_image_readback(cmd, &target.image, &image_readback);
-        cx.record_buffer_readback(cmd, &values, Access::COMPUTE_WRITE, &values_readback);
+        record_buffer_readback(
+            d,
+            cmd,
+            bench.values,
+            0,
+            values_readback.handle,
+            0,
+            VALUES_BYTES,
+            Access::COMPUTE_WRITE,
+        );
         Ok(())
     })?;
     let sum = Fnv1a::new()
