@@ -436,12 +436,12 @@ impl CommandBuffer {
     }
 
     /// `vkCmdBeginDebugUtilsLabelEXT` (or an inserted label when `inserted`).
-    pub fn label(&self, name: &str, inserted: bool) {
+    pub fn label(&self, name: String, inserted: bool) {
         let mut rec = self.recording.lock();
         let parent = rec.open.last().copied().unwrap_or(NONE);
         let first = rec.commands.len() as u32;
         rec.scopes.push(LabelScope {
-            name: name.into(),
+            name: name.into_boxed_str(),
             parent,
             first_command: first,
             end_command: if inserted { first } else { NONE },

@@ -179,9 +179,14 @@ pub fn drain(device: &Arc<Device>) {
     // afresh. The submit gate, held to the end, keeps new submissions out until then; with work pending it
     // is let go at once (the counts read are then only the counts so far, and nothing is reset). Bounded
     // wait: a drain from a signal handler may have interrupted a submission holding the gate.
-    let gate = device
-        .submit_gate
-        .try_write_for(std::time::Duration::from_millis(200));
+    // (Work seen pending needs no gate: nothing will be reset.)
+    let gate = if device.has_pending() {
+        None
+    } else {
+        device
+            .submit_gate
+            .try_write_for(std::time::Duration::from_millis(200))
+    };
     let quiescent = gate.is_some() && !device.has_pending();
     let _gate = if quiescent { gate } else { None };
     let mut state = eb.state.lock();

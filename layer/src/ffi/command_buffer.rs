@@ -737,7 +737,7 @@ pub(super) unsafe extern "system" fn cmd_begin_debug_utils_label_ext(
             command_buffer,
             |d| d.next.cmd_begin_debug_utils_label_ext,
             |cb, next| {
-                cb.label(&label_text(label), false);
+                cb.label(label_text(label), false);
                 // SAFETY: forwarded as they came.
                 unsafe { next(command_buffer, label) }
             },
@@ -756,7 +756,7 @@ pub(super) unsafe extern "system" fn cmd_insert_debug_utils_label_ext(
             command_buffer,
             |d| d.next.cmd_insert_debug_utils_label_ext,
             |cb, next| {
-                cb.label(&label_text(label), true);
+                cb.label(label_text(label), true);
                 // SAFETY: forwarded as they came.
                 unsafe { next(command_buffer, label) }
             },
