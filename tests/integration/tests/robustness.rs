@@ -11,14 +11,8 @@ use std::process::Command;
 
 /// bb-testapp through Blackbox alone (no validation layer), with `vars`; reports into `home/reports`.
 fn blackbox_only(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {
-    let manifests = home.path().join("manifests");
-    write_manifest(&manifests, "VkLayer_blackbox.json");
-    let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.args(args)
-        .envs(vars.iter().copied())
-        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"))
-        .env("VK_ADD_LAYER_PATH", &manifests)
-        .env("VK_INSTANCE_LAYERS", "VK_LAYER_blackbox");
+    let mut cmd = testapp_with_blackbox(home, args, vars);
+    cmd.env("VK_INSTANCE_LAYERS", "VK_LAYER_blackbox");
     cmd
 }
 
@@ -30,15 +24,10 @@ fn with_faults(
     args: &[&str],
     vars: &[(&str, &str)],
 ) -> Command {
-    let manifests = home.path().join("manifests");
+    let mut cmd = testapp_with_blackbox(home, args, vars);
     let faults = home.path().join("fault-manifest");
-    write_manifest(&manifests, "VkLayer_blackbox.json");
     write_fault_manifest(&faults);
-    let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.args(args)
-        .envs(vars.iter().copied())
-        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-    let mut paths = std::ffi::OsString::from(&manifests);
+    let mut paths = std::ffi::OsString::from(home.path().join("manifests"));
     paths.push(":");
     paths.push(&faults);
     let layers = if with_blackbox {
