@@ -149,6 +149,20 @@ impl Buffer {
         // SAFETY: in bounds (checked above); the GPU is not using the buffer yet.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.as_ptr(), data.len()) }
     }
+
+    /// The first word of a host buffer, read afresh each call: for polling a word the GPU writes while
+    /// the host waits (a plain slice read may be assumed not to change).
+    pub fn poll_first_word(&self) -> u32 {
+        let ptr = self
+            .mapped
+            .expect("Buffer::poll_first_word on a buffer that is not host-visible");
+        assert!(
+            self.size >= 4,
+            "Buffer::poll_first_word on a buffer under 4 bytes"
+        );
+        // SAFETY: in bounds; mappings are at least 4-byte aligned (minMemoryMapAlignment >= 64).
+        unsafe { std::ptr::read_volatile(ptr.as_ptr().cast::<u32>()) }
+    }
 }
 
 /// A 2D color image with a view on its single mip level and layer.

@@ -301,6 +301,8 @@ pub fn run_destroy_early(cx: &Context, _options: &Options) -> Result<Outcome> {
         Memory::Device,
     )?;
     let done = cx.create_buffer(4, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
+    // New memory holds whatever it held: a stale 1 would end the wait below before the work ran.
+    done.write(&0u32.to_ne_bytes());
     let readback =
         cx.create_buffer(GRID_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
     // The first kit is destroyed early, by hand; the context owns (and later destroys) the second.
@@ -358,12 +360,15 @@ pub fn run_destroy_early(cx: &Context, _options: &Options) -> Result<Outcome> {
         .vk_context("vkQueueSubmit")?;
     // The only sign of completion: the word the last command writes, read from mapped memory.
     let give_up = Instant::now() + Duration::from_secs(30);
-    while done.bytes()[..4] != 1u32.to_ne_bytes() {
+    while done.poll_first_word() != 1 {
         if Instant::now() > give_up {
             bail!("the first submission did not finish within 30 s");
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+    // The word is written before the driver is through with the submission (lavapipe finishes it on its
+    // own submit thread). Racing that thread would test the driver, not Blackbox: give it ample time.
+    std::thread::sleep(Duration::from_millis(200));
     // The work has run; Blackbox has not been told. Pool, command buffer and pipeline go now.
     unsafe { d.destroy_command_pool(pool, None) };
     early.destroy(cx);
