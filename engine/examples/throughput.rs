@@ -1,8 +1,10 @@
 //! Engine throughput over a directory of modules (default: the shared corpus), as MB/s of input SPIR-V:
 //!
 //! ```sh
-//! cargo run --release -p blackbox-engine --example throughput -- [DIR] [ROUNDS]
+//! cargo run --release -p blackbox-engine --example throughput -- [DIR] [ROUNDS] [ONLY]
 //! ```
+//!
+//! `ONLY` runs just the measures whose name contains it (`printf`, `nan ops`, ...), e.g. under a profiler.
 //!
 //! A benchmark, not a test: it prints figures and asserts nothing.
 
@@ -17,6 +19,7 @@ fn main() {
         concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/spv").to_string()
     });
     let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let only = args.next().unwrap_or_default();
     let mut modules = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
         let path = entry.expect("directory entry").path();
@@ -37,6 +40,9 @@ fn main() {
         bytes as f64 / 1e6
     );
     let measure = |name: &str, f: &dyn Fn(&[u32])| {
+        if !name.contains(only.as_str()) {
+            return;
+        }
         let start = Instant::now();
         for _ in 0..rounds {
             for m in &modules {

@@ -87,16 +87,23 @@ impl Instruction {
 /// Returns the string (invalid UTF-8 replaced) and the number of words it took. An unterminated string takes
 /// all the words.
 pub fn decode_string(words: &[u32]) -> (String, usize) {
-    let mut bytes = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        for b in w.to_le_bytes() {
-            if b == 0 {
-                return (String::from_utf8_lossy(&bytes).into_owned(), i + 1);
-            }
-            bytes.push(b);
-        }
+    // The word holding the nul: a word has a zero byte when (w - 0x01010101) & !w & 0x80808080 != 0.
+    let end = words
+        .iter()
+        .position(|&w| w.wrapping_sub(0x0101_0101) & !w & 0x8080_8080 != 0);
+    let taken = end.map_or(words.len(), |i| i + 1);
+    let mut bytes = Vec::with_capacity(taken * 4);
+    for w in &words[..taken] {
+        bytes.extend_from_slice(&w.to_le_bytes());
     }
-    (String::from_utf8_lossy(&bytes).into_owned(), words.len())
+    if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+        bytes.truncate(nul);
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    (text, taken)
 }
 
 /// Encodes a literal string as SPIR-V words (nul-terminated, zero-padded).
@@ -444,7 +451,7 @@ impl Module {
 
     /// Writes the module back to words.
     pub fn to_words(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.estimate_words());
+        let mut out = Vec::with_capacity(self.word_count());
         let h = &self.header;
         out.extend([h.magic, h.version, h.generator, h.bound, h.schema]);
         for list in self.sections() {
@@ -487,22 +494,12 @@ impl Module {
         ]
     }
 
-    fn estimate_words(&self) -> usize {
-        let mut n = 5;
-        for list in self.sections() {
-            n += list.iter().map(Instruction::word_count).sum::<usize>();
-        }
-        for f in &self.functions {
-            n += 2 + f.prefix.len() * 4 + f.params.len() * 3;
-            for b in &f.blocks {
-                n += 2 + b
-                    .instructions
-                    .iter()
-                    .map(Instruction::word_count)
-                    .sum::<usize>();
-            }
-        }
-        n
+    /// The exact length of [`to_words`](Self::to_words), so that it allocates once.
+    fn word_count(&self) -> usize {
+        5 + self
+            .all_instructions()
+            .map(Instruction::word_count)
+            .sum::<usize>()
     }
 
     /// Every instruction of the module in layout order, functions included.
@@ -650,6 +647,21 @@ pub(crate) mod tests {
         assert_eq!(
             decode_string(&[u32::from_le_bytes(*b"abcd")]),
             ("abcd".to_string(), 1)
+        );
+        // The nul ends it wherever it is in its word; later words are not taken.
+        let words = [
+            u32::from_le_bytes(*b"abcd"),
+            u32::from_le_bytes(*b"e\0xy"),
+            u32::from_le_bytes(*b"zzzz"),
+        ];
+        assert_eq!(decode_string(&words), ("abcde".to_string(), 2));
+        // A high byte (0x80..) is not mistaken for the nul; invalid UTF-8 is replaced.
+        let words = [u32::from_le_bytes([0xff, 0x80, b'a', 0]), 7];
+        assert_eq!(decode_string(&words), ("\u{fffd}\u{fffd}a".to_string(), 1));
+        let words = [u32::from_le_bytes([0xc3, 0xa9, 0x01, 0x80])];
+        assert_eq!(
+            decode_string(&words),
+            ("\u{e9}\u{1}\u{fffd}".to_string(), 1)
         );
     }
 

@@ -48,12 +48,15 @@ pub(crate) enum Type {
 pub(crate) struct TypeTable {
     types: FastMap<u32, Type>,
     /// Non-aggregate type declarations by [opcode, operands...]: the first one wins.
-    by_key: FastMap<Vec<u32>, u32>,
+    by_key: FastMap<Key, u32>,
     /// Non-spec constants by [opcode, type, operands...].
-    constants: FastMap<Vec<u32>, u32>,
+    constants: FastMap<Key, u32>,
     /// 32-bit (or narrower) scalar integer constants: id -> value, spec constants excluded.
     int_values: FastMap<u32, u32>,
 }
+
+/// A type or constant key: most fit inline, so building the tables allocates once per table, not per entry.
+type Key = smallvec::SmallVec<[u32; 6]>;
 
 fn is_keyed_type(opcode: u16) -> bool {
     matches!(
@@ -119,7 +122,7 @@ impl TypeTable {
             | op::CONSTANT_NULL => {
                 if let Some(ty) = inst.result_type {
                     if self.find_constant(inst.opcode, ty, o).is_none() {
-                        let mut key = vec![u32::from(inst.opcode), ty];
+                        let mut key: Key = smallvec::smallvec![u32::from(inst.opcode), ty];
                         key.extend_from_slice(o);
                         self.constants.insert(key, id);
                     }
@@ -141,7 +144,7 @@ impl TypeTable {
             }
         };
         if is_keyed_type(inst.opcode) && self.find(inst.opcode, o).is_none() {
-            let mut key = vec![u32::from(inst.opcode)];
+            let mut key: Key = smallvec::smallvec![u32::from(inst.opcode)];
             key.extend_from_slice(o);
             self.by_key.insert(key, id);
         }
