@@ -75,6 +75,16 @@ pub struct Features {
     pub shader_float64: bool,
     /// VK_KHR_shader_non_semantic_info is enabled (debugPrintf and `-gVS` modules are then valid).
     pub non_semantic_info: bool,
+    /// 16-bit types in storage and uniform buffers and push constants (Vulkan 1.1's 16-bit storage).
+    pub storage_16bit: bool,
+    pub shader_int16: bool,
+    /// Storage images read and written without a format in the shader.
+    pub images_without_format: bool,
+    /// The Vulkan memory model, device scope included.
+    pub vulkan_memory_model: bool,
+    pub robust_buffer_access: bool,
+    /// `maintenance4` (SPIR-V 1.6 compute shaders declare their workgroup size with `LocalSizeId`).
+    pub maintenance4: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -86,6 +96,8 @@ pub struct Needs {
     pub shader_float16: bool,
     pub shader_float64: bool,
     pub non_semantic_info: bool,
+    /// 16-bit storage, `shaderInt16` and storage images without format: what arbitrary compute shaders use.
+    pub compute_extras: bool,
     /// Enable timeline semaphores and buffer device address (always, where supported) through
     /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
     /// Vulkan 1.1-era app does, instead of VkPhysicalDeviceVulkan12Features.
@@ -99,6 +111,7 @@ impl Needs {
         shader_float16: false,
         shader_float64: false,
         non_semantic_info: false,
+        compute_extras: false,
         features_via_extensions: false,
     };
 
@@ -109,6 +122,7 @@ impl Needs {
             shader_float16: self.shader_float16 || other.shader_float16,
             shader_float64: self.shader_float64 || other.shader_float64,
             non_semantic_info: self.non_semantic_info || other.non_semantic_info,
+            compute_extras: self.compute_extras || other.compute_extras,
             features_via_extensions: self.features_via_extensions || other.features_via_extensions,
         }
     }
@@ -201,6 +215,7 @@ pub enum Owned {
     QueryPool(vk::QueryPool),
     Fence(vk::Fence),
     Semaphore(vk::Semaphore),
+    Sampler(vk::Sampler),
 }
 
 pub struct Context {
@@ -258,12 +273,15 @@ impl Context {
 
         // Ask which optional features exist. Vulkan12/13 feature structs may only be chained when the
         // device supports that version, otherwise the query itself is invalid usage.
+        let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut supported12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut supported13 = vk::PhysicalDeviceVulkan13Features::default();
         {
             let mut query = vk::PhysicalDeviceFeatures2::default();
             if api >= vk::API_VERSION_1_2 {
-                query = query.push_next(&mut supported12);
+                query = query
+                    .push_next(&mut supported11)
+                    .push_next(&mut supported12);
             }
             if api >= vk::API_VERSION_1_3 {
                 query = query.push_next(&mut supported13);
@@ -297,6 +315,20 @@ impl Context {
             shader_float16: needs.shader_float16 && supported12.shader_float16 == vk::TRUE,
             shader_float64: needs.shader_float64 && supported10.shader_float64 == vk::TRUE,
             non_semantic_info: needs.non_semantic_info && has_non_semantic_info,
+            storage_16bit: needs.compute_extras
+                && supported11.storage_buffer16_bit_access == vk::TRUE
+                && supported11.uniform_and_storage_buffer16_bit_access == vk::TRUE
+                && supported11.storage_push_constant16 == vk::TRUE,
+            shader_int16: needs.compute_extras && supported10.shader_int16 == vk::TRUE,
+            images_without_format: needs.compute_extras
+                && supported10.shader_storage_image_read_without_format == vk::TRUE
+                && supported10.shader_storage_image_write_without_format == vk::TRUE,
+            maintenance4: needs.compute_extras && supported13.maintenance4 == vk::TRUE,
+            robust_buffer_access: needs.compute_extras
+                && supported10.robust_buffer_access == vk::TRUE,
+            vulkan_memory_model: needs.compute_extras
+                && supported12.vulkan_memory_model == vk::TRUE
+                && supported12.vulkan_memory_model_device_scope == vk::TRUE,
         };
 
         let priorities = [1.0f32; 2];
@@ -306,13 +338,24 @@ impl Context {
         let mut enable12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(features.timeline_semaphore)
             .buffer_device_address(features.buffer_device_address)
-            .shader_float16(features.shader_float16);
+            .shader_float16(features.shader_float16)
+            .vulkan_memory_model(features.vulkan_memory_model)
+            .vulkan_memory_model_device_scope(features.vulkan_memory_model);
         let mut enable13 = vk::PhysicalDeviceVulkan13Features::default()
             .dynamic_rendering(features.dynamic_rendering)
-            .synchronization2(features.synchronization2);
+            .synchronization2(features.synchronization2)
+            .maintenance4(features.maintenance4);
         let enable10 = vk::PhysicalDeviceFeatures::default()
             .shader_int64(features.shader_int64)
-            .shader_float64(features.shader_float64);
+            .shader_float64(features.shader_float64)
+            .shader_int16(features.shader_int16)
+            .robust_buffer_access(features.robust_buffer_access)
+            .shader_storage_image_read_without_format(features.images_without_format)
+            .shader_storage_image_write_without_format(features.images_without_format);
+        let mut enable11 = vk::PhysicalDeviceVulkan11Features::default()
+            .storage_buffer16_bit_access(features.storage_16bit)
+            .uniform_and_storage_buffer16_bit_access(features.storage_16bit)
+            .storage_push_constant16(features.storage_16bit);
         let mut device_extensions = Vec::new();
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
@@ -345,6 +388,9 @@ impl Context {
         }
         if api >= vk::API_VERSION_1_3 {
             device_info = device_info.push_next(&mut enable13);
+        }
+        if features.storage_16bit {
+            device_info = device_info.push_next(&mut enable11);
         }
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }
             .vk_context("vkCreateDevice")?;
@@ -423,6 +469,7 @@ impl Context {
                     Owned::QueryPool(h) => d.destroy_query_pool(h, None),
                     Owned::Fence(h) => d.destroy_fence(h, None),
                     Owned::Semaphore(h) => d.destroy_semaphore(h, None),
+                    Owned::Sampler(h) => d.destroy_sampler(h, None),
                 }
             }
         }

@@ -18,6 +18,7 @@
 //! The app never enables layers itself: tests do it with `VK_INSTANCE_LAYERS`.
 
 mod context;
+mod reflect;
 mod scenarios;
 mod shaders;
 
@@ -105,8 +106,9 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  --flood-frames frames; prints the counts and frame times
   malformed-spirv  vkCreateShaderModule with truncated, bad-magic and unknown-opcode modules
   destroy-early  destroys a command pool and pipeline whose work finished but was never waited for
-  spirv-compute  runs each --spirv compute shader (entry point main, 64 invocations per workgroup, one
-                 storage buffer of 4096 floats at set 0 binding 0) once; prints `spirv <file> checksum X`
+  spirv-compute  runs each --spirv compute shader once with the set-0 buffers, images and samplers it
+                 declares; prints `spirv <file> checksum X` (storage buffers and images), or
+                 `spirv <file> skipped: <reason>` for a module it cannot run
   (assert-*, printf, shader-bench and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where
    it is missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
 

@@ -20,6 +20,7 @@ pub mod record_bench;
 pub mod robustness;
 pub mod secondary;
 pub mod shader_bench;
+pub mod spirv_compute;
 pub mod threads;
 pub mod timeline;
 pub mod two_queues;
@@ -232,8 +233,10 @@ pub const SCENARIOS: &[Scenario] = &[
             shader_float16: true,
             shader_float64: true,
             shader_int64: true,
+            non_semantic_info: true,
+            compute_extras: true,
             ..Needs::NONE
         },
-        run: robustness::run_spirv_compute,
+        run: spirv_compute::run,
     },
 ];

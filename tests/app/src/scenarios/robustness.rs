@@ -16,9 +16,6 @@
 //!   host-visible word its last command writes, then destroys its command pool (and so the command buffer)
 //!   and the pipeline it used before any Vulkan call could have told Blackbox the work is done; then
 //!   records and submits a second command buffer, likely under the same handle values.
-//! - `spirv-compute`: runs each `--spirv` file as a compute shader over 4096 floats (binding 0) and prints
-//!   `spirv <file name> checksum <hex>` for each: the same shaders must give the same bits with and
-//!   without Blackbox.
 
 use std::ffi::CString;
 use std::sync::Mutex;
@@ -399,44 +396,4 @@ pub fn run_destroy_early(cx: &Context, _options: &Options) -> Result<Outcome> {
         Ok(())
     })?;
     Ok(Outcome::Checksum(fnv1a(readback.bytes())))
-}
-
-pub fn run_spirv_compute(cx: &Context, options: &Options) -> Result<Outcome> {
-    let d = &cx.device;
-    const COUNT: u32 = 4096;
-    let mut all = crate::context::Fnv1a::new();
-    for path in &options.stress.spirv_files {
-        let spirv = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let values: Vec<u8> = (0..COUNT)
-            .map(|i| ((i * 37) % 101) as f32 * 0.05 - 2.0)
-            .flat_map(f32::to_ne_bytes)
-            .collect();
-        let values = cx.create_buffer_with_data(
-            &values,
-            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC,
-        )?;
-        let readback = cx.create_buffer(
-            u64::from(COUNT) * 4,
-            vk::BufferUsageFlags::TRANSFER_DST,
-            Memory::Host,
-        )?;
-        let name = CString::new(
-            path.file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned(),
-        )
-        .unwrap_or_default();
-        let program = ComputeProgram::new(cx, &spirv, &[values.handle], 0, &name)
-            .with_context(|| format!("pipeline of {}", path.display()))?;
-        cx.submit_and_wait(|cmd| {
-            program.record(d, cmd, &[], [COUNT / 64, 1, 1]);
-            cx.record_buffer_readback(cmd, &values, Access::COMPUTE_WRITE, &readback);
-            Ok(())
-        })?;
-        let sum = fnv1a(readback.bytes());
-        println!("spirv {} checksum {sum:016x}", name.to_string_lossy());
-        all.update(&sum.to_le_bytes());
-    }
-    Ok(Outcome::Checksum(all.finish()))
 }
