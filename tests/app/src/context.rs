@@ -83,6 +83,7 @@ pub struct Features {
     /// The Vulkan memory model, device scope included.
     pub vulkan_memory_model: bool,
     pub robust_buffer_access: bool,
+    pub independent_blend: bool,
     /// `maintenance4` (SPIR-V 1.6 compute shaders declare their workgroup size with `LocalSizeId`).
     pub maintenance4: bool,
 }
@@ -96,8 +97,9 @@ pub struct Needs {
     pub shader_float16: bool,
     pub shader_float64: bool,
     pub non_semantic_info: bool,
-    /// 16-bit storage, `shaderInt16` and storage images without format: what arbitrary compute shaders use.
-    pub compute_extras: bool,
+    /// What `spirv-run` may meet in arbitrary shaders: 16-bit storage, `shaderInt16`, storage images without
+    /// format, the Vulkan memory model, `maintenance4`, robust buffer access, independent blend.
+    pub arbitrary_shaders: bool,
     /// Enable timeline semaphores and buffer device address (always, where supported) through
     /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
     /// Vulkan 1.1-era app does, instead of VkPhysicalDeviceVulkan12Features.
@@ -111,7 +113,7 @@ impl Needs {
         shader_float16: false,
         shader_float64: false,
         non_semantic_info: false,
-        compute_extras: false,
+        arbitrary_shaders: false,
         features_via_extensions: false,
     };
 
@@ -122,7 +124,7 @@ impl Needs {
             shader_float16: self.shader_float16 || other.shader_float16,
             shader_float64: self.shader_float64 || other.shader_float64,
             non_semantic_info: self.non_semantic_info || other.non_semantic_info,
-            compute_extras: self.compute_extras || other.compute_extras,
+            arbitrary_shaders: self.arbitrary_shaders || other.arbitrary_shaders,
             features_via_extensions: self.features_via_extensions || other.features_via_extensions,
         }
     }
@@ -315,18 +317,19 @@ impl Context {
             shader_float16: needs.shader_float16 && supported12.shader_float16 == vk::TRUE,
             shader_float64: needs.shader_float64 && supported10.shader_float64 == vk::TRUE,
             non_semantic_info: needs.non_semantic_info && has_non_semantic_info,
-            storage_16bit: needs.compute_extras
+            storage_16bit: needs.arbitrary_shaders
                 && supported11.storage_buffer16_bit_access == vk::TRUE
                 && supported11.uniform_and_storage_buffer16_bit_access == vk::TRUE
                 && supported11.storage_push_constant16 == vk::TRUE,
-            shader_int16: needs.compute_extras && supported10.shader_int16 == vk::TRUE,
-            images_without_format: needs.compute_extras
+            shader_int16: needs.arbitrary_shaders && supported10.shader_int16 == vk::TRUE,
+            images_without_format: needs.arbitrary_shaders
                 && supported10.shader_storage_image_read_without_format == vk::TRUE
                 && supported10.shader_storage_image_write_without_format == vk::TRUE,
-            maintenance4: needs.compute_extras && supported13.maintenance4 == vk::TRUE,
-            robust_buffer_access: needs.compute_extras
+            maintenance4: needs.arbitrary_shaders && supported13.maintenance4 == vk::TRUE,
+            independent_blend: needs.arbitrary_shaders && supported10.independent_blend == vk::TRUE,
+            robust_buffer_access: needs.arbitrary_shaders
                 && supported10.robust_buffer_access == vk::TRUE,
-            vulkan_memory_model: needs.compute_extras
+            vulkan_memory_model: needs.arbitrary_shaders
                 && supported12.vulkan_memory_model == vk::TRUE
                 && supported12.vulkan_memory_model_device_scope == vk::TRUE,
         };
@@ -350,6 +353,7 @@ impl Context {
             .shader_float64(features.shader_float64)
             .shader_int16(features.shader_int16)
             .robust_buffer_access(features.robust_buffer_access)
+            .independent_blend(features.independent_blend)
             .shader_storage_image_read_without_format(features.images_without_format)
             .shader_storage_image_write_without_format(features.images_without_format);
         let mut enable11 = vk::PhysicalDeviceVulkan11Features::default()

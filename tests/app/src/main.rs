@@ -83,7 +83,7 @@ options:
   --threads N        stress: recording and submitting threads (default 8)
   --seconds S        stress: how long each thread runs (default 5)
   --flood-frames N   flood: frames (default 10)
-  --spirv FILE       spirv-compute: a compute shader to run (repeatable)
+  --spirv FILE       spirv-run: a compute or fragment shader to run (repeatable)
   --features-via-extensions  enable timeline semaphores and buffer device address through
                      VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
@@ -106,8 +106,9 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  --flood-frames frames; prints the counts and frame times
   malformed-spirv  vkCreateShaderModule with truncated, bad-magic and unknown-opcode modules
   destroy-early  destroys a command pool and pipeline whose work finished but was never waited for
-  spirv-compute  runs each --spirv compute shader once with the set-0 buffers, images and samplers it
-                 declares; prints `spirv <file> checksum X` (storage buffers and images), or
+  spirv-run      runs each --spirv compute or fragment shader once with the set-0 buffers, images and
+                 samplers it declares (a fragment shader behind a vertex shader made to match its inputs);
+                 prints `spirv <file> checksum X` (storage buffers and images, attachments), or
                  `spirv <file> skipped: <reason>` for a module it cannot run
   (assert-*, printf, shader-bench and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where
    it is missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
@@ -208,7 +209,7 @@ pub struct StressOptions {
     /// The device's timeline-semaphore and buffer-device-address features are enabled through their
     /// extensions and feature structs (VK_KHR_*), not through VkPhysicalDeviceVulkan12Features.
     pub features_via_extensions: bool,
-    /// spirv-compute: the compute shaders to run.
+    /// spirv-run: the shaders to run.
     pub spirv_files: Vec<std::path::PathBuf>,
 }
 

@@ -1,7 +1,8 @@
-//! Just enough SPIR-V reflection to run an arbitrary compute shader: its entry point, workgroup size,
-//! capabilities, push constants and the descriptors of set 0. Anything else (another stage, other sets,
-//! arrays of descriptors, buffer references, image formats other than rgba32f/rgba8) is refused with the
-//! reason, so that a caller can say which modules it ran and why it left the others.
+//! Just enough SPIR-V reflection to run an arbitrary compute or fragment shader: its entry point, workgroup
+//! size, capabilities, push constants, the descriptors of set 0, and a fragment shader's inputs and
+//! outputs. Anything else (another stage, other sets, arrays of descriptors, image formats other than
+//! rgba32f/rgba8, inputs or outputs other than 32-bit scalars and vectors) is refused with the reason, so
+//! that a caller can say which modules it ran and why it left the others.
 
 use anyhow::{bail, Result};
 use std::collections::HashMap;
@@ -20,10 +21,34 @@ pub enum Descriptor {
     Sampler,
 }
 
-/// The interface of a compute shader.
+/// The stages it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Compute,
+    Fragment,
+}
+
+/// The scalar of a varying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    Float,
+    Int,
+    Uint,
+}
+
+/// A fragment shader input or output at a location: a 32-bit scalar or vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Varying {
+    pub location: u32,
+    pub scalar: Scalar,
+    pub components: u32,
+}
+
+/// The interface of a compute or fragment shader.
 #[derive(Debug)]
-pub struct ComputeInterface {
-    /// The `GLCompute` entry point's name.
+pub struct ShaderInterface {
+    pub stage: Stage,
+    /// The entry point's name.
     pub entry: String,
     /// Workgroup size (`LocalSize`, `LocalSizeId`, or the `WorkgroupSize` built-in's default value).
     pub local_size: [u32; 3],
@@ -35,13 +60,18 @@ pub struct ComputeInterface {
     pub bindings: Vec<(u32, Descriptor)>,
     /// A push-constant block is declared.
     pub push_constants: bool,
+    /// A fragment shader's inputs and outputs with a location, by location.
+    pub inputs: Vec<Varying>,
+    pub outputs: Vec<Varying>,
 }
 
 mod op {
     pub const ENTRY_POINT: u32 = 15;
     pub const EXECUTION_MODE: u32 = 16;
     pub const CAPABILITY: u32 = 17;
+    pub const TYPE_INT: u32 = 21;
     pub const TYPE_FLOAT: u32 = 22;
+    pub const TYPE_VECTOR: u32 = 23;
     pub const TYPE_IMAGE: u32 = 25;
     pub const TYPE_SAMPLER: u32 = 26;
     pub const TYPE_SAMPLED_IMAGE: u32 = 27;
@@ -56,25 +86,29 @@ mod op {
     pub const EXECUTION_MODE_ID: u32 = 331;
 }
 
+const FRAGMENT: u32 = 4;
 const GL_COMPUTE: u32 = 5;
 const LOCAL_SIZE: u32 = 17;
 const LOCAL_SIZE_ID: u32 = 38;
 const DECORATION_BLOCK: u32 = 2;
 const DECORATION_BUFFER_BLOCK: u32 = 3;
 const DECORATION_BUILTIN: u32 = 11;
+const DECORATION_LOCATION: u32 = 30;
 const DECORATION_BINDING: u32 = 33;
 const DECORATION_DESCRIPTOR_SET: u32 = 34;
 const BUILTIN_WORKGROUP_SIZE: u32 = 25;
 const STORAGE_UNIFORM_CONSTANT: u32 = 0;
+const STORAGE_INPUT: u32 = 1;
 const STORAGE_UNIFORM: u32 = 2;
+const STORAGE_OUTPUT: u32 = 3;
 const STORAGE_PUSH_CONSTANT: u32 = 9;
 const STORAGE_STORAGE_BUFFER: u32 = 12;
 const FORMAT_UNKNOWN: u32 = 0;
 const FORMAT_RGBA32F: u32 = 1;
 const FORMAT_RGBA8: u32 = 4;
 
-/// Reads the interface of a compute module (little-endian words).
-pub fn compute_interface(words: &[u32]) -> Result<ComputeInterface> {
+/// Reads the interface of a compute or fragment module (little-endian words).
+pub fn shader_interface(words: &[u32]) -> Result<ShaderInterface> {
     if words.len() < 5 || words[0] != 0x0723_0203 {
         bail!("not a SPIR-V module");
     }
@@ -86,6 +120,8 @@ pub fn compute_interface(words: &[u32]) -> Result<ComputeInterface> {
     let mut pointers = HashMap::new(); // id -> (storage class, pointee)
     let mut images = HashMap::new(); // id -> (sampled, format, a plain 2D float image)
     let mut floats = Vec::new();
+    let mut scalars = HashMap::new(); // 32-bit scalar type id -> scalar
+    let mut vectors = HashMap::new(); // vector type id -> (component type, count)
     let mut sampled_images = Vec::new();
     let mut samplers = Vec::new();
     let mut structs = Vec::new();
@@ -102,12 +138,23 @@ pub fn compute_interface(words: &[u32]) -> Result<ComputeInterface> {
         let o = &words[at + 1..at + count];
         match opcode {
             op::CAPABILITY => capabilities.push(o[0]),
-            op::ENTRY_POINT if o[0] == GL_COMPUTE && entry.is_none() => {
+            op::ENTRY_POINT if entry.is_some() => bail!("more than one entry point"),
+            op::ENTRY_POINT if o[0] == GL_COMPUTE || o[0] == FRAGMENT => {
                 let bytes: Vec<u8> = o[2..].iter().flat_map(|w| w.to_le_bytes()).collect();
                 let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-                entry = Some(String::from_utf8_lossy(&bytes[..end]).into_owned());
+                let stage = if o[0] == FRAGMENT {
+                    Stage::Fragment
+                } else {
+                    Stage::Compute
+                };
+                entry = Some((stage, String::from_utf8_lossy(&bytes[..end]).into_owned()));
             }
-            op::ENTRY_POINT => bail!("entry point of execution model {} (not compute)", o[0]),
+            op::ENTRY_POINT => {
+                bail!(
+                    "entry point of execution model {} (not compute or fragment)",
+                    o[0]
+                )
+            }
             op::EXECUTION_MODE if o.len() >= 5 && o[1] == LOCAL_SIZE => {
                 local_size = Some([o[2], o[3], o[4]]);
             }
@@ -121,7 +168,18 @@ pub fn compute_interface(words: &[u32]) -> Result<ComputeInterface> {
             op::TYPE_POINTER => {
                 pointers.insert(o[0], (o[1], o[2]));
             }
-            op::TYPE_FLOAT => floats.push(o[0]),
+            op::TYPE_FLOAT => {
+                floats.push(o[0]);
+                if o[1] == 32 {
+                    scalars.insert(o[0], Scalar::Float);
+                }
+            }
+            op::TYPE_INT if o[1] == 32 => {
+                scalars.insert(o[0], if o[2] == 1 { Scalar::Int } else { Scalar::Uint });
+            }
+            op::TYPE_VECTOR => {
+                vectors.insert(o[0], (o[1], o[2]));
+            }
             op::TYPE_IMAGE => {
                 // Dim 2D, not depth-only, not arrayed, single-sampled, float texels.
                 let plain =
@@ -142,8 +200,8 @@ pub fn compute_interface(words: &[u32]) -> Result<ComputeInterface> {
         }
         at += count;
     }
-    let Some(entry) = entry else {
-        bail!("no compute entry point")
+    let Some((stage, entry)) = entry else {
+        bail!("no compute or fragment entry point")
     };
     let decorated = |id: u32, decoration: u32| {
         decorations
@@ -165,16 +223,40 @@ pub fn compute_interface(words: &[u32]) -> Result<ComputeInterface> {
         let size: Option<Vec<u32>> = ids.iter().map(|id| constants.get(id).copied()).collect();
         size.map(|s| [s[0], s[1], s[2]])
     });
-    let local_size = match (builtin_size, from_ids, local_size) {
-        (Some(size), _, _) => [size[0], size[1], size[2]],
-        (None, Some(size), _) | (None, None, Some(size)) => size,
-        (None, None, None) => bail!("no workgroup size"),
+    let local_size = match (stage, builtin_size, from_ids, local_size) {
+        (Stage::Fragment, ..) => [1, 1, 1],
+        (_, Some(size), _, _) => [size[0], size[1], size[2]],
+        (_, None, Some(size), _) | (_, None, None, Some(size)) => size,
+        (_, None, None, None) => bail!("no workgroup size"),
     };
     let mut bindings = Vec::new();
     let mut push_constants = false;
+    let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
     for (id, pointer, storage) in variables {
         if storage == STORAGE_PUSH_CONSTANT {
             push_constants = true;
+            continue;
+        }
+        if storage == STORAGE_INPUT || storage == STORAGE_OUTPUT {
+            let Some(location) = decorated(id, DECORATION_LOCATION) else {
+                continue; // a built-in
+            };
+            let pointee = pointers.get(&pointer).map_or(0, |&(_, t)| t);
+            let (scalar, components) = match (scalars.get(&pointee), vectors.get(&pointee)) {
+                (Some(&s), _) => (s, 1),
+                (None, Some(&(c, n))) if scalars.contains_key(&c) => (scalars[&c], n),
+                _ => bail!("location {location}: not a 32-bit scalar or vector"),
+            };
+            let varying = Varying {
+                location,
+                scalar,
+                components,
+            };
+            if storage == STORAGE_INPUT {
+                inputs.push(varying);
+            } else {
+                outputs.push(varying);
+            }
             continue;
         }
         let (Some(set), Some(binding)) = (
@@ -225,12 +307,17 @@ pub fn compute_interface(words: &[u32]) -> Result<ComputeInterface> {
         bindings.push((binding, descriptor));
     }
     bindings.sort_by_key(|&(b, _)| b);
-    Ok(ComputeInterface {
+    inputs.sort_by_key(|v| v.location);
+    outputs.sort_by_key(|v| v.location);
+    Ok(ShaderInterface {
+        stage,
         entry,
         local_size,
         local_size_id: local_size_ids.is_some(),
         capabilities,
         bindings,
         push_constants,
+        inputs,
+        outputs,
     })
 }

@@ -60,7 +60,7 @@ fn checksums(run: &Run) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Runs `files` through bb-testapp's spirv-compute, without Blackbox (`nan` None) or with it at NaN level
+/// Runs `files` through bb-testapp's spirv-run, without Blackbox (`nan` None) or with it at NaN level
 /// `nan`; returns the run and its per-file checksums.
 fn run_files(
     home: &TempDir,
@@ -68,7 +68,7 @@ fn run_files(
     nan: Option<&str>,
 ) -> (Run, BTreeMap<String, String>) {
     let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.arg("spirv-compute");
+    cmd.arg("spirv-run");
     for f in files {
         cmd.arg("--spirv").arg(f);
     }

@@ -20,7 +20,7 @@ pub mod record_bench;
 pub mod robustness;
 pub mod secondary;
 pub mod shader_bench;
-pub mod spirv_compute;
+pub mod spirv_run;
 pub mod threads;
 pub mod timeline;
 pub mod two_queues;
@@ -227,16 +227,16 @@ pub const SCENARIOS: &[Scenario] = &[
         run: robustness::run_destroy_early,
     },
     Scenario {
-        name: "spirv-compute",
+        name: "spirv-run",
         in_all: false,
         needs: Needs {
             shader_float16: true,
             shader_float64: true,
             shader_int64: true,
             non_semantic_info: true,
-            compute_extras: true,
+            arbitrary_shaders: true,
             ..Needs::NONE
         },
-        run: spirv_compute::run,
+        run: spirv_run::run,
     },
 ];

@@ -1,9 +1,10 @@
-//! The compute shaders of the engine's hand-written corpus (`engine/tests/in/*.comp`, GLSL and HLSL) run on
-//! lavapipe through bb-testapp's `spirv-compute`, which binds whatever buffers, images and samplers each
-//! declares: every module gives the same bits without Blackbox and with it, at its defaults (asserts and
-//! printf) and with NaN checks of outputs; with NaN checks of operations all but two do. Each source is
-//! compiled as SPIR-V 1.0 and 1.6 (`LocalSizeId`), with `-g`, with `-gVS` (GLSL) and through
-//! `spirv-opt -O`.
+//! The compute and fragment shaders of the engine's hand-written corpus (`engine/tests/in/`, GLSL and HLSL)
+//! run on lavapipe through bb-testapp's `spirv-run`, which binds whatever buffers, images and samplers each
+//! declares (and gives a fragment shader a vertex shader matching its inputs): every module gives the same
+//! bits without Blackbox and with it, at its defaults (asserts and printf) and with NaN checks of outputs;
+//! with NaN checks of operations all but two do. Each source is compiled as SPIR-V 1.0 and 1.6 (compute:
+//! `LocalSizeId`), with `-g`, with `-gVS` (GLSL) and through `spirv-opt -O`. The other stages are validated
+//! by the engine's tests, not run: each would need a harness of its own.
 //!
 //! Two exceptions, both lavapipe's, shown by the runs below:
 //! - `precision.comp` passes an f16 `pow` to `debugPrintfEXT`. Without Blackbox the driver drops the printf,
@@ -19,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Compiles every compute source of `engine/tests/in` into `dir`; returns the files.
+/// Compiles every compute and fragment source of `engine/tests/in` into `dir`; returns the files.
 fn compile(dir: &Path) -> Vec<PathBuf> {
     std::fs::create_dir_all(dir).unwrap();
     let sources = workspace_root().join("engine/tests/in");
@@ -33,7 +34,11 @@ fn compile(dir: &Path) -> Vec<PathBuf> {
     let mut names: Vec<String> = std::fs::read_dir(&sources)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".comp") || n.ends_with(".comp.hlsl"))
+        .filter(|n| {
+            [".comp", ".comp.hlsl", ".frag", ".frag.hlsl"]
+                .iter()
+                .any(|e| n.ends_with(e))
+        })
         .collect();
     names.sort();
     let mut files = Vec::new();
@@ -64,7 +69,12 @@ fn compile(dir: &Path) -> Vec<PathBuf> {
                 cmd.arg(debug);
             }
             if hlsl {
-                cmd.args(["-D", "-e", "main", "-S", "comp"]);
+                let stage = if name.contains(".frag") {
+                    "frag"
+                } else {
+                    "comp"
+                };
+                cmd.args(["-D", "-e", "main", "-S", stage]);
             }
             let output = cmd
                 .arg("-o")
@@ -120,7 +130,7 @@ fn run_files(home: &TempDir, files: &[&PathBuf], vars: Option<&[(&str, &str)]>) 
         }
         Some(vars) => testapp_with_blackbox(home, &[], vars),
     };
-    cmd.arg("spirv-compute");
+    cmd.arg("spirv-run");
     for f in files {
         cmd.arg("--spirv").arg(f);
     }
@@ -138,10 +148,10 @@ fn is(file: &str, source: &str) -> bool {
 }
 
 #[test]
-fn hand_written_compute_shaders_give_the_same_bits_with_blackbox() {
-    let home = TempDir::new("corpus-compute");
+fn hand_written_compute_and_fragment_shaders_give_the_same_bits_with_blackbox() {
+    let home = TempDir::new("corpus-run");
     let files = compile(&home.path().join("spv"));
-    assert!(files.len() >= 40, "{} modules", files.len());
+    assert!(files.len() >= 50, "{} modules", files.len());
     let all: Vec<&PathBuf> = files.iter().collect();
     let reference = checksums(&run_files(&home, &all, None));
     let name = |f: &PathBuf| f.file_name().unwrap().to_string_lossy().into_owned();
@@ -187,7 +197,7 @@ fn hand_written_compute_shaders_give_the_same_bits_with_blackbox() {
         );
         compared += 1;
     }
-    assert!(compared >= 30, "{compared} modules compared at NaN ops");
+    assert!(compared >= 40, "{compared} modules compared at NaN ops");
     let nan_reports: Vec<&str> = run
         .warnings()
         .into_iter()
@@ -222,7 +232,7 @@ fn f16_pow_crashes_lavapipe_without_blackbox() {
         .expect("glslangValidator");
     assert!(status.status.success());
     let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.arg("spirv-compute").arg("--spirv").arg(&spv);
+    cmd.arg("spirv-run").arg("--spirv").arg(&spv);
     let run = run(&mut cmd);
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(
