@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Lays out release binaries in .gpu/ for scripts/gpu-check.sh on another machine (the device tool carries
-# it): blackbox, bb-testapp, the layer with its explicit manifest, the fault layer with its manifest.
+# it): blackbox, bb-testapp, the layer with its explicit manifest, the fault layer with its manifest; and,
+# for scripts/gpu-corpus.sh, the compute and fragment modules of the engine's corpus (compiled by its tests
+# into target/tmp/corpus: `cargo test -p blackbox-engine --test corpus` makes them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p blackbox-cli -p blackbox-testapp -p blackbox-layer -p blackbox-fault-layer
@@ -9,6 +11,13 @@ cp target/release/blackbox target/release/bb-testapp target/release/libVkLayer_b
 cp manifest/VkLayer_blackbox.json .gpu/
 cp target/release/libVkLayer_blackbox_fault.so .gpu/fault/
 cp tests/fault-layer/VkLayer_blackbox_fault.json .gpu/fault/
+mkdir -p .gpu/corpus
+modules=(target/tmp/corpus/*.comp.*spv target/tmp/corpus/*.frag.*spv)
+if [ -e "${modules[0]}" ]; then
+  cp "${modules[@]}" .gpu/corpus/
+else
+  echo "gpu-pack: no corpus in target/tmp/corpus (cargo test -p blackbox-engine --test corpus makes it)" >&2
+fi
 strip .gpu/blackbox .gpu/bb-testapp .gpu/*.so .gpu/fault/*.so
 # The commit the binaries were built from (the GPU machine's copy of the tree may not have .git).
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.gpu' || echo ' + uncommitted changes')" > .gpu/COMMIT
