@@ -235,9 +235,9 @@ fn f16_pow_crashes_lavapipe_without_blackbox() {
     cmd.arg("spirv-run").arg("--spirv").arg(&spv);
     let run = run(&mut cmd);
     use std::os::unix::process::ExitStatusExt;
-    assert_eq!(
-        run.status.signal(),
-        Some(libc::SIGSEGV),
+    // SIGSEGV here (a call through a null pointer in the JIT-compiled shader); any crash will do.
+    assert!(
+        run.status.signal().is_some(),
         "lavapipe ran f16 pow: the precision.comp exception may be lifted\n{}",
         run.dump()
     );
