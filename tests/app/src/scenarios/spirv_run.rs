@@ -370,11 +370,7 @@ fn run_compute(cx: &Context, spirv: &[u8], interface: &ShaderInterface, name: &s
         .layout(res.layout);
     let created = unsafe { d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
     cx.destroy_shader_module(module);
-    let pipeline = created
-        .map_err(|(_, r)| r)
-        .vk_context("vkCreateComputePipelines")?[0];
-    cx.own(Owned::Pipeline(pipeline));
-    cx.set_name(pipeline, &CString::new(name).unwrap_or_default())?;
+    let pipeline = keep_pipeline(cx, created, "vkCreateComputePipelines", name)?;
 
     let [lx, ly, _] = interface.local_size.map(|n| n.max(1));
     let groups = if ly > 1 {
@@ -497,11 +493,7 @@ fn run_fragment(
     let created = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
     cx.destroy_shader_module(vertex);
     cx.destroy_shader_module(fragment);
-    let pipeline = created
-        .map_err(|(_, r)| r)
-        .vk_context("vkCreateGraphicsPipelines")?[0];
-    cx.own(Owned::Pipeline(pipeline));
-    cx.set_name(pipeline, &CString::new(name).unwrap_or_default())?;
+    let pipeline = keep_pipeline(cx, created, "vkCreateGraphicsPipelines", name)?;
 
     cx.submit_and_wait(|cmd| {
         res.record_setup(d, cmd);
@@ -547,6 +539,19 @@ fn run_fragment(
     }
     res.checksum(interface, &mut sum);
     Ok(sum.finish())
+}
+
+/// The one pipeline a `vkCreate*Pipelines` call made, owned by the context and named after the module.
+fn keep_pipeline(
+    cx: &Context,
+    created: std::result::Result<Vec<vk::Pipeline>, (Vec<vk::Pipeline>, vk::Result)>,
+    call: &'static str,
+    name: &str,
+) -> Result<vk::Pipeline> {
+    let pipeline = created.map_err(|(_, r)| r).vk_context(call)?[0];
+    cx.own(Owned::Pipeline(pipeline));
+    cx.set_name(pipeline, &CString::new(name).unwrap_or_default())?;
+    Ok(pipeline)
 }
 
 const ATTACHMENT: vk::ImageLayout = vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL;
