@@ -75,7 +75,14 @@ fn is_keyed_type(opcode: u16) -> bool {
 impl TypeTable {
     /// Reads the types and constants of a module's global section.
     pub(crate) fn new(module: &Module) -> TypeTable {
-        let mut t = TypeTable::default();
+        // Sized for the module's globals (and the few the engine adds), so the tables never regrow.
+        let n = module.globals.len() + 64;
+        let mut t = TypeTable {
+            types: FastMap::with_capacity_and_hasher(n, Default::default()),
+            by_key: FastMap::with_capacity_and_hasher(n, Default::default()),
+            constants: FastMap::with_capacity_and_hasher(n, Default::default()),
+            int_values: FastMap::default(),
+        };
         for inst in &module.globals {
             t.observe(inst);
         }

@@ -5,6 +5,7 @@ use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
 use crate::grammar::op;
 use crate::module::{Block, Function, Instruction, Module, MAX_BOUND};
+use crate::util::FastMap;
 
 /// Storage classes the engine uses.
 pub(crate) mod storage {
@@ -23,6 +24,10 @@ pub(crate) struct Builder {
     globals: Vec<Instruction>,
     annotations: Vec<Instruction>,
     functions: Vec<Function>,
+    /// `type_uint` and `const_u32`, asked for many times at every site: remembered here rather than
+    /// looked up in the type table each time.
+    uint: Option<u32>,
+    u32_constants: FastMap<u32, u32>,
 }
 
 impl Builder {
@@ -34,6 +39,8 @@ impl Builder {
             globals: Vec::new(),
             annotations: Vec::new(),
             functions: Vec::new(),
+            uint: None,
+            u32_constants: FastMap::default(),
         }
     }
 
@@ -45,7 +52,7 @@ impl Builder {
     }
 
     /// Adds a global instruction with a fresh result id.
-    fn global(&mut self, opcode: u16, result_type: Option<u32>, operands: Vec<u32>) -> u32 {
+    fn global(&mut self, opcode: u16, result_type: Option<u32>, operands: &[u32]) -> u32 {
         let id = self.id();
         let inst = Instruction::new(opcode, result_type, Some(id), operands);
         self.types.observe(&inst);
@@ -54,59 +61,64 @@ impl Builder {
     }
 
     /// A non-aggregate type, found or added.
-    fn keyed_type(&mut self, opcode: u16, operands: Vec<u32>) -> u32 {
-        match self.types.find(opcode, &operands) {
+    fn keyed_type(&mut self, opcode: u16, operands: &[u32]) -> u32 {
+        match self.types.find(opcode, operands) {
             Some(id) => id,
             None => self.global(opcode, None, operands),
         }
     }
 
     pub(crate) fn type_void(&mut self) -> u32 {
-        self.keyed_type(op::TYPE_VOID, vec![])
+        self.keyed_type(op::TYPE_VOID, &[])
     }
 
     pub(crate) fn type_bool(&mut self) -> u32 {
-        self.keyed_type(op::TYPE_BOOL, vec![])
+        self.keyed_type(op::TYPE_BOOL, &[])
     }
 
     pub(crate) fn type_int(&mut self, width: u32, signed: bool) -> u32 {
-        self.keyed_type(op::TYPE_INT, vec![width, u32::from(signed)])
+        self.keyed_type(op::TYPE_INT, &[width, u32::from(signed)])
     }
 
     pub(crate) fn type_uint(&mut self) -> u32 {
-        self.type_int(32, false)
+        if let Some(id) = self.uint {
+            return id;
+        }
+        let id = self.type_int(32, false);
+        self.uint = Some(id);
+        id
     }
 
     pub(crate) fn type_float(&mut self, width: u32) -> u32 {
-        self.keyed_type(op::TYPE_FLOAT, vec![width])
+        self.keyed_type(op::TYPE_FLOAT, &[width])
     }
 
     pub(crate) fn type_vector(&mut self, component: u32, count: u32) -> u32 {
-        self.keyed_type(op::TYPE_VECTOR, vec![component, count])
+        self.keyed_type(op::TYPE_VECTOR, &[component, count])
     }
 
     pub(crate) fn type_pointer(&mut self, storage: u32, pointee: u32) -> u32 {
-        self.keyed_type(op::TYPE_POINTER, vec![storage, pointee])
+        self.keyed_type(op::TYPE_POINTER, &[storage, pointee])
     }
 
     pub(crate) fn type_function(&mut self, ret: u32, params: &[u32]) -> u32 {
         let mut operands = vec![ret];
         operands.extend_from_slice(params);
-        self.keyed_type(op::TYPE_FUNCTION, operands)
+        self.keyed_type(op::TYPE_FUNCTION, &operands)
     }
 
     /// A new runtime array type (aggregates are never shared: their decorations are the engine's own).
     pub(crate) fn new_runtime_array(&mut self, element: u32) -> u32 {
-        self.global(op::TYPE_RUNTIME_ARRAY, None, vec![element])
+        self.global(op::TYPE_RUNTIME_ARRAY, None, &[element])
     }
 
     /// A new struct type.
     pub(crate) fn new_struct(&mut self, members: &[u32]) -> u32 {
-        self.global(op::TYPE_STRUCT, None, members.to_vec())
+        self.global(op::TYPE_STRUCT, None, members)
     }
 
-    fn constant(&mut self, opcode: u16, ty: u32, operands: Vec<u32>) -> u32 {
-        match self.types.find_constant(opcode, ty, &operands) {
+    fn constant(&mut self, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
+        match self.types.find_constant(opcode, ty, operands) {
             Some(id) => id,
             None => self.global(opcode, Some(ty), operands),
         }
@@ -114,18 +126,23 @@ impl Builder {
 
     /// A 32-bit unsigned integer constant.
     pub(crate) fn const_u32(&mut self, value: u32) -> u32 {
+        if let Some(&id) = self.u32_constants.get(&value) {
+            return id;
+        }
         let uint = self.type_uint();
-        self.constant(op::CONSTANT, uint, vec![value])
+        let id = self.constant(op::CONSTANT, uint, &[value]);
+        self.u32_constants.insert(value, id);
+        id
     }
 
     /// A composite constant.
     pub(crate) fn const_composite(&mut self, ty: u32, parts: &[u32]) -> u32 {
-        self.constant(op::CONSTANT_COMPOSITE, ty, parts.to_vec())
+        self.constant(op::CONSTANT_COMPOSITE, ty, parts)
     }
 
     /// A null constant.
     pub(crate) fn const_null(&mut self, ty: u32) -> u32 {
-        self.constant(op::CONSTANT_NULL, ty, vec![])
+        self.constant(op::CONSTANT_NULL, ty, &[])
     }
 
     /// A `uvec2` constant holding a 64-bit value (low word first), as a device address is written.
@@ -146,7 +163,7 @@ impl Builder {
     ) -> u32 {
         let mut operands = vec![storage];
         operands.extend(initializer);
-        self.global(op::VARIABLE, Some(pointer_type), operands)
+        self.global(op::VARIABLE, Some(pointer_type), &operands)
     }
 
     /// `OpDecorate target decoration extra...`.
