@@ -87,11 +87,10 @@ impl Instruction {
 /// Returns the string (invalid UTF-8 replaced) and the number of words it took. An unterminated string takes
 /// all the words.
 pub fn decode_string(words: &[u32]) -> (String, usize) {
-    // The word holding the nul: a word has a zero byte when (w - 0x01010101) & !w & 0x80808080 != 0.
-    let end = words
+    let taken = words
         .iter()
-        .position(|&w| w.wrapping_sub(0x0101_0101) & !w & 0x8080_8080 != 0);
-    let taken = end.map_or(words.len(), |i| i + 1);
+        .position(|w| w.to_le_bytes().contains(&0))
+        .map_or(words.len(), |i| i + 1);
     let mut bytes = Vec::with_capacity(taken * 4);
     for w in &words[..taken] {
         bytes.extend_from_slice(&w.to_le_bytes());

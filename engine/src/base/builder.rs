@@ -4,7 +4,7 @@
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
 use crate::grammar::op;
-use crate::module::{Block, Function, Instruction, Module, MAX_BOUND};
+use crate::module::{Block, Function, Instruction, Module, Operands, MAX_BOUND};
 use crate::util::FastMap;
 
 /// Storage classes the engine uses.
@@ -54,6 +54,7 @@ impl Builder {
     /// Adds a global instruction with a fresh result id.
     fn global(&mut self, opcode: u16, result_type: Option<u32>, operands: &[u32]) -> u32 {
         let id = self.id();
+        let operands = Operands::from_slice(operands);
         let inst = Instruction::new(opcode, result_type, Some(id), operands);
         self.types.observe(&inst);
         self.globals.push(inst);
@@ -208,7 +209,6 @@ impl Builder {
     }
 }
 
-/// A function under construction.
 /// Where new instructions with a result go: a function being built, or a list of instructions to be
 /// placed in the app's code.
 pub(crate) trait Emit {
@@ -224,17 +224,20 @@ impl Emit for FnBuilder {
 
 impl Emit for Vec<Instruction> {
     fn emit(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
-        let id = b.id();
-        self.push(Instruction::new(
-            opcode,
-            Some(ty),
-            Some(id),
-            crate::module::Operands::from_slice(operands),
-        ));
+        let (id, inst) = with_result(b, opcode, ty, operands);
+        self.push(inst);
         id
     }
 }
 
+/// An instruction with a fresh result id of type `ty`, and that id.
+fn with_result(b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> (u32, Instruction) {
+    let id = b.id();
+    let operands = Operands::from_slice(operands);
+    (id, Instruction::new(opcode, Some(ty), Some(id), operands))
+}
+
+/// A function under construction.
 pub(crate) struct FnBuilder {
     def: Instruction,
     params: Vec<Instruction>,
@@ -295,13 +298,8 @@ impl FnBuilder {
 
     /// An instruction with a result; returns the result id.
     pub(crate) fn op(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
-        let id = b.id();
-        self.push(Instruction::new(
-            opcode,
-            Some(ty),
-            Some(id),
-            crate::module::Operands::from_slice(operands),
-        ));
+        let (id, inst) = with_result(b, opcode, ty, operands);
+        self.push(inst);
         id
     }
 
@@ -311,7 +309,7 @@ impl FnBuilder {
             opcode,
             None,
             None,
-            crate::module::Operands::from_slice(operands),
+            Operands::from_slice(operands),
         ));
     }
 
