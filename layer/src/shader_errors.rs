@@ -176,19 +176,19 @@ pub fn drain(device: &Arc<Device>) {
     let guard = device.error_buffer.read();
     let Some(eb) = guard.as_ref() else { return };
     // With nothing pending, nothing can be writing: this drain reads final counts and may start the buffer
-    // afresh. The submit gate, held to the end, keeps new submissions out until then; with work pending it
-    // is let go at once (the counts read are then only the counts so far, and nothing is reset). Bounded
-    // wait: a drain from a signal handler may have interrupted a submission holding the gate.
-    // (Work seen pending needs no gate: nothing will be reset.)
-    let gate = if device.has_pending() {
-        None
-    } else {
-        device
-            .submit_gate
-            .try_write_for(std::time::Duration::from_millis(200))
-    };
-    let quiescent = gate.is_some() && !device.has_pending();
-    let _gate = if quiescent { gate } else { None };
+    // afresh. Only such a drain takes the submit gate, held to the end to keep new submissions out; with
+    // work pending the counts read are only the counts so far, and nothing is reset. Pending is checked
+    // again under the gate: a submission may have gone down in between. Bounded wait: a drain from a
+    // signal handler may have interrupted a submission holding the gate.
+    let gate = (!device.has_pending())
+        .then(|| {
+            device
+                .submit_gate
+                .try_write_for(std::time::Duration::from_millis(200))
+        })
+        .flatten()
+        .filter(|_| !device.has_pending());
+    let quiescent = gate.is_some();
     let mut state = eb.state.lock();
     let buf = &eb.buffer;
     let sites = eb.sites.read();
