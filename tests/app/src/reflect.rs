@@ -135,7 +135,11 @@ pub fn shader_interface(words: &[u32]) -> Result<ShaderInterface> {
         if count == 0 || at + count > words.len() {
             bail!("malformed instruction at word {at}");
         }
-        let o = &words[at + 1..at + count];
+        // Operands, padded with zeros: a malformed short instruction reads as zeros, never out of bounds
+        // (the driver then judges the module).
+        let n = count - 1;
+        let mut o = words[at + 1..at + count].to_vec();
+        o.resize(n.max(8), 0);
         match opcode {
             op::CAPABILITY => capabilities.push(o[0]),
             op::ENTRY_POINT if entry.is_some() => bail!("more than one entry point"),
@@ -193,7 +197,7 @@ pub fn shader_interface(words: &[u32]) -> Result<ShaderInterface> {
                 constants.insert(o[1], o[2]);
             }
             op::CONSTANT_COMPOSITE | op::SPEC_CONSTANT_COMPOSITE => {
-                composites.insert(o[1], o[2..].to_vec());
+                composites.insert(o[1], o[2..n.max(2)].to_vec());
             }
             op::VARIABLE => variables.push((o[1], o[0], o[2])),
             _ => {}

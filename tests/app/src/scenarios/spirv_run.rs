@@ -73,11 +73,10 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        let words: Vec<u32> = bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        let interface = match shader_interface(&words) {
+        let interface = match ash::util::read_spv(&mut std::io::Cursor::new(&bytes))
+            .map_err(anyhow::Error::from)
+            .and_then(|words| shader_interface(&words))
+        {
             Ok(interface) => interface,
             Err(reason) => {
                 println!("spirv {name} skipped: {reason}");
@@ -577,7 +576,7 @@ pub fn companion_vertex_shader(inputs: &[Varying]) -> Vec<u8> {
     let vec4 = a.ty(23, &[float, 4]);
     let positions: [[f32; 2]; 3] = [[-1.0, -1.0], [3.0, -1.0], [-1.0, 3.0]];
 
-    // (variable, per-vertex constant values, value type, storage-class-output pointer type)
+    // (the input it feeds, None for the position; its constant value at each vertex; its type)
     let mut outputs = Vec::new();
     let position_values: Vec<u32> = positions
         .iter()
@@ -825,7 +824,7 @@ fn image_barrier(
         .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image.handle)
-        .subresource_range(crate::context::COLOR_RANGE);
+        .subresource_range(COLOR_RANGE);
     unsafe {
         d.cmd_pipeline_barrier(
             cmd,
