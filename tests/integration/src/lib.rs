@@ -142,6 +142,27 @@ pub fn vulkan_command(program: impl AsRef<Path>, home: &Path) -> Command {
     cmd
 }
 
+/// Compiles `source` (relative to `dir`, or absolute) into `out` with glslangValidator and `args` (`-V`, the
+/// target environment, ...); panics with the compiler's output when it fails.
+pub fn glslang(dir: &Path, args: &[&str], source: impl AsRef<std::ffi::OsStr>, out: &Path) {
+    let source = source.as_ref();
+    let output = Command::new("glslangValidator")
+        .current_dir(dir)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .arg(source)
+        .output()
+        .expect("glslangValidator (scripts/setup.sh installs it)");
+    assert!(
+        output.status.success(),
+        "glslangValidator {} {}: {}",
+        args.join(" "),
+        source.to_string_lossy(),
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
 /// Enables Blackbox through its explicit manifest, with the validation layer below it.
 pub fn enable_explicit(cmd: &mut Command, manifest_dir: &Path) {
     cmd.env("VK_ADD_LAYER_PATH", manifest_dir).env(

@@ -62,11 +62,9 @@ fn compile(dir: &Path) -> Vec<PathBuf> {
         }
         for (env, debug) in specs {
             let out = dir.join(format!("{name}.{env}{debug}.spv"));
-            let mut cmd = Command::new("glslangValidator");
-            cmd.current_dir(&sources)
-                .args(["-V", "--target-env", env, &includes]);
+            let mut args = vec!["-V", "--target-env", env, &includes];
             if !debug.is_empty() {
-                cmd.arg(debug);
+                args.push(debug);
             }
             if hlsl {
                 let stage = if name.contains(".frag") {
@@ -74,19 +72,9 @@ fn compile(dir: &Path) -> Vec<PathBuf> {
                 } else {
                     "comp"
                 };
-                cmd.args(["-D", "-e", "main", "-S", stage]);
+                args.extend(["-D", "-e", "main", "-S", stage]);
             }
-            let output = cmd
-                .arg("-o")
-                .arg(&out)
-                .arg(name)
-                .output()
-                .expect("glslangValidator (scripts/setup.sh installs it)");
-            assert!(
-                output.status.success(),
-                "{name} {env} {debug}: {}",
-                String::from_utf8_lossy(&output.stdout)
-            );
+            glslang(&sources, &args, name, &out);
             files.push(out.clone());
             if debug.is_empty() {
                 let optimized = dir.join(format!("{name}.{env}.O.spv"));
@@ -224,13 +212,12 @@ fn f16_pow_crashes_lavapipe_without_blackbox() {
     )
     .unwrap();
     let spv = home.path().join("pow16.spv");
-    let status = Command::new("glslangValidator")
-        .args(["-V", "--target-env", "vulkan1.2", "-o"])
-        .arg(&spv)
-        .arg(&source)
-        .output()
-        .expect("glslangValidator");
-    assert!(status.status.success());
+    glslang(
+        home.path(),
+        &["-V", "--target-env", "vulkan1.2"],
+        &source,
+        &spv,
+    );
     let mut cmd = vulkan_command(testapp(), home.path());
     cmd.arg("spirv-run").arg("--spirv").arg(&spv);
     let run = run(&mut cmd);

@@ -10,7 +10,6 @@ mod generate;
 use blackbox_integration::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Compiles the generated shaders (plain and with `-g`) into `dir`; returns the files.
 fn compile(dir: &std::path::Path) -> Vec<PathBuf> {
@@ -30,20 +29,9 @@ fn compile(dir: &std::path::Path) -> Vec<PathBuf> {
         std::fs::write(&source, text).unwrap();
         for (suffix, args) in [("", &[][..]), (".g", &["-g"][..])] {
             let out = dir.join(format!("{name}{suffix}.spv"));
-            let status = Command::new("glslangValidator")
-                .current_dir(dir)
-                .args(["-V", "--target-env", "vulkan1.2"])
-                .args(args)
-                .arg("-o")
-                .arg(&out)
-                .arg(&name)
-                .output()
-                .expect("glslangValidator (scripts/setup.sh installs it)");
-            assert!(
-                status.status.success(),
-                "{name}: {}",
-                String::from_utf8_lossy(&status.stdout)
-            );
+            let mut all = vec!["-V", "--target-env", "vulkan1.2"];
+            all.extend_from_slice(args);
+            glslang(dir, &all, &name, &out);
             files.push(out);
         }
     }
