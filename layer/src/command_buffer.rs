@@ -268,7 +268,7 @@ impl CommandBuffer {
     }
 
     /// `vkBeginCommandBuffer`, before the call down.
-    pub fn begin(&self, continues_render_pass: bool) {
+    fn start_recording(&self, continues_render_pass: bool) {
         let mut rec = self.recording.lock();
         // Re-recording: the last recording's list is reused when no pending submission holds it any more,
         // so a command buffer recorded every frame allocates (and faults in) no new memory for its log;
@@ -300,7 +300,7 @@ impl CommandBuffer {
     ///
     /// # Safety
     /// The command buffer is recording.
-    pub unsafe fn after_begin(&self) {
+    unsafe fn mark_recording_start(&self) {
         let rec = self.recording.lock();
         if !rec.marking {
             return;
@@ -314,7 +314,7 @@ impl CommandBuffer {
 
     /// `vkEndCommandBuffer`, before the call down: the last units get their "finished" marker, and the
     /// recording is frozen.
-    pub fn end(&self) {
+    fn finish_recording(&self) {
         self.finish_units();
         let mut rec = self.recording.lock();
         let rec = std::mem::take(&mut *rec);
@@ -330,7 +330,7 @@ impl CommandBuffer {
     }
 
     /// `vkResetCommandBuffer` / pool reset: the recording is gone.
-    pub fn reset(&self) {
+    fn forget_recording(&self) {
         *self.recording.lock() = Recording::default();
         *self.last.lock() = None;
     }
@@ -384,6 +384,13 @@ impl CommandBuffer {
         }
     }
 
+    /// Records a synchronization command (barrier, event wait) around `call`: the "finished" marker owed
+    /// for the units before it goes first.
+    pub fn sync(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
+        self.finish_units();
+        self.state(name, params, call);
+    }
+
     /// Records a command that does no work of its own (barrier, query, event...) after `call`.
     pub fn state(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
         let mut rec = self.recording.lock();
@@ -394,7 +401,7 @@ impl CommandBuffer {
     }
 
     /// `vkCmdBindPipeline`.
-    pub fn bind_pipeline(&self, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) {
+    fn note_pipeline(&self, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) {
         if let Some(i) = BindPoint::from_vk(point).index() {
             self.recording.lock().pipelines[i] = pipeline;
         }
@@ -402,7 +409,7 @@ impl CommandBuffer {
 
     /// A render pass begins (classic or dynamic). With markers that cannot go inside it, the pass is one
     /// unit, marked before it begins.
-    pub fn begin_render_pass(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
+    fn enter_render_pass(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
         let mut rec = self.recording.lock();
         // Where commands inside can be units, the pass is the scope they share; otherwise it is one unit.
         let pass_is_unit =
@@ -426,7 +433,7 @@ impl CommandBuffer {
 
     /// A render pass ends. Its "finished" marker waits for the next synchronization point (see
     /// `finish_units`).
-    pub fn end_render_pass(&self, name: &'static str, call: impl FnOnce()) {
+    fn leave_render_pass(&self, name: &'static str, call: impl FnOnce()) {
         let mut rec = self.recording.lock();
         let unit = rec.pass_unit.take().unwrap_or(NONE);
         rec.push(name, BindPoint::None, &[], unit);
@@ -436,7 +443,7 @@ impl CommandBuffer {
     }
 
     /// `vkCmdBeginDebugUtilsLabelEXT` (or an inserted label when `inserted`).
-    pub fn label(&self, name: String, inserted: bool) {
+    fn open_label(&self, name: String, inserted: bool) {
         let mut rec = self.recording.lock();
         let parent = rec.open.last().copied().unwrap_or(NONE);
         let first = rec.commands.len() as u32;
@@ -455,7 +462,7 @@ impl CommandBuffer {
 
     /// `vkCmdEndDebugUtilsLabelEXT`. A label begun in an earlier command buffer of the submission closes
     /// nothing here (labels are shown per command buffer).
-    pub fn end_label(&self) {
+    fn close_label(&self) {
         let mut rec = self.recording.lock();
         let end = rec.commands.len() as u32;
         if let Some(index) = rec.open.pop() {
@@ -464,7 +471,7 @@ impl CommandBuffer {
     }
 
     /// `vkCmdExecuteCommands`: an action whose work is the secondaries'.
-    pub fn execute_commands(&self, secondaries: Vec<Executed>, call: impl FnOnce()) {
+    fn run_secondaries(&self, secondaries: Vec<Executed>, call: impl FnOnce()) {
         let count = secondaries.len() as u64;
         let mut rec = self.recording.lock();
         let first = rec.executed.len() as u32;
@@ -484,6 +491,320 @@ impl CommandBuffer {
             // held for the render-pass state when the unit was made.
             unsafe { m.write(&self.device.next, self.handle, slot, word, unit) };
         }
+    }
+}
+
+/// The hooks of recording: each keeps the log (and markers) around the call down to `next`.
+///
+/// # Safety (every method)
+/// The app's arguments, valid as the command's rules require; `next` is the next layer's command.
+impl CommandBuffer {
+    /// `vkBeginCommandBuffer`: a new recording (the slot is zeroed at the start of its execution).
+    pub(crate) unsafe fn begin(
+        &self,
+        next: vk::PFN_vkBeginCommandBuffer,
+        info: *const vk::CommandBufferBeginInfo,
+    ) -> vk::Result {
+        crate::contained("starting a recording", || {
+            // SAFETY: the app's valid begin info.
+            let flags = unsafe { (*info).flags };
+            let continues =
+                self.secondary && flags.contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
+            self.start_recording(continues);
+        });
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(self.handle, info) };
+        if result == vk::Result::SUCCESS {
+            // SAFETY: the command buffer is now recording.
+            crate::contained("marking the recording's start", || unsafe {
+                self.mark_recording_start()
+            });
+        }
+        result
+    }
+
+    /// `vkEndCommandBuffer`: the recording is frozen for the submissions that will hold it.
+    pub(crate) unsafe fn end(&self, next: vk::PFN_vkEndCommandBuffer) -> vk::Result {
+        crate::contained("finishing a recording", || self.finish_recording());
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(self.handle) }
+    }
+
+    /// `vkResetCommandBuffer`.
+    pub(crate) unsafe fn reset(
+        &self,
+        next: vk::PFN_vkResetCommandBuffer,
+        flags: vk::CommandBufferResetFlags,
+    ) -> vk::Result {
+        crate::contained("resetting a recording", || self.forget_recording());
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(self.handle, flags) }
+    }
+
+    /// `vkCmdBindPipeline`.
+    pub(crate) unsafe fn bind_pipeline(
+        &self,
+        next: vk::PFN_vkCmdBindPipeline,
+        point: vk::PipelineBindPoint,
+        pipeline: vk::Pipeline,
+    ) {
+        self.note_pipeline(point, pipeline);
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(self.handle, point, pipeline) }
+    }
+
+    /// `vkCmdBeginRenderPass`.
+    pub(crate) unsafe fn begin_render_pass(
+        &self,
+        next: vk::PFN_vkCmdBeginRenderPass,
+        info: *const vk::RenderPassBeginInfo,
+        contents: vk::SubpassContents,
+    ) {
+        // SAFETY: the app's valid begin info.
+        let params = unsafe { render_pass_params(info) };
+        // SAFETY: the app's arguments, forwarded as they came.
+        self.enter_render_pass("vkCmdBeginRenderPass", &params, || unsafe {
+            next(self.handle, info, contents)
+        })
+    }
+
+    /// `vkCmdBeginRenderPass2`.
+    pub(crate) unsafe fn begin_render_pass2(
+        &self,
+        next: vk::PFN_vkCmdBeginRenderPass2,
+        info: *const vk::RenderPassBeginInfo,
+        subpass: *const vk::SubpassBeginInfo,
+    ) {
+        // SAFETY: the app's valid begin info.
+        let params = unsafe { render_pass_params(info) };
+        // SAFETY: the app's arguments, forwarded as they came.
+        self.enter_render_pass("vkCmdBeginRenderPass2", &params, || unsafe {
+            next(self.handle, info, subpass)
+        })
+    }
+
+    /// `vkCmdBeginRendering`.
+    pub(crate) unsafe fn begin_rendering(
+        &self,
+        next: vk::PFN_vkCmdBeginRendering,
+        info: *const vk::RenderingInfo,
+    ) {
+        // SAFETY: the app's valid rendering info.
+        let i = unsafe { &*info };
+        let params = [
+            u64::from(i.render_area.extent.width),
+            u64::from(i.render_area.extent.height),
+            u64::from(i.color_attachment_count),
+        ];
+        // SAFETY: the app's arguments, forwarded as they came.
+        self.enter_render_pass("vkCmdBeginRendering", &params, || unsafe {
+            next(self.handle, info)
+        })
+    }
+
+    /// `vkCmdEndRenderPass`.
+    pub(crate) unsafe fn end_render_pass(&self, next: vk::PFN_vkCmdEndRenderPass) {
+        // SAFETY: the app's arguments, forwarded as they came.
+        self.leave_render_pass("vkCmdEndRenderPass", || unsafe { next(self.handle) })
+    }
+
+    /// `vkCmdEndRenderPass2`.
+    pub(crate) unsafe fn end_render_pass2(
+        &self,
+        next: vk::PFN_vkCmdEndRenderPass2,
+        end: *const vk::SubpassEndInfo,
+    ) {
+        // SAFETY: the app's arguments, forwarded as they came.
+        self.leave_render_pass("vkCmdEndRenderPass2", || unsafe { next(self.handle, end) })
+    }
+
+    /// `vkCmdEndRendering`.
+    pub(crate) unsafe fn end_rendering(&self, next: vk::PFN_vkCmdEndRendering) {
+        // SAFETY: the app's arguments, forwarded as they came.
+        self.leave_render_pass("vkCmdEndRendering", || unsafe { next(self.handle) })
+    }
+
+    /// `vkCmdBeginDebugUtilsLabelEXT`.
+    pub(crate) unsafe fn begin_label(
+        &self,
+        next: vk::PFN_vkCmdBeginDebugUtilsLabelEXT,
+        label: *const vk::DebugUtilsLabelEXT,
+    ) {
+        // SAFETY: the app's valid label.
+        self.open_label(unsafe { label_text(label) }, false);
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(self.handle, label) }
+    }
+
+    /// `vkCmdInsertDebugUtilsLabelEXT`.
+    pub(crate) unsafe fn insert_label(
+        &self,
+        next: vk::PFN_vkCmdInsertDebugUtilsLabelEXT,
+        label: *const vk::DebugUtilsLabelEXT,
+    ) {
+        // SAFETY: the app's valid label.
+        self.open_label(unsafe { label_text(label) }, true);
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(self.handle, label) }
+    }
+
+    /// `vkCmdEndDebugUtilsLabelEXT`.
+    pub(crate) unsafe fn end_label(&self, next: vk::PFN_vkCmdEndDebugUtilsLabelEXT) {
+        self.close_label();
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(self.handle) }
+    }
+
+    /// `vkCmdExecuteCommands`: an action whose work is the secondaries'.
+    pub(crate) unsafe fn execute_commands(
+        &self,
+        next: vk::PFN_vkCmdExecuteCommands,
+        count: u32,
+        secondaries: *const vk::CommandBuffer,
+    ) {
+        let list = if secondaries.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the app's array of `count` handles.
+            unsafe { std::slice::from_raw_parts(secondaries, count as usize) }
+        };
+        let executed = list
+            .iter()
+            .filter_map(|&h| lookup(h))
+            .map(|s| Executed {
+                log: s.last_log(),
+                command_buffer: s,
+            })
+            .collect();
+        // SAFETY: the app's arguments, forwarded as they came.
+        self.run_secondaries(executed, || unsafe {
+            next(self.handle, count, secondaries)
+        })
+    }
+}
+
+/// `(render pass, framebuffer)` of a begin info, as the log keeps them.
+///
+/// # Safety
+/// `info` is the app's valid begin info.
+unsafe fn render_pass_params(info: *const vk::RenderPassBeginInfo) -> [u64; 2] {
+    // SAFETY: forwarded to the caller.
+    let info = unsafe { &*info };
+    [
+        vk::Handle::as_raw(info.render_pass),
+        vk::Handle::as_raw(info.framebuffer),
+    ]
+}
+
+/// The text of a debug label.
+///
+/// # Safety
+/// `label` is the app's valid label struct with a NUL-terminated name (or null).
+unsafe fn label_text(label: *const vk::DebugUtilsLabelEXT) -> String {
+    // SAFETY: forwarded to the caller.
+    let Some(label) = (unsafe { label.as_ref() }).filter(|l| !l.p_label_name.is_null()) else {
+        return String::new();
+    };
+    // SAFETY: as above.
+    unsafe { std::ffi::CStr::from_ptr(label.p_label_name) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The hooks of command pools and buffers' lifetime.
+///
+/// # Safety (every method)
+/// The app's arguments, valid as the command's rules require.
+impl Device {
+    /// `vkAllocateCommandBuffers`: calls down and makes the new command buffers known.
+    pub(crate) unsafe fn allocate_command_buffers(
+        self: &Arc<Self>,
+        device: vk::Device,
+        info: *const vk::CommandBufferAllocateInfo,
+        out: *mut vk::CommandBuffer,
+    ) -> vk::Result {
+        let Some(next) = self.next.allocate_command_buffers else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, info, out) };
+        if result == vk::Result::SUCCESS {
+            crate::contained("tracking command buffers", || {
+                // SAFETY: the app's valid allocate info; `out` holds that many handles now.
+                let (info, handles) = unsafe {
+                    (
+                        &*info,
+                        std::slice::from_raw_parts(out, (*info).command_buffer_count as usize),
+                    )
+                };
+                register(
+                    self,
+                    info.command_pool,
+                    info.level == vk::CommandBufferLevel::SECONDARY,
+                    handles,
+                );
+            });
+        }
+        result
+    }
+
+    /// `vkFreeCommandBuffers`: forgets them, then calls down.
+    pub(crate) unsafe fn free_command_buffers(
+        self: &Arc<Self>,
+        device: vk::Device,
+        pool: vk::CommandPool,
+        count: u32,
+        handles: *const vk::CommandBuffer,
+    ) {
+        if !handles.is_null() {
+            // SAFETY: the app's array of `count` handles.
+            let list = unsafe { std::slice::from_raw_parts(handles, count as usize) };
+            crate::contained("forgetting command buffers", || {
+                unregister(self, list.iter().copied())
+            });
+        }
+        if let Some(next) = self.next.free_command_buffers {
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { next(device, pool, count, handles) };
+        }
+    }
+
+    /// `vkDestroyCommandPool`: forgets its command buffers, then calls down.
+    pub(crate) unsafe fn destroy_command_pool(
+        self: &Arc<Self>,
+        device: vk::Device,
+        pool: vk::CommandPool,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        if pool != vk::CommandPool::null() {
+            crate::contained("forgetting a command pool", || {
+                unregister_pool(self, Some(pool))
+            });
+        }
+        if let Some(next) = self.next.destroy_command_pool {
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { next(device, pool, allocator) };
+        }
+    }
+
+    /// `vkResetCommandPool`: its command buffers' recordings are gone.
+    pub(crate) unsafe fn reset_command_pool(
+        self: &Arc<Self>,
+        device: vk::Device,
+        pool: vk::CommandPool,
+        flags: vk::CommandPoolResetFlags,
+    ) -> vk::Result {
+        let Some(next) = self.next.reset_command_pool else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, pool, flags) };
+        if result == vk::Result::SUCCESS {
+            crate::contained("resetting a command pool", || {
+                of_pool(pool).iter().for_each(|cb| cb.forget_recording())
+            });
+        }
+        result
     }
 }
 

@@ -42,6 +42,51 @@ pub const VARIABLES: &[Variable] = &[
     Variable { name: "VK_BLACKBOX_WATCHDOG_MS", accepted: "milliseconds, 0 turns the watchdog off", default: "10000" },
 ];
 
+/// A setting that takes one of a few words: the words are its names everywhere (variables, reports, the log).
+pub trait Keyword: Copy + PartialEq + 'static {
+    /// Every value with its word, in the order they are documented.
+    const WORDS: &'static [(&'static str, Self)];
+
+    /// The word of `self`.
+    fn word(self) -> &'static str {
+        Self::WORDS
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("", |(k, _)| k)
+    }
+
+    /// The value a word names (any case), if any.
+    fn from_word(word: &str) -> Option<Self> {
+        Self::WORDS
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(word.trim()))
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Implements [`Keyword`], `Display` and `FromStr` for a settings enum from its words.
+macro_rules! keywords {
+    ($ty:ty { $($word:literal => $value:expr,)* }) => {
+        impl Keyword for $ty {
+            const WORDS: &'static [(&'static str, Self)] = &[$(($word, $value)),*];
+        }
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.word())
+            }
+        }
+        impl std::str::FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                Self::from_word(s).ok_or_else(|| {
+                    let words: Vec<&str> = Self::WORDS.iter().map(|(k, _)| *k).collect();
+                    format!("{s:?} is not one of {}", words.join(", "))
+                })
+            }
+        }
+    };
+}
+
 /// `VK_BLACKBOX_ASSERT`: what a failing shader assert does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AssertMode {
@@ -55,6 +100,13 @@ pub enum AssertMode {
     Crash,
 }
 
+keywords!(AssertMode {
+    "off" => AssertMode::Off,
+    "log" => AssertMode::Log,
+    "abort" => AssertMode::Abort,
+    "crash" => AssertMode::Crash,
+});
+
 /// `VK_BLACKBOX_NAN`: where NaN/Inf values are looked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NanMode {
@@ -65,6 +117,12 @@ pub enum NanMode {
     /// At the first operation that turns finite inputs into NaN or Inf.
     Ops,
 }
+
+keywords!(NanMode {
+    "off" => NanMode::Off,
+    "outputs" => NanMode::Outputs,
+    "ops" => NanMode::Ops,
+});
 
 /// `VK_BLACKBOX_BREADCRUMBS`: how finely GPU progress is tracked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -79,6 +137,22 @@ pub enum Breadcrumbs {
     /// Per command.
     Command,
 }
+
+keywords!(Breadcrumbs {
+    "off" => Breadcrumbs::Off,
+    "submit" => Breadcrumbs::Submit,
+    "pass" => Breadcrumbs::Pass,
+    "command" => Breadcrumbs::Command,
+});
+
+/// `on` / `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switch(pub bool);
+
+keywords!(Switch {
+    "on" => Switch(true),
+    "off" => Switch(false),
+});
 
 /// Levels the log filter accepts.
 const LEVELS: &[&str] = &["off", "error", "warn", "info", "debug", "trace"];
@@ -115,11 +189,10 @@ impl Config {
     }
 }
 
-/// Parses a keyword variable: `Some(value)` on a match, else a warning and `None`.
-fn keyword<T: Copy + PartialEq>(
+/// Parses a keyword variable: its value on a match, else a warning and the default.
+fn keyword<T: Keyword>(
     var: &impl Fn(&str) -> Option<OsString>,
     name: &str,
-    choices: &[(&str, T)],
     default: T,
     warnings: &mut Vec<String>,
 ) -> T {
@@ -127,20 +200,14 @@ fn keyword<T: Copy + PartialEq>(
         return default;
     };
     let text = value.to_string_lossy();
-    if let Some((_, v)) = choices
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(text.trim()))
-    {
-        return *v;
+    if let Some(v) = T::from_word(&text) {
+        return v;
     }
-    let accepted: Vec<&str> = choices.iter().map(|(k, _)| *k).collect();
-    let default_name = choices
-        .iter()
-        .find(|(_, v)| *v == default)
-        .map_or("", |(k, _)| k);
+    let accepted: Vec<&str> = T::WORDS.iter().map(|(k, _)| *k).collect();
     warnings.push(format!(
-        "{name}={text:?} is not valid; accepted: {}; using the default `{default_name}`",
-        accepted.join(", ")
+        "{name}={text:?} is not valid; accepted: {}; using the default `{}`",
+        accepted.join(", "),
+        default.word()
     ));
     default
 }
@@ -193,48 +260,13 @@ impl Config {
             Some(dir) => dir,
         };
 
-        use AssertMode as A;
-        let assert = keyword(
-            &var,
-            "VK_BLACKBOX_ASSERT",
-            &[
-                ("off", A::Off),
-                ("log", A::Log),
-                ("abort", A::Abort),
-                ("crash", A::Crash),
-            ],
-            A::Log,
-            &mut warnings,
-        );
-        let printf = keyword(
-            &var,
-            "VK_BLACKBOX_PRINTF",
-            &[("on", true), ("off", false)],
-            true,
-            &mut warnings,
-        );
-        let nan = keyword(
-            &var,
-            "VK_BLACKBOX_NAN",
-            &[
-                ("off", NanMode::Off),
-                ("outputs", NanMode::Outputs),
-                ("ops", NanMode::Ops),
-            ],
-            NanMode::Off,
-            &mut warnings,
-        );
-        use Breadcrumbs as B;
+        let assert = keyword(&var, "VK_BLACKBOX_ASSERT", AssertMode::Log, &mut warnings);
+        let Switch(printf) = keyword(&var, "VK_BLACKBOX_PRINTF", Switch(true), &mut warnings);
+        let nan = keyword(&var, "VK_BLACKBOX_NAN", NanMode::Off, &mut warnings);
         let breadcrumbs = keyword(
             &var,
             "VK_BLACKBOX_BREADCRUMBS",
-            &[
-                ("off", B::Off),
-                ("submit", B::Submit),
-                ("pass", B::Pass),
-                ("command", B::Command),
-            ],
-            B::Command,
+            Breadcrumbs::Command,
             &mut warnings,
         );
         let shader_filter = set("VK_BLACKBOX_SHADERS")

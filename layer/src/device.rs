@@ -1,17 +1,120 @@
-//! State kept per `VkDevice`.
+//! State kept per `VkDevice`: its creation (what Blackbox enables and sets up on it), its destruction, and
+//! the device-level hooks that need nothing else (queues, debug names).
 
 use ash::vk;
 use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::breadcrumbs::Markers;
-use crate::capabilities::Capabilities;
+use crate::breadcrumbs::{MarkerPath, Markers};
+use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
+use crate::config::Breadcrumbs;
 use crate::dispatch::DeviceDispatch;
-use crate::ffi::loader::SetDeviceLoaderData;
-use crate::ffi::RecordedDispatch;
-use crate::instance::{DeviceDescription, Instance};
+use crate::instance::{version_string, DeviceDescription, Instance};
+use crate::loader_abi::SetDeviceLoaderData;
+use crate::memory::HostBuffer;
 use crate::queue::Queue;
+use crate::registry::{self, dispatch_key};
+
+/// What the loader's chain gives a layer for the next one at `vkCreateDevice`.
+#[derive(Clone, Copy)]
+pub struct NextLink {
+    /// The next layer's `vkGetInstanceProcAddr`.
+    pub get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    /// The next layer's `vkGetDeviceProcAddr`.
+    pub get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
+    /// The loader's callback for dispatchable objects the layer creates itself.
+    pub set_loader_data: Option<SetDeviceLoaderData>,
+}
+
+/// `vkCreateDevice`, once the loader's chain is advanced: creates the device through `next_create` with what
+/// Blackbox needs enabled (in a patched copy of the app's create info; the app's own if that fails), sets
+/// up the layer's buffers, records the device and logs the start-up line.
+///
+/// # Safety
+/// The app's arguments, valid as `vkCreateDevice` requires, for a physical device of `instance`;
+/// `next_create` and `next` are the next layer's.
+pub unsafe fn create(
+    instance: &Arc<Instance>,
+    physical_device: vk::PhysicalDevice,
+    info: &vk::DeviceCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out_device: *mut vk::Device,
+    next_create: vk::PFN_vkCreateDevice,
+    next: NextLink,
+) -> vk::Result {
+    // SAFETY: the physical device belongs to `instance`.
+    let description = unsafe { instance.describe(physical_device) };
+    let config = crate::config();
+    let wanted = Wanted {
+        buffer_device_address: config.instruments_shaders(),
+        diagnostics: true,
+        markers: config.breadcrumbs != Breadcrumbs::Off,
+    };
+    let api_version = description.api_version.min(instance.api_version);
+    // SAFETY: the app's create info for this physical device; the patch is dropped before returning.
+    let patch = crate::contained("enabling what Blackbox needs", || unsafe {
+        DeviceCreatePatch::new(instance, physical_device, api_version, info, wanted)
+    });
+    let app_info: *const vk::DeviceCreateInfo = info;
+    let patched_info = patch
+        .as_ref()
+        .map_or(app_info, |p| &p.create_info as *const _);
+    // SAFETY: the app's arguments, with the create info patched.
+    let mut result = unsafe { next_create(physical_device, patched_info, allocator, out_device) };
+    let mut capabilities = patch.as_ref().map(|p| p.capabilities).unwrap_or_default();
+    drop(patch);
+    if result != vk::Result::SUCCESS && patched_info != app_info {
+        warn!("vkCreateDevice failed with what Blackbox enables ({result:?}); creating the app's device as asked, with breadcrumbs and shader instrumentation off");
+        // SAFETY: the app's own arguments.
+        result = unsafe { next_create(physical_device, app_info, allocator, out_device) };
+        capabilities = Capabilities::default();
+    }
+    if result != vk::Result::SUCCESS {
+        return result;
+    }
+    // SAFETY: on success the next layer wrote a valid device.
+    let handle = unsafe { *out_device };
+    crate::contained("setting up the device", || {
+        let device = Arc::new(Device {
+            handle,
+            physical_device,
+            instance: instance.clone(),
+            next_get_device_proc_addr: next.get_device_proc_addr,
+            // SAFETY: the next layer resolves device commands for its live device.
+            next: DeviceDispatch::load(api_version, |name| unsafe {
+                (next.get_device_proc_addr)(handle, name.as_ptr())
+            }),
+            set_loader_data: next.set_loader_data,
+            description,
+            capabilities,
+            queues: RwLock::new(Vec::new()),
+            markers: RwLock::new(None),
+            error_buffer: RwLock::new(None),
+            lost: AtomicBool::new(false),
+            alive: RwLock::new(true),
+            names: Mutex::new(HashMap::new()),
+            submit_gate: RwLock::new(()),
+            shaders: Default::default(),
+        });
+        crate::contained("creating the marker buffer", || device.create_markers());
+        crate::contained("creating the error buffer", || device.create_error_buffer());
+        if device.capabilities.address_binding_report {
+            crate::contained("recording address bindings", || {
+                crate::address_bindings::ensure_messenger(&device.instance)
+            });
+        }
+        // SAFETY: a live device created through the loader.
+        registry::DEVICES.insert(unsafe { dispatch_key(handle) }, device.clone());
+        crate::contained("device start-up", || {
+            crate::watchdog::start();
+            crate::signals::install();
+            device.log_start_up()
+        });
+    });
+    result
+}
 
 /// A device the layer sits in.
 pub struct Device {
@@ -25,8 +128,6 @@ pub struct Device {
     pub next_get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
     /// The next layer's commands Blackbox calls itself.
     pub next: DeviceDispatch,
-    /// The next layer's recorded commands, which Blackbox logs.
-    pub recorded: RecordedDispatch,
     /// Gives dispatchable objects the layer creates itself the loader's dispatch pointer.
     pub set_loader_data: Option<SetDeviceLoaderData>,
     /// Name, driver and version, for the log and the reports.
@@ -55,6 +156,239 @@ pub struct Device {
 }
 
 impl Device {
+    /// `vkDestroyDevice`, once the device is forgotten: frees what the layer made on it, destroys it, and
+    /// stops the watchdog and signal handlers if it was the last.
+    ///
+    /// # Safety
+    /// The app's arguments; the app has finished all work on the device (its contract).
+    pub(crate) unsafe fn destroy(
+        &self,
+        device: vk::Device,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        // Waits for a watchdog check in progress on this device, and keeps it from starting another.
+        *self.alive.write() = false;
+        crate::contained("freeing the layer's objects", || {
+            // The app's work is finished (its contract); a driver's queue thread may still be retiring the
+            // last batch, which signals the layer's semaphores. Idle first, then free.
+            if let Some(wait) = self.next.device_wait_idle {
+                // SAFETY: a live device about to be destroyed. A lost device answers with an error: nothing
+                // to wait for then.
+                let _ = unsafe { wait(device) };
+            }
+            crate::command_buffer::unregister_pool(self, None);
+            // SAFETY: no pending work (waited for above, or the device is lost).
+            unsafe { self.destroy_own_objects() };
+        });
+        if let Some(destroy) = self.next.destroy_device {
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { destroy(device, allocator) };
+        }
+        crate::contained("stopping the watchdog", || {
+            crate::watchdog::stop_if_unused();
+            crate::signals::uninstall_if_unused();
+        });
+    }
+
+    /// `vkGetDeviceQueue`: calls down and notes the queue.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn get_device_queue(
+        &self,
+        device: vk::Device,
+        family: u32,
+        index: u32,
+        out_queue: *mut vk::Queue,
+    ) {
+        let Some(get) = self.next.get_device_queue else {
+            return;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { get(device, family, index, out_queue) };
+        // SAFETY: the driver wrote a queue handle (or null for invalid arguments).
+        let queue = unsafe { *out_queue };
+        if queue != vk::Queue::null() {
+            crate::contained("noting a queue", || self.note_queue(queue, family, index));
+        }
+    }
+
+    /// `vkGetDeviceQueue2`: calls down and notes the queue.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn get_device_queue2(
+        &self,
+        device: vk::Device,
+        queue_info: *const vk::DeviceQueueInfo2,
+        out_queue: *mut vk::Queue,
+    ) {
+        let Some(get) = self.next.get_device_queue2 else {
+            return;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { get(device, queue_info, out_queue) };
+        // SAFETY: the app's valid queue info; the driver wrote a queue handle (or null).
+        let (queue, info) = unsafe { (*out_queue, &*queue_info) };
+        if queue != vk::Queue::null() {
+            crate::contained("noting a queue", || {
+                self.note_queue(queue, info.queue_family_index, info.queue_index)
+            });
+        }
+    }
+
+    /// `vkSetDebugUtilsObjectNameEXT`: notes the name (reports and log lines use it), then calls down.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn set_debug_utils_object_name(
+        &self,
+        device: vk::Device,
+        info: *const vk::DebugUtilsObjectNameInfoEXT,
+    ) -> vk::Result {
+        let Some(next) = self.next.set_debug_utils_object_name_ext else {
+            return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
+        };
+        crate::contained("noting an object name", || {
+            // SAFETY: the app's valid name info.
+            let info = unsafe { &*info };
+            let mut names = self.names.lock();
+            if info.p_object_name.is_null() {
+                names.remove(&info.object_handle);
+            } else {
+                // SAFETY: a NUL-terminated name.
+                let name = unsafe { std::ffi::CStr::from_ptr(info.p_object_name) }
+                    .to_string_lossy()
+                    .into_owned();
+                names.insert(info.object_handle, name);
+            }
+        });
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(device, info) }
+    }
+
+    /// Creates the device's marker buffer when breadcrumbs are on.
+    fn create_markers(&self) {
+        let config = crate::config();
+        if config.breadcrumbs == Breadcrumbs::Off {
+            return;
+        }
+        let Some(memory_type) = self.capabilities.marker_memory_type else {
+            warn!(
+                "no host-visible coherent memory on {}: breadcrumbs are off",
+                self.description.name
+            );
+            return;
+        };
+        let path = if self.capabilities.buffer_marker {
+            MarkerPath::BufferMarker
+        } else {
+            MarkerPath::FillBuffer
+        };
+        // SAFETY: a live device and its dispatch table; the memory type is host-visible and coherent.
+        let buffer = unsafe {
+            HostBuffer::new(
+                self.handle,
+                &self.next,
+                Markers::buffer_size(),
+                vk::BufferUsageFlags::TRANSFER_DST,
+                memory_type,
+                false,
+            )
+        };
+        match buffer {
+            Ok(buffer) => {
+                *self.markers.write() = Some(Markers::new(
+                    buffer,
+                    path,
+                    config.breadcrumbs,
+                    self.capabilities.checkpoints,
+                ));
+            }
+            Err(e) => warn!(
+                "cannot create the marker buffer ({e}): breadcrumbs are off on {}",
+                self.description.name
+            ),
+        }
+    }
+
+    /// Creates the device's error buffer when shader instrumentation is on and the device can reach it.
+    fn create_error_buffer(&self) {
+        if !crate::config().instruments_shaders() {
+            return;
+        }
+        if !self.capabilities.buffer_device_address {
+            warn!(
+                "{} does not support bufferDeviceAddress (Vulkan 1.2): shader instrumentation (asserts, printf, \
+                 NaN checks) is off on this device",
+                self.description.name
+            );
+            return;
+        }
+        match crate::shader_errors::ErrorBuffer::new(self) {
+            Ok(eb) => *self.error_buffer.write() = Some(eb),
+            Err(e) => warn!(
+                "cannot create the error buffer ({e}): shader instrumentation is off on {}",
+                self.description.name
+            ),
+        }
+    }
+
+    /// The one line that says the layer is active, on what, and with which settings.
+    fn log_start_up(&self) {
+        let config = crate::config();
+        info!(
+            "Blackbox {} active in \"{}\" on {} (Vulkan {}, {}); {}; reports: {}",
+            env!("CARGO_PKG_VERSION"),
+            self.instance.app_name,
+            self.description.name,
+            version_string(self.description.api_version),
+            self.description.driver.trim(),
+            self.features(config),
+            config.output_dir.display()
+        );
+    }
+
+    /// The features in force, for the start-up line.
+    fn features(&self, config: &crate::config::Config) -> String {
+        let mut on = Vec::new();
+        match self.markers.read().as_ref() {
+            Some(m) => on.push(format!(
+                "breadcrumbs {} ({})",
+                m.granularity,
+                if m.path == MarkerPath::BufferMarker {
+                    "buffer markers"
+                } else {
+                    "fill-buffer"
+                }
+            )),
+            None => on.push("breadcrumbs off".to_owned()),
+        }
+        match config.watchdog_ms {
+            Some(ms) => on.push(format!("watchdog {ms} ms")),
+            None => on.push("watchdog off".to_owned()),
+        }
+        if self.error_buffer.read().is_some() {
+            let mut checks = Vec::new();
+            if config.assert != crate::config::AssertMode::Off {
+                checks.push(format!("asserts {}", config.assert));
+            }
+            if config.printf {
+                checks.push("printf".to_owned());
+            }
+            if config.nan != crate::config::NanMode::Off {
+                checks.push(format!("NaN {}", config.nan));
+            }
+            on.push(format!("shaders: {}", checks.join(", ")));
+        } else {
+            on.push("shader instrumentation off".to_owned());
+        }
+        if self.capabilities.device_fault {
+            on.push("device fault info".to_owned());
+        }
+        format!("features: {}", on.join(", "))
+    }
+
     /// The queue behind `handle`, made known on first sight (with its timeline semaphore).
     pub fn note_queue(&self, handle: vk::Queue, family: u32, index: u32) -> Arc<Queue> {
         if let Some(q) = self.queue(handle) {
@@ -138,7 +472,7 @@ impl Device {
     ///
     /// # Safety
     /// The device must be idle or lost, about to be destroyed.
-    pub unsafe fn destroy_own_objects(&self) {
+    pub(crate) unsafe fn destroy_own_objects(&self) {
         if let Some(destroy) = self.next.destroy_semaphore {
             for q in self.queues.read().iter() {
                 if let Some(s) = q.timeline {

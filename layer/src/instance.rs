@@ -2,8 +2,10 @@
 
 use ash::vk;
 use std::ffi::CStr;
+use std::sync::Arc;
 
 use crate::dispatch::InstanceDispatch;
+use crate::registry::{dispatch_key, INSTANCES};
 
 /// An instance the layer sits in.
 pub struct Instance {
@@ -34,18 +36,92 @@ pub struct DeviceDescription {
     pub api_version: u32,
 }
 
+/// `vkCreateInstance`, once the loader's chain is advanced: creates the instance through `next_create` and
+/// records it.
+///
+/// # Safety
+/// The app's arguments, valid as `vkCreateInstance` requires; `next_gipa` and `next_create` are the next
+/// layer's.
+pub unsafe fn create(
+    next_gipa: vk::PFN_vkGetInstanceProcAddr,
+    next_create: vk::PFN_vkCreateInstance,
+    info: &vk::InstanceCreateInfo,
+    allocator: *const vk::AllocationCallbacks,
+    out_instance: *mut vk::Instance,
+) -> vk::Result {
+    crate::contained("reading VK_BLACKBOX_* settings", crate::config);
+
+    // The layer asks the driver for Vulkan 1.1/1.2 properties and features (driver name, buffer device
+    // address, timeline semaphores), which an instance created for 1.0 does not allow: ask for 1.2 at
+    // least. An app written for 1.0 sees no difference.
+    let mut patched = *info;
+    // SAFETY: the app's optional application info.
+    let mut app_info = unsafe { info.p_application_info.as_ref() }
+        .copied()
+        .unwrap_or_default();
+    let raised = app_info.api_version < vk::API_VERSION_1_2;
+    if raised {
+        app_info.api_version = vk::API_VERSION_1_2;
+        patched.p_application_info = &app_info;
+    }
+    // SAFETY: the app's arguments, with the application info patched.
+    let mut result = unsafe { next_create(&patched, allocator, out_instance) };
+    if raised && result == vk::Result::ERROR_INCOMPATIBLE_DRIVER {
+        // A Vulkan 1.0 loader refuses versions it does not know: create what the app asked for.
+        patched.p_application_info = info.p_application_info;
+        // SAFETY: the app's own arguments.
+        result = unsafe { next_create(&patched, allocator, out_instance) };
+    }
+    if result != vk::Result::SUCCESS {
+        return result;
+    }
+    // SAFETY: on success the next layer wrote a valid instance.
+    let handle = unsafe { *out_instance };
+    crate::contained("recording an instance", || {
+        // SAFETY: the instance was created from `patched`, whose pointers are valid here.
+        let state = unsafe { Instance::new(handle, next_gipa, &patched) };
+        debug!(
+            "instance created for \"{}\" (API {})",
+            state.app_name,
+            version_string(state.api_version)
+        );
+        // SAFETY: a live instance created through the loader.
+        INSTANCES.insert(unsafe { dispatch_key(handle) }, Arc::new(state));
+    });
+    result
+}
+
 impl Instance {
+    /// `vkDestroyInstance`, once the instance is forgotten.
+    ///
+    /// # Safety
+    /// The app's arguments, valid as `vkDestroyInstance` requires.
+    pub(crate) unsafe fn destroy(
+        &self,
+        instance: vk::Instance,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        crate::contained("destroying the binding messenger", || {
+            crate::address_bindings::destroy_messenger(self)
+        });
+        if let Some(destroy) = self.next.destroy_instance {
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { destroy(instance, allocator) };
+        }
+    }
+
     /// Builds the state from the app's create info and the next layer's `vkGetInstanceProcAddr`.
     ///
     /// # Safety
     /// `create_info` must be the valid create info the instance was created from.
-    pub unsafe fn new(
+    pub(crate) unsafe fn new(
         handle: vk::Instance,
         next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
         create_info: &vk::InstanceCreateInfo,
     ) -> Self {
         // SAFETY: the loader resolves instance commands of a live instance.
-        let next = InstanceDispatch::load(|name| unsafe {
+        let api_version = app_api_version(create_info);
+        let next = InstanceDispatch::load(api_version, |name| unsafe {
             next_get_instance_proc_addr(handle, name.as_ptr())
         });
         // SAFETY: the app's create info is valid (forwarded to the caller).
@@ -60,9 +136,6 @@ impl Instance {
             })
             .filter(|name| !name.is_empty())
             .unwrap_or_else(process_name);
-        let api_version = app_info
-            .map_or(0, |info| info.api_version)
-            .max(vk::API_VERSION_1_0);
         let debug_utils = (0..create_info.enabled_extension_count as usize).any(|i| {
             // SAFETY: the app's array of NUL-terminated extension names.
             let name = unsafe { CStr::from_ptr(*create_info.pp_enabled_extension_names.add(i)) };
@@ -84,7 +157,7 @@ impl Instance {
     ///
     /// # Safety
     /// `physical_device` must belong to this instance.
-    pub unsafe fn describe(&self, physical_device: vk::PhysicalDevice) -> DeviceDescription {
+    pub(crate) unsafe fn describe(&self, physical_device: vk::PhysicalDevice) -> DeviceDescription {
         let mut props = vk::PhysicalDeviceProperties::default();
         if let Some(get) = self.next.get_physical_device_properties {
             // SAFETY: valid physical device, valid output struct.
@@ -113,6 +186,14 @@ impl Instance {
             api_version: props.api_version,
         }
     }
+}
+
+/// The API version an instance is created for (`VkApplicationInfo::apiVersion`, 1.0 when absent).
+fn app_api_version(create_info: &vk::InstanceCreateInfo) -> u32 {
+    // SAFETY: the app's valid create info.
+    unsafe { create_info.p_application_info.as_ref() }
+        .map_or(0, |info| info.api_version)
+        .max(vk::API_VERSION_1_0)
 }
 
 /// The process name, for apps that give no application name.

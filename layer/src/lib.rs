@@ -33,6 +33,10 @@ macro_rules! warn { ($($arg:tt)+) => { log_at!(warn, $($arg)+) }; }
 macro_rules! info { ($($arg:tt)+) => { log_at!(info, $($arg)+) }; }
 macro_rules! debug { ($($arg:tt)+) => { log_at!(debug, $($arg)+) }; }
 
+// The one list of commands, a macro the modules below expand: it must come first.
+#[macro_use]
+mod commands;
+
 pub mod address_bindings;
 pub mod breadcrumbs;
 pub mod capabilities;
@@ -44,6 +48,7 @@ pub mod dispatch;
 pub mod fault;
 pub mod ffi;
 pub mod instance;
+pub mod loader_abi;
 pub mod logging;
 pub mod memory;
 pub mod queue;
@@ -89,6 +94,18 @@ pub fn config() -> &'static config::Config {
         config
     });
     &CONFIG
+}
+
+/// Runs a piece of the layer's own work inside a hook, before or after the call down. A panic is logged and
+/// the work is skipped; the app's call goes on.
+pub(crate) fn contained<R>(what: &str, body: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(result) => Some(result),
+        Err(_) => {
+            error!("{what}: internal error, Blackbox goes on without it");
+            None
+        }
+    }
 }
 
 /// Routes panics inside the layer to its log instead of the app's stderr. This library has its own copy of

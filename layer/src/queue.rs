@@ -1,4 +1,5 @@
-//! Submissions in flight, per queue.
+//! Submissions in flight, per queue, and the hooks where work is submitted, where finished work is
+//! retired, and where `VK_ERROR_DEVICE_LOST` is noticed.
 //!
 //! Every submission gets a sequence number; where the device has timeline semaphores, the layer appends a
 //! signal of its own per-queue timeline semaphore with that number to the submission's last batch (the
@@ -8,10 +9,12 @@
 use ash::vk;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
+use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::command_buffer::{CommandBuffer, RecordedLog};
+use crate::device::Device;
 
 /// A command buffer as submitted: its state and the recording it held.
 #[derive(Clone)]
@@ -134,4 +137,585 @@ impl Queue {
     pub fn has_pending(&self) -> bool {
         !self.tracker.lock().pending.is_empty()
     }
+}
+
+impl Device {
+    /// After any call that can report a device loss: writes the report once per device.
+    pub fn check_lost(self: &Arc<Self>, command: &'static str, result: vk::Result) {
+        if result == vk::Result::ERROR_DEVICE_LOST {
+            crate::contained("reporting a device loss", || {
+                crate::report::device_lost(self, command)
+            });
+        }
+    }
+
+    /// After a call that may have let work finish: retire it, drain shader errors.
+    fn after_progress(self: &Arc<Self>, command: &'static str) {
+        crate::contained("tracking completed work", || {
+            if let Err(result) = self.poll_completion() {
+                self.check_lost(command, result);
+            }
+            crate::shader_errors::drain(self);
+        });
+    }
+
+    /// `vkQueueSubmit`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn queue_submit(
+        self: &Arc<Self>,
+        queue: vk::Queue,
+        count: u32,
+        submits: *const vk::SubmitInfo,
+        fence: vk::Fence,
+    ) -> vk::Result {
+        // SAFETY: the app's queue and fence with the app's batches (or their patched copies).
+        submit(
+            self,
+            "vkQueueSubmit",
+            queue,
+            count,
+            submits,
+            fence,
+            self.next.queue_submit,
+            |next, n, b| unsafe { next(queue, n, b, fence) },
+        )
+    }
+
+    /// `vkQueueSubmit2`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn queue_submit2(
+        self: &Arc<Self>,
+        queue: vk::Queue,
+        count: u32,
+        submits: *const vk::SubmitInfo2,
+        fence: vk::Fence,
+    ) -> vk::Result {
+        // SAFETY: as for vkQueueSubmit.
+        submit(
+            self,
+            "vkQueueSubmit2",
+            queue,
+            count,
+            submits,
+            fence,
+            self.next.queue_submit2,
+            |next, n, b| unsafe { next(queue, n, b, fence) },
+        )
+    }
+
+    /// `vkQueueBindSparse`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn queue_bind_sparse(
+        self: &Arc<Self>,
+        queue: vk::Queue,
+        count: u32,
+        infos: *const vk::BindSparseInfo,
+        fence: vk::Fence,
+    ) -> vk::Result {
+        // SAFETY: as for vkQueueSubmit.
+        submit(
+            self,
+            "vkQueueBindSparse",
+            queue,
+            count,
+            infos,
+            fence,
+            self.next.queue_bind_sparse,
+            |next, n, b| unsafe { next(queue, n, b, fence) },
+        )
+    }
+
+    /// `vkQueuePresentKHR`: a frame ends.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn queue_present(
+        self: &Arc<Self>,
+        queue: vk::Queue,
+        info: *const vk::PresentInfoKHR,
+    ) -> vk::Result {
+        let Some(next) = self.next.queue_present_khr else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(queue, info) };
+        self.check_lost("vkQueuePresentKHR", result);
+        crate::contained("counting a frame", || crate::shader_errors::end_frame(self));
+        self.after_progress("vkQueuePresentKHR");
+        result
+    }
+
+    /// `vkQueueWaitIdle`: everything submitted to the queue so far is finished.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn queue_wait_idle(self: &Arc<Self>, queue: vk::Queue) -> vk::Result {
+        let Some(next) = self.next.queue_wait_idle else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(queue) };
+        if result == vk::Result::SUCCESS {
+            if let Some(state) = self.queue(queue) {
+                crate::contained("retiring a queue's work", || state.complete_all());
+            }
+        }
+        self.check_lost("vkQueueWaitIdle", result);
+        self.after_progress("vkQueueWaitIdle");
+        result
+    }
+
+    /// `vkDeviceWaitIdle`: everything submitted so far is finished.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn device_wait_idle(self: &Arc<Self>, device: vk::Device) -> vk::Result {
+        let Some(next) = self.next.device_wait_idle else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device) };
+        if result == vk::Result::SUCCESS {
+            crate::contained("retiring the device's work", || {
+                self.queues.read().iter().for_each(|q| q.complete_all())
+            });
+        }
+        self.check_lost("vkDeviceWaitIdle", result);
+        self.after_progress("vkDeviceWaitIdle");
+        result
+    }
+
+    /// `vkWaitForFences`: what the signalled fences cover is finished.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn wait_for_fences(
+        self: &Arc<Self>,
+        device: vk::Device,
+        count: u32,
+        fences: *const vk::Fence,
+        wait_all: vk::Bool32,
+        timeout: u64,
+    ) -> vk::Result {
+        let Some(next) = self.next.wait_for_fences else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, count, fences, wait_all, timeout) };
+        if result == vk::Result::SUCCESS && (wait_all == vk::TRUE || count == 1) {
+            crate::contained("retiring fenced work", || {
+                // SAFETY: the app's array of `count` fences.
+                for &fence in unsafe { slice(fences, count) } {
+                    self.queues
+                        .read()
+                        .iter()
+                        .for_each(|q| q.complete_fence(fence));
+                }
+            });
+        }
+        self.check_lost("vkWaitForFences", result);
+        self.after_progress("vkWaitForFences");
+        result
+    }
+
+    /// `vkGetFenceStatus`: a signalled fence is as good as a wait.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn get_fence_status(
+        self: &Arc<Self>,
+        device: vk::Device,
+        fence: vk::Fence,
+    ) -> vk::Result {
+        let Some(next) = self.next.get_fence_status else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, fence) };
+        if result == vk::Result::SUCCESS {
+            crate::contained("retiring fenced work", || {
+                self.queues
+                    .read()
+                    .iter()
+                    .for_each(|q| q.complete_fence(fence))
+            });
+            self.after_progress("vkGetFenceStatus");
+        }
+        self.check_lost("vkGetFenceStatus", result);
+        result
+    }
+
+    /// `vkWaitSemaphores`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn wait_semaphores(
+        self: &Arc<Self>,
+        device: vk::Device,
+        info: *const vk::SemaphoreWaitInfo,
+        timeout: u64,
+    ) -> vk::Result {
+        let Some(next) = self.next.wait_semaphores else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, info, timeout) };
+        self.check_lost("vkWaitSemaphores", result);
+        self.after_progress("vkWaitSemaphores");
+        result
+    }
+
+    /// `vkGetSemaphoreCounterValue`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn get_semaphore_counter_value(
+        self: &Arc<Self>,
+        device: vk::Device,
+        semaphore: vk::Semaphore,
+        value: *mut u64,
+    ) -> vk::Result {
+        let Some(next) = self.next.get_semaphore_counter_value else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, semaphore, value) };
+        self.check_lost("vkGetSemaphoreCounterValue", result);
+        result
+    }
+
+    /// `vkGetEventStatus`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn get_event_status(
+        self: &Arc<Self>,
+        device: vk::Device,
+        event: vk::Event,
+    ) -> vk::Result {
+        let Some(next) = self.next.get_event_status else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, event) };
+        self.check_lost("vkGetEventStatus", result);
+        result
+    }
+
+    /// `vkAcquireNextImageKHR`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn acquire_next_image(
+        self: &Arc<Self>,
+        device: vk::Device,
+        swapchain: vk::SwapchainKHR,
+        timeout: u64,
+        semaphore: vk::Semaphore,
+        fence: vk::Fence,
+        index: *mut u32,
+    ) -> vk::Result {
+        let Some(next) = self.next.acquire_next_image_khr else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, swapchain, timeout, semaphore, fence, index) };
+        self.check_lost("vkAcquireNextImageKHR", result);
+        result
+    }
+
+    /// `vkGetQueryPoolResults`.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn get_query_pool_results(
+        self: &Arc<Self>,
+        device: vk::Device,
+        pool: vk::QueryPool,
+        first: u32,
+        count: u32,
+        size: usize,
+        data: *mut c_void,
+        stride: vk::DeviceSize,
+        flags: vk::QueryResultFlags,
+    ) -> vk::Result {
+        let Some(next) = self.next.get_query_pool_results else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, pool, first, count, size, data, stride, flags) };
+        self.check_lost("vkGetQueryPoolResults", result);
+        result
+    }
+}
+
+fn snapshot(handles: &[vk::CommandBuffer]) -> Vec<Submitted> {
+    handles
+        .iter()
+        .filter_map(|&h| crate::command_buffer::lookup(h))
+        .map(|cb| Submitted {
+            log: cb.last_log(),
+            command_buffer: cb,
+        })
+        .collect()
+}
+
+/// The app's command buffers of a batch.
+///
+/// # Safety
+/// `ptr` must point to `count` handles, or be null with `count` 0.
+unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
+    if ptr.is_null() || count == 0 {
+        &[]
+    } else {
+        // SAFETY: forwarded to the caller.
+        unsafe { std::slice::from_raw_parts(ptr, count as usize) }
+    }
+}
+
+/// Adds the layer's timeline signal to the last batch of a `VkSubmitInfo`/`VkBindSparseInfo` submission.
+/// Keeps what it allocated alive and restores the app's structs when dropped.
+struct TimelineSignal {
+    semaphores: Vec<vk::Semaphore>,
+    values: Vec<u64>,
+    own_info: Box<vk::TimelineSemaphoreSubmitInfo<'static>>,
+    restore: Option<(
+        *mut vk::TimelineSemaphoreSubmitInfo<'static>,
+        u32,
+        *const u64,
+    )>,
+}
+
+impl TimelineSignal {
+    /// Prepares the signal for a batch with these signal semaphores and `pNext`; returns the new signal
+    /// list and `pNext` to put in the batch's copy.
+    ///
+    /// # Safety
+    /// The arguments come from a valid batch of the app's; the result must outlive the call down.
+    unsafe fn new(
+        signals: &[vk::Semaphore],
+        p_next: *const c_void,
+        timeline: vk::Semaphore,
+        seq: u64,
+    ) -> Box<Self> {
+        let mut this = Box::new(TimelineSignal {
+            semaphores: signals.iter().copied().chain([timeline]).collect(),
+            values: Vec::new(),
+            own_info: Box::default(),
+            restore: None,
+        });
+        // SAFETY: the app's valid chain.
+        match unsafe { crate::chain::find::<vk::TimelineSemaphoreSubmitInfo>(p_next) } {
+            Some(app) => {
+                // The app chained its own values: extend them for the duration of the call.
+                // SAFETY: the app's valid struct.
+                let (count, values) = unsafe {
+                    (
+                        (*app).signal_semaphore_value_count,
+                        (*app).p_signal_semaphore_values,
+                    )
+                };
+                this.values = (0..signals.len())
+                    // SAFETY: the app gives a value per signal semaphore, or none.
+                    .map(|i| {
+                        if (i as u32) < count && !values.is_null() {
+                            unsafe { *values.add(i) }
+                        } else {
+                            0
+                        }
+                    })
+                    .chain([seq])
+                    .collect();
+                this.restore = Some((app, count, values));
+                // SAFETY: as above; restored in Drop.
+                unsafe {
+                    (*app).signal_semaphore_value_count = this.values.len() as u32;
+                    (*app).p_signal_semaphore_values = this.values.as_ptr();
+                }
+            }
+            None => {
+                this.values = signals.iter().map(|_| 0).chain([seq]).collect();
+                this.own_info.signal_semaphore_value_count = this.values.len() as u32;
+                this.own_info.p_signal_semaphore_values = this.values.as_ptr();
+                this.own_info.p_next = p_next;
+            }
+        }
+        this
+    }
+
+    /// The `pNext` the batch's copy gets.
+    fn p_next(&self, app_p_next: *const c_void) -> *const c_void {
+        if self.restore.is_some() {
+            app_p_next
+        } else {
+            &*self.own_info as *const vk::TimelineSemaphoreSubmitInfo as *const c_void
+        }
+    }
+}
+
+impl Drop for TimelineSignal {
+    fn drop(&mut self) {
+        if let Some((app, count, values)) = self.restore {
+            // SAFETY: the app's struct, still valid inside the hook.
+            unsafe {
+                (*app).signal_semaphore_value_count = count;
+                (*app).p_signal_semaphore_values = values;
+            }
+        }
+    }
+}
+
+/// A batch of a submission command: what the tracker reads from it and adds to it.
+trait Batch: Copy {
+    /// The app's command buffers in the batch.
+    ///
+    /// # Safety
+    /// The batch must be the app's valid struct.
+    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer>;
+
+    /// Adds a signal of the layer's `timeline` to `seq` to this copy of the batch. What it returns must
+    /// outlive the call down (and restores any app struct it patched when dropped).
+    ///
+    /// # Safety
+    /// As for [`Batch::command_buffers`].
+    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any>;
+}
+
+/// `VkSubmitInfo` and `VkBindSparseInfo` carry their signal semaphores the same way, with timeline values
+/// in a chained `VkTimelineSemaphoreSubmitInfo`.
+macro_rules! batch_with_signal_semaphores {
+    ($ty:ty, |$b:ident| $command_buffers:expr) => {
+        impl Batch for $ty {
+            unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
+                let $b = self;
+                $command_buffers
+            }
+
+            unsafe fn add_signal(
+                &mut self,
+                timeline: vk::Semaphore,
+                seq: u64,
+            ) -> Box<dyn std::any::Any> {
+                // SAFETY: forwarded.
+                let signals =
+                    unsafe { slice(self.p_signal_semaphores, self.signal_semaphore_count) };
+                // SAFETY: the batch's valid chain.
+                let signal = unsafe { TimelineSignal::new(signals, self.p_next, timeline, seq) };
+                self.signal_semaphore_count = signal.semaphores.len() as u32;
+                self.p_signal_semaphores = signal.semaphores.as_ptr();
+                self.p_next = signal.p_next(self.p_next);
+                signal
+            }
+        }
+    };
+}
+
+// SAFETY (command buffers): the app's array of `command_buffer_count` handles.
+batch_with_signal_semaphores!(vk::SubmitInfo<'_>, |b| unsafe {
+    slice(b.p_command_buffers, b.command_buffer_count)
+}
+.to_vec());
+batch_with_signal_semaphores!(vk::BindSparseInfo<'_>, |_b| Vec::new());
+
+impl Batch for vk::SubmitInfo2<'_> {
+    unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
+        // SAFETY: forwarded.
+        let infos = unsafe { slice(self.p_command_buffer_infos, self.command_buffer_info_count) };
+        infos.iter().map(|i| i.command_buffer).collect()
+    }
+
+    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any> {
+        // SAFETY: forwarded.
+        let mut signals = unsafe {
+            slice(
+                self.p_signal_semaphore_infos,
+                self.signal_semaphore_info_count,
+            )
+        }
+        .to_vec();
+        signals.push(
+            vk::SemaphoreSubmitInfo::default()
+                .semaphore(timeline)
+                .value(seq)
+                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+        );
+        self.signal_semaphore_info_count = signals.len() as u32;
+        self.p_signal_semaphore_infos = signals.as_ptr();
+        // The vector's heap buffer does not move when the box takes it. The structs borrow nothing the
+        // call does not outlive (the app's arrays), so their lifetime can be widened for the box.
+        // SAFETY: same type but for the lifetime parameter.
+        let signals: Vec<vk::SemaphoreSubmitInfo<'static>> =
+            unsafe { std::mem::transmute(signals) };
+        Box::new(signals)
+    }
+}
+
+/// The shared body of the submission hooks: snapshots the command buffers, adds the layer's timeline
+/// signal to the last batch, calls down with `call`, records the submission, and notices a device loss.
+/// A submission with no batch is passed as it is (adding a batch would change the app's batching).
+#[allow(clippy::too_many_arguments)]
+fn submit<B: Batch, F: Copy>(
+    device: &Arc<Device>,
+    command: &'static str,
+    queue: vk::Queue,
+    count: u32,
+    batches: *const B,
+    fence: vk::Fence,
+    next: Option<F>,
+    call: impl Fn(F, u32, *const B) -> vk::Result,
+) -> vk::Result {
+    let Some(next) = next else {
+        return vk::Result::ERROR_INITIALIZATION_FAILED;
+    };
+    let state = device.queue(queue);
+    // SAFETY: the app's array of `count` batches.
+    let app = unsafe { slice(batches, count) };
+    let gate = device.submit_gate.read();
+    let prepared = crate::contained("tracking a submission", || {
+        let state = state.as_ref()?;
+        // SAFETY: the app's valid batches.
+        let snap: Vec<Vec<Submitted>> = app
+            .iter()
+            .map(|b| snapshot(&unsafe { b.command_buffers() }))
+            .collect();
+        let seq = state.next_seq();
+        let mut copies = app.to_vec();
+        let keep = match (state.timeline, copies.last_mut()) {
+            // SAFETY: a copy of the app's valid batch.
+            (Some(timeline), Some(last)) => Some(unsafe { last.add_signal(timeline, seq) }),
+            _ => None,
+        };
+        Some((seq, snap, copies, keep))
+    })
+    .flatten();
+    let result = match &prepared {
+        // The app's batches, the last one with the layer's signal added.
+        Some((_, _, copies, Some(_))) => call(next, copies.len() as u32, copies.as_ptr()),
+        _ => call(next, count, batches),
+    };
+    if let (Some((seq, snap, _, keep)), Some(state)) = (prepared, &state) {
+        drop(keep);
+        if result == vk::Result::SUCCESS {
+            crate::contained("tracking a submission", || {
+                state.push(Submission {
+                    seq,
+                    command,
+                    at: Instant::now(),
+                    at_wall: SystemTime::now(),
+                    batches: snap,
+                    fence,
+                })
+            });
+        }
+    }
+    drop(gate);
+    device.check_lost(command, result);
+    result
 }

@@ -1,37 +1,30 @@
-//! Every `extern "system"` entry point of the layer, and the one list of what it intercepts.
+//! Every `extern "system"` entry point of the layer. Nothing else in the layer imports from here.
 //!
 //! The loader calls [`vkNegotiateLoaderLayerInterfaceVersion`], the only exported symbol, and gets back
-//! `get_instance_proc_addr` and `get_device_proc_addr`. Those hand out Blackbox's hook for a command in
-//! [`INTERCEPTED`] and the next layer's pointer for anything else, so a command Blackbox does not intercept
-//! costs nothing. The hooks are not exported: an exported `vkCreateDevice` could be interposed by libvulkan's.
+//! `get_instance_proc_addr` and `get_device_proc_addr`. Those hand out Blackbox's trampoline for a command
+//! of the one list ([`crate::commands`]) and the next layer's pointer for anything else, so a command
+//! Blackbox does not intercept costs nothing. The trampolines are not exported: an exported
+//! `vkCreateDevice` could be interposed by libvulkan's.
 //!
-//! Each hook runs its body through `entry`, which catches panics: a failure inside the layer is logged and
-//! the call goes on as if the layer were not there.
+//! A trampoline ([`hooks`]) does only this: catch panics, find the state of the object it is called on
+//! ([`crate::registry`], [`crate::command_buffer::lookup`]), call that state's method, and where it cannot,
+//! return a [`Fallback`]. The loader's own protocol (negotiation, `vkGet*ProcAddr`, creating and destroying
+//! instances and devices, which advance the loader's chain) is written by hand here and in [`lifetime`].
 
-/// One entry of a hook table: a command name, its scope, and Blackbox's implementation.
-macro_rules! hook {
-    ($scope:ident, $name:expr, $function:path as $pfn:ident) => {
-        $crate::ffi::Hook {
-            name: $name,
-            scope: $crate::ffi::Scope::$scope,
-            // SAFETY: a function pointer of the command's own type, handed out under the command's name.
-            function: unsafe { std::mem::transmute::<vk::$pfn, unsafe extern "system" fn()>($function as vk::$pfn) },
-            recording: false,
-        }
+mod hooks;
+mod lifetime;
+
+/// The by-hand trampolines the generated hook list names.
+mod by_hand {
+    pub(super) use super::lifetime::{
+        create_device, create_instance, destroy_device, destroy_instance,
     };
+    pub(super) use super::{get_device_proc_addr, get_instance_proc_addr};
 }
 
-pub mod loader;
-
-mod command_buffer;
-mod device;
-mod instance;
-mod queue;
-mod shader;
-
-pub use command_buffer::RecordedDispatch;
-
+use crate::loader_abi as loader;
 use ash::vk;
+use std::collections::HashMap;
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -48,72 +41,82 @@ pub enum Scope {
     Device,
 }
 
-/// One intercepted command.
+/// One name of an intercepted command.
 pub struct Hook {
-    /// The command's name.
+    /// The command's name (a core name or an alias).
     pub name: &'static CStr,
     /// How it is dispatched.
     pub scope: Scope,
-    /// Blackbox's implementation.
-    pub function: unsafe extern "system" fn(),
-    /// A command-recording hook, skipped when breadcrumbs are off.
+    /// A command of recording (`vkCmd*`, command pools and buffers): not handed out with breadcrumbs off.
     pub recording: bool,
+    /// Blackbox's trampoline.
+    pub function: unsafe extern "system" fn(),
 }
 
-/// The commands Blackbox intercepts for instance and device lifetime; with the recording hooks of
-/// `command_buffer.rs`, everything Blackbox intercepts. Everything else resolves straight to the next layer.
-pub const INTERCEPTED: &[Hook] = &[
-    hook!(
-        Global,
-        c"vkGetInstanceProcAddr",
-        get_instance_proc_addr as PFN_vkGetInstanceProcAddr
-    ),
-    hook!(
-        Global,
-        c"vkCreateInstance",
-        instance::create_instance as PFN_vkCreateInstance
-    ),
-    hook!(
-        Instance,
-        c"vkDestroyInstance",
-        instance::destroy_instance as PFN_vkDestroyInstance
-    ),
-    hook!(
-        Instance,
-        c"vkCreateDevice",
-        instance::create_device as PFN_vkCreateDevice
-    ),
-    hook!(
-        Device,
-        c"vkGetDeviceProcAddr",
-        get_device_proc_addr as PFN_vkGetDeviceProcAddr
-    ),
-    hook!(
-        Device,
-        c"vkDestroyDevice",
-        device::destroy_device as PFN_vkDestroyDevice
-    ),
-    hook!(
-        Device,
-        c"vkGetDeviceQueue",
-        device::get_device_queue as PFN_vkGetDeviceQueue
-    ),
-    hook!(
-        Device,
-        c"vkGetDeviceQueue2",
-        device::get_device_queue2 as PFN_vkGetDeviceQueue2
-    ),
-];
+/// What a trampoline returns when it cannot reach the next layer at all: the object it was called on is
+/// unknown to the layer (its state was lost to an internal error) or the chain below lacks the command
+/// (then the trampoline is never handed out). Nothing else ever returns it.
+pub trait Fallback {
+    /// The value.
+    fn fallback() -> Self;
+}
 
-/// Every hook by name: [`INTERCEPTED`] and the recording hooks.
-static HOOKS: once_cell::sync::Lazy<std::collections::HashMap<&'static CStr, &'static Hook>> =
+impl Fallback for () {
+    fn fallback() {}
+}
+
+impl Fallback for vk::Result {
+    /// `VK_ERROR_INITIALIZATION_FAILED`: the code the loader and layers give for a layer that could not do
+    /// its part, and the one an app can act on (it cannot have caused it).
+    fn fallback() -> Self {
+        vk::Result::ERROR_INITIALIZATION_FAILED
+    }
+}
+
+impl Fallback for vk::PFN_vkVoidFunction {
+    /// No command: the app sees it as absent.
+    fn fallback() -> Self {
+        None
+    }
+}
+
+/// Runs a trampoline's body. `None` (no state, no next command) and a panic (logged by the panic hook)
+/// give the [`Fallback`].
+fn trampoline<R: Fallback>(command: &'static str, body: impl FnOnce() -> Option<R>) -> R {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Some(result)) => result,
+        Ok(None) => {
+            debug!("{command}: called on an object Blackbox does not know; returned its fallback");
+            R::fallback()
+        }
+        Err(_) => {
+            error!("{command}: internal error, Blackbox steps aside for this call");
+            R::fallback()
+        }
+    }
+}
+
+/// A command parameter as the recorded log keeps it.
+pub trait Param {
+    /// As 64 bits.
+    fn param(self) -> u64;
+}
+macro_rules! param_as_u64 {
+    ($($t:ty),*) => { $(impl Param for $t { fn param(self) -> u64 { self as u64 } })* };
+}
+param_as_u64!(u32, i32, u64);
+macro_rules! param_handle {
+    ($($t:ty),*) => { $(impl Param for $t { fn param(self) -> u64 { vk::Handle::as_raw(self) } })* };
+}
+param_handle!(vk::Buffer, vk::Image, vk::QueryPool, vk::Event);
+
+/// Every hook by name.
+static HOOKS: once_cell::sync::Lazy<HashMap<&'static CStr, &'static Hook>> =
     once_cell::sync::Lazy::new(|| {
-        INTERCEPTED
+        hooks::INSTANCE_HOOKS
             .iter()
-            .chain(command_buffer::HOOKS)
-            .chain(command_buffer::RECORDED_HOOKS)
-            .chain(queue::HOOKS)
-            .chain(shader::HOOKS)
+            .chain(hooks::DEVICE_HOOKS)
+            .flat_map(|names| names.iter())
             .map(|hook| (hook.name, hook))
             .collect()
     });
@@ -128,29 +131,6 @@ fn find_hook(name: &CStr) -> Option<&'static Hook> {
     HOOKS.get(name).copied()
 }
 
-/// Runs an entry point's body. A panic is logged (by the panic hook) and `on_panic` is returned instead.
-fn entry<R>(command: &str, on_panic: R, body: impl FnOnce() -> R) -> R {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(result) => result,
-        Err(_) => {
-            error!("{command}: internal error, Blackbox steps aside for this call");
-            on_panic
-        }
-    }
-}
-
-/// Runs a piece of the layer's own work inside a hook, after or before the call down the chain. A panic is
-/// logged and the work is skipped; the app's call goes on.
-fn contained<R>(what: &str, body: impl FnOnce() -> R) -> Option<R> {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(result) => Some(result),
-        Err(_) => {
-            error!("{what}: internal error, Blackbox goes on without it");
-            None
-        }
-    }
-}
-
 /// The loader's first call: agree on interface version 2 and hand back the two `GetProcAddr`s.
 ///
 /// # Safety
@@ -159,27 +139,21 @@ fn contained<R>(what: &str, body: impl FnOnce() -> R) -> Option<R> {
 pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
     negotiate: *mut loader::NegotiateLayerInterface,
 ) -> vk::Result {
-    entry(
-        "vkNegotiateLoaderLayerInterfaceVersion",
-        vk::Result::ERROR_INITIALIZATION_FAILED,
-        || {
-            // SAFETY: the loader passes a valid struct or null.
-            let Some(negotiate) = (unsafe { negotiate.as_mut() }) else {
-                return vk::Result::ERROR_INITIALIZATION_FAILED;
-            };
-            if negotiate.s_type != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT
-                || negotiate.loader_layer_interface_version < 2
-            {
-                // Versions 0 and 1 find the layer's functions by exported names, which this layer does not export.
-                return vk::Result::ERROR_INITIALIZATION_FAILED;
-            }
-            negotiate.loader_layer_interface_version = loader::LAYER_INTERFACE_VERSION;
-            negotiate.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
-            negotiate.pfn_get_device_proc_addr = Some(get_device_proc_addr);
-            negotiate.pfn_get_physical_device_proc_addr = None;
-            vk::Result::SUCCESS
-        },
-    )
+    trampoline("vkNegotiateLoaderLayerInterfaceVersion", || {
+        // SAFETY: the loader passes a valid struct or null.
+        let negotiate = unsafe { negotiate.as_mut() }?;
+        if negotiate.s_type != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT
+            || negotiate.loader_layer_interface_version < 2
+        {
+            // Versions 0 and 1 find the layer's functions by exported names, which this layer does not export.
+            return None;
+        }
+        negotiate.loader_layer_interface_version = loader::LAYER_INTERFACE_VERSION;
+        negotiate.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
+        negotiate.pfn_get_device_proc_addr = Some(get_device_proc_addr);
+        negotiate.pfn_get_physical_device_proc_addr = None;
+        Some(vk::Result::SUCCESS)
+    })
 }
 
 /// `vkGetInstanceProcAddr`: Blackbox's hook where there is one and the chain below has the command, else
@@ -188,7 +162,7 @@ unsafe extern "system" fn get_instance_proc_addr(
     instance: vk::Instance,
     name: *const c_char,
 ) -> vk::PFN_vkVoidFunction {
-    entry("vkGetInstanceProcAddr", None, || {
+    trampoline("vkGetInstanceProcAddr", || {
         if name.is_null() {
             return None;
         }
@@ -196,18 +170,18 @@ unsafe extern "system" fn get_instance_proc_addr(
         let name = unsafe { CStr::from_ptr(name) };
         let hook = find_hook(name);
         if let Some(hook) = hook.filter(|h| h.scope == Scope::Global) {
-            return Some(hook.function);
+            return Some(Some(hook.function));
         }
         // SAFETY: a non-null instance handle passed by the app is valid.
         let state = unsafe { registry::instance_of(instance) }?;
         // SAFETY: the next layer resolves commands for its live instance.
         let next = unsafe { (state.next_get_instance_proc_addr)(instance, name.as_ptr()) };
-        match hook {
+        Some(match hook {
             Some(hook) if hook.recording && !records_commands() => next,
             // A hook is only handed out where the chain below has the command, so absent commands stay absent.
             Some(hook) if next.is_some() => Some(hook.function),
             _ => next,
-        }
+        })
     })
 }
 
@@ -216,7 +190,7 @@ unsafe extern "system" fn get_device_proc_addr(
     device: vk::Device,
     name: *const c_char,
 ) -> vk::PFN_vkVoidFunction {
-    entry("vkGetDeviceProcAddr", None, || {
+    trampoline("vkGetDeviceProcAddr", || {
         if name.is_null() {
             return None;
         }
@@ -226,13 +200,13 @@ unsafe extern "system" fn get_device_proc_addr(
         let state = unsafe { registry::device_of(device) }?;
         // SAFETY: the next layer resolves commands for its live device.
         let next = unsafe { (state.next_get_device_proc_addr)(device, name.as_ptr()) };
-        match find_hook(name) {
+        Some(match find_hook(name) {
             // With breadcrumbs off, recording is not watched at all: the app records straight into the
             // next layer, at no cost.
             Some(hook) if hook.recording && !records_commands() => next,
             Some(hook) if hook.scope == Scope::Device && next.is_some() => Some(hook.function),
             _ => next,
-        }
+        })
     })
 }
 
@@ -242,12 +216,10 @@ mod tests {
 
     #[test]
     fn intercepted_names_are_unique_commands() {
-        let all: Vec<&Hook> = INTERCEPTED
+        let all: Vec<&Hook> = hooks::INSTANCE_HOOKS
             .iter()
-            .chain(command_buffer::HOOKS)
-            .chain(command_buffer::RECORDED_HOOKS)
-            .chain(queue::HOOKS)
-            .chain(shader::HOOKS)
+            .chain(hooks::DEVICE_HOOKS)
+            .flat_map(|names| names.iter())
             .collect();
         for (i, hook) in all.iter().enumerate() {
             assert!(hook.name.to_bytes().starts_with(b"vk"));
@@ -258,6 +230,14 @@ mod tests {
             );
         }
         assert_eq!(HOOKS.len(), all.len());
+        // Every alias of a recorded command is handed out too.
+        for name in [
+            c"vkCmdCopyBuffer2KHR",
+            c"vkCmdDrawIndirectCountAMD",
+            c"vkQueueSubmit2KHR",
+        ] {
+            assert!(HOOKS.contains_key(name), "{name:?}");
+        }
     }
 
     #[test]

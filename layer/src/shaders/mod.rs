@@ -1,6 +1,12 @@
 //! What the layer knows of the app's shaders and pipelines: each module's id (the hash of the app's SPIR-V)
 //! and what the engine learnt of it, and each pipeline's stages, so that a report can name the shaders of
 //! the work in flight.
+//!
+//! [`create`] holds the hooks that create and destroy them; [`select`] decides which shaders are
+//! instrumented and dumps them.
+
+mod create;
+mod select;
 
 use ash::vk;
 use parking_lot::Mutex;

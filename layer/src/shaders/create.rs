@@ -1,0 +1,394 @@
+//! The hooks of shader modules, pipelines and shader objects: where each shader's id and each pipeline's
+//! stages become known and, with instrumentation on, where shaders are rewritten.
+
+use ash::vk;
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use super::select::{instrumented, record_for};
+use super::{stage_name, PipelineRecord, StageRecord};
+use crate::device::Device;
+use crate::shader_errors::InstrumentedShader;
+
+/// The words of a `VkShaderModuleCreateInfo`.
+///
+/// # Safety
+/// `info` must be valid, its code `code_size` bytes long.
+pub(super) unsafe fn words<'a>(info: &'a vk::ShaderModuleCreateInfo) -> &'a [u32] {
+    if info.p_code.is_null() {
+        return &[];
+    }
+    // SAFETY: forwarded to the caller; code_size is a multiple of 4 for valid SPIR-V.
+    unsafe { std::slice::from_raw_parts(info.p_code, info.code_size / 4) }
+}
+
+/// Slices of the app's arrays.
+///
+/// # Safety
+/// `ptr` must point to `count` items or be null.
+unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
+    if ptr.is_null() || count == 0 {
+        &[]
+    } else {
+        // SAFETY: forwarded.
+        unsafe { std::slice::from_raw_parts(ptr, count as usize) }
+    }
+}
+
+/// The stages of a pipeline as the layer records them.
+///
+/// # Safety
+/// `stages` must be the app's valid stage create infos.
+unsafe fn stages(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> PipelineRecord {
+    let stages = stages
+        .iter()
+        .filter_map(|s| {
+            let shader = if s.module != vk::ShaderModule::null() {
+                dev.shaders.module(s.module)?
+            } else {
+                // maintenance5 / graphics pipeline library: the code comes inline.
+                // SAFETY: the app's valid chain; the struct found is valid for the call.
+                let info = unsafe { crate::chain::find::<vk::ShaderModuleCreateInfo>(s.p_next) }?;
+                // SAFETY: as above.
+                let code = unsafe { words(&*info) };
+                record_for(code, None)
+            };
+            let entry = if s.p_name.is_null() {
+                String::new()
+            } else {
+                // SAFETY: a NUL-terminated entry point name.
+                unsafe { CStr::from_ptr(s.p_name) }
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            Some(StageRecord {
+                shader,
+                entry,
+                stage: stage_name(s.stage).to_owned(),
+            })
+        })
+        .collect();
+    PipelineRecord { stages }
+}
+
+/// Inline modules (a `VkShaderModuleCreateInfo` chained to a stage, maintenance5 / pipeline libraries)
+/// swapped for their instrumented code during the call down, and restored after it.
+struct InlinePatch {
+    restore: Vec<(*mut vk::ShaderModuleCreateInfo<'static>, usize, *const u32)>,
+    _keep: Vec<Arc<InstrumentedShader>>,
+}
+
+impl InlinePatch {
+    /// Patches the inline modules of `stages`.
+    ///
+    /// # Safety
+    /// `stages` must be the app's valid stage infos; the patch must be dropped before the hook returns.
+    unsafe fn new(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> Self {
+        let mut patch = InlinePatch {
+            restore: Vec::new(),
+            _keep: Vec::new(),
+        };
+        for stage in stages
+            .iter()
+            .filter(|s| s.module == vk::ShaderModule::null())
+        {
+            // SAFETY: the app's valid chain.
+            let Some(info) = (unsafe {
+                crate::chain::find::<vk::ShaderModuleCreateInfo<'static>>(stage.p_next)
+            }) else {
+                continue;
+            };
+            // SAFETY: the struct found, valid for the call.
+            let code = unsafe { words(&*info) };
+            if let Some(shader) = instrumented(dev, code) {
+                // SAFETY: as above; restored in Drop.
+                unsafe {
+                    patch
+                        .restore
+                        .push((info, (*info).code_size, (*info).p_code));
+                    (*info).code_size = shader.words.len() * 4;
+                    (*info).p_code = shader.words.as_ptr();
+                }
+                patch._keep.push(shader);
+            }
+        }
+        patch
+    }
+}
+
+impl Drop for InlinePatch {
+    fn drop(&mut self) {
+        for &(info, size, code) in &self.restore {
+            // SAFETY: the app's struct, still valid inside the hook.
+            unsafe {
+                (*info).code_size = size;
+                (*info).p_code = code;
+            }
+        }
+    }
+}
+
+/// Records the pipelines the driver made.
+fn record_pipelines<I>(
+    dev: &Device,
+    infos: &[I],
+    out: *mut vk::Pipeline,
+    stages_of: impl Fn(&I) -> &[vk::PipelineShaderStageCreateInfo],
+) {
+    crate::contained("recording pipelines", || {
+        for (i, info) in infos.iter().enumerate() {
+            // SAFETY: the driver wrote one pipeline per create info (null where it failed).
+            let pipeline = unsafe { *out.add(i) };
+            if pipeline != vk::Pipeline::null() {
+                // SAFETY: the app's valid stage infos.
+                dev.shaders
+                    .add_pipeline(pipeline, unsafe { stages(dev, stages_of(info)) });
+            }
+        }
+    });
+}
+
+/// The hooks of shaders and pipelines.
+///
+/// # Safety (every method)
+/// The app's arguments, valid as the command's rules require.
+impl Device {
+    /// `vkCreateShaderModule`: the module as instrumented where it needs it (the app's own if the driver
+    /// refuses that), recorded by its id.
+    pub(crate) unsafe fn create_shader_module(
+        &self,
+        device: vk::Device,
+        info: *const vk::ShaderModuleCreateInfo,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::ShaderModule,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_shader_module else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's valid create info.
+        let code = unsafe { words(&*info) };
+        let shader =
+            crate::contained("instrumenting a shader", || instrumented(self, code)).flatten();
+        if let Some(shader) = &shader {
+            // SAFETY: the app's create info, copied, with the instrumented code.
+            let mut patched = unsafe { *info };
+            patched.code_size = shader.words.len() * 4;
+            patched.p_code = shader.words.as_ptr();
+            // SAFETY: as above; the words outlive the call.
+            let result = unsafe { next(device, &patched, allocator, out) };
+            if result == vk::Result::SUCCESS {
+                self.record_module(out, code, Some(shader));
+                return result;
+            }
+            warn!(
+                "the driver refused instrumented shader {} ({result:?}): using the app's own",
+                shader.info.id
+            );
+        }
+        // SAFETY: the app's arguments, forwarded as they came.
+        let result = unsafe { next(device, info, allocator, out) };
+        if result == vk::Result::SUCCESS {
+            self.record_module(out, code, None);
+        }
+        result
+    }
+
+    fn record_module(
+        &self,
+        out: *mut vk::ShaderModule,
+        code: &[u32],
+        shader: Option<&Arc<InstrumentedShader>>,
+    ) {
+        crate::contained("recording a shader module", || {
+            let record = record_for(code, shader.map(|s| &s.info));
+            // SAFETY: the driver wrote the module.
+            self.shaders.add_module(unsafe { *out }, record)
+        });
+    }
+
+    /// `vkDestroyShaderModule`: forgotten (pipelines made from it keep their record).
+    pub(crate) unsafe fn destroy_shader_module(
+        &self,
+        device: vk::Device,
+        module: vk::ShaderModule,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        crate::contained("forgetting a shader module", || {
+            self.shaders.remove_module(module)
+        });
+        if let Some(next) = self.next.destroy_shader_module {
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { next(device, module, allocator) };
+        }
+    }
+
+    /// `vkCreateComputePipelines`.
+    pub(crate) unsafe fn create_compute_pipelines(
+        &self,
+        device: vk::Device,
+        cache: vk::PipelineCache,
+        count: u32,
+        infos: *const vk::ComputePipelineCreateInfo,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::Pipeline,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_compute_pipelines else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's array of `count` infos.
+        let stages: Vec<_> = unsafe { slice(infos, count) }
+            .iter()
+            .map(|i| i.stage)
+            .collect();
+        // SAFETY: the app's stage infos; dropped before returning.
+        let patch = crate::contained("instrumenting inline shaders", || unsafe {
+            InlinePatch::new(self, &stages)
+        });
+        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
+        let result = unsafe { next(device, cache, count, infos, allocator, out) };
+        drop(patch);
+        if result.as_raw() >= 0 {
+            // SAFETY: the app's array of `count` infos.
+            record_pipelines(self, unsafe { slice(infos, count) }, out, |i| {
+                std::slice::from_ref(&i.stage)
+            });
+        }
+        result
+    }
+
+    /// `vkCreateGraphicsPipelines`.
+    pub(crate) unsafe fn create_graphics_pipelines(
+        &self,
+        device: vk::Device,
+        cache: vk::PipelineCache,
+        count: u32,
+        infos: *const vk::GraphicsPipelineCreateInfo,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::Pipeline,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_graphics_pipelines else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // SAFETY: the app's infos and their stages; dropped before returning.
+        let patch = crate::contained("instrumenting inline shaders", || unsafe {
+            let stages: Vec<_> = slice(infos, count)
+                .iter()
+                .flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied())
+                .collect();
+            InlinePatch::new(self, &stages)
+        });
+        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
+        let result = unsafe { next(device, cache, count, infos, allocator, out) };
+        drop(patch);
+        if result.as_raw() >= 0 {
+            // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
+            record_pipelines(self, unsafe { slice(infos, count) }, out, |i| unsafe {
+                slice(i.p_stages, i.stage_count)
+            });
+        }
+        result
+    }
+
+    /// `vkCreateRayTracingPipelinesKHR`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn create_ray_tracing_pipelines(
+        &self,
+        device: vk::Device,
+        deferred: vk::DeferredOperationKHR,
+        cache: vk::PipelineCache,
+        count: u32,
+        infos: *const vk::RayTracingPipelineCreateInfoKHR,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::Pipeline,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_ray_tracing_pipelines_khr else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        // With a deferred operation the driver may read the code after the call: no inline patch then.
+        let patch = if deferred == vk::DeferredOperationKHR::null() {
+            // SAFETY: the app's infos and their stages; dropped before returning.
+            crate::contained("instrumenting inline shaders", || unsafe {
+                let stages: Vec<_> = slice(infos, count)
+                    .iter()
+                    .flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied())
+                    .collect();
+                InlinePatch::new(self, &stages)
+            })
+        } else {
+            None
+        };
+        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
+        let result = unsafe { next(device, deferred, cache, count, infos, allocator, out) };
+        drop(patch);
+        if result.as_raw() >= 0 && deferred == vk::DeferredOperationKHR::null() {
+            // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
+            record_pipelines(self, unsafe { slice(infos, count) }, out, |i| unsafe {
+                slice(i.p_stages, i.stage_count)
+            });
+        }
+        result
+    }
+
+    /// `vkDestroyPipeline`.
+    pub(crate) unsafe fn destroy_pipeline(
+        &self,
+        device: vk::Device,
+        pipeline: vk::Pipeline,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        crate::contained("forgetting a pipeline", || {
+            self.shaders.remove_pipeline(pipeline)
+        });
+        if let Some(next) = self.next.destroy_pipeline {
+            // SAFETY: the app's arguments, forwarded as they came.
+            unsafe { next(device, pipeline, allocator) };
+        }
+    }
+
+    /// `vkCreateShadersEXT`: SPIR-V shader objects, instrumented as modules are.
+    pub(crate) unsafe fn create_shaders(
+        &self,
+        device: vk::Device,
+        count: u32,
+        infos: *const vk::ShaderCreateInfoEXT,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::ShaderEXT,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_shaders_ext else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        let patched = crate::contained("instrumenting shader objects", || {
+            // SAFETY: the app's array of `count` infos.
+            let list = unsafe { slice(infos, count) };
+            let mut copies = list.to_vec();
+            let mut keep = Vec::new();
+            for c in copies
+                .iter_mut()
+                .filter(|c| c.code_type == vk::ShaderCodeTypeEXT::SPIRV && !c.p_code.is_null())
+            {
+                // SAFETY: SPIR-V code of `code_size` bytes.
+                let code =
+                    unsafe { std::slice::from_raw_parts(c.p_code as *const u32, c.code_size / 4) };
+                if let Some(shader) = instrumented(self, code) {
+                    c.code_size = shader.words.len() * 4;
+                    c.p_code = shader.words.as_ptr().cast();
+                    keep.push(shader);
+                }
+            }
+            (!keep.is_empty()).then_some((copies, keep))
+        })
+        .flatten();
+        if let Some((copies, _keep)) = &patched {
+            // SAFETY: the app's infos with instrumented code; the words outlive the call.
+            let result = unsafe { next(device, count, copies.as_ptr(), allocator, out) };
+            if result == vk::Result::SUCCESS {
+                return result;
+            }
+            warn!(
+                "the driver refused instrumented shader objects ({result:?}): using the app's own"
+            );
+        }
+        // SAFETY: the app's arguments, forwarded as they came.
+        unsafe { next(device, count, infos, allocator, out) }
+    }
+}

@@ -1,0 +1,118 @@
+//! Which shaders Blackbox instruments (`VK_BLACKBOX_SHADERS`), their instrumented form, and the dump of
+//! both (`VK_BLACKBOX_DUMP_SHADERS`).
+
+use std::sync::Arc;
+
+use super::{shader_id, ShaderRecord};
+use crate::device::Device;
+use crate::shader_errors::InstrumentedShader;
+
+/// What the layer records of a module's code: with what the engine learnt when it instrumented it, else
+/// to be read only if a report asks.
+pub(super) fn record_for(
+    code: &[u32],
+    info: Option<&blackbox_engine::ShaderInfo>,
+) -> Arc<ShaderRecord> {
+    Arc::new(match info {
+        Some(info) => ShaderRecord::with_info(code, info),
+        None => ShaderRecord::deferred(code),
+    })
+}
+
+/// Whether `VK_BLACKBOX_SHADERS` selects this module: an id prefix, or one of its names (entry point,
+/// function, source file, or a source file's base name).
+fn selected(code: &[u32], info: Option<&blackbox_engine::ShaderInfo>) -> bool {
+    let filter = &crate::config().shader_filter;
+    if filter.is_empty() {
+        return true;
+    }
+    let id = shader_id(code);
+    filter.iter().any(|f| {
+        id.starts_with(f.as_str())
+            || info.is_some_and(|i| {
+                i.debug_names
+                    .iter()
+                    .any(|n| n == f || n.rsplit(['/', '\\']).next() == Some(f.as_str()))
+            })
+    })
+}
+
+/// The instrumented form of `code` on this device, or `None` to use the app's own (instrumentation off,
+/// not selected, or refused by the engine: then a warning, once per module).
+pub(super) fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
+    let guard = dev.error_buffer.read();
+    let eb = guard.as_ref()?;
+    if !crate::config().shader_filter.is_empty() {
+        let info = blackbox_engine::shader_info(code).ok();
+        if !selected(code, info.as_ref()) {
+            return None;
+        }
+    }
+    if !eb.needs(code) {
+        return None;
+    }
+    let (result, fresh) = eb.instrument(code);
+    match result {
+        Ok(shader) => {
+            if fresh {
+                debug!(
+                    "shader {} instrumented: {} site(s)",
+                    shader.info.id,
+                    shader.info.sites.len()
+                );
+                dump(code, Some(&shader));
+            }
+            Some(shader)
+        }
+        Err(reason) => {
+            if fresh {
+                warn!(
+                    "shader {} is passed through unchanged: {reason}",
+                    shader_id(code)
+                );
+                dump(code, None);
+            }
+            None
+        }
+    }
+}
+
+/// `VK_BLACKBOX_DUMP_SHADERS`: the app's module, the instrumented one and its sites, named by shader id.
+fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
+    let Some(dir) = &crate::config().dump_shaders else {
+        return;
+    };
+    let id = shader_id(code);
+    let bytes = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let result = (|| -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join(format!("{id}.spv")), bytes(code))?;
+        if let Some(shader) = shader {
+            std::fs::write(
+                dir.join(format!("{id}.instrumented.spv")),
+                bytes(&shader.words),
+            )?;
+            let mut sites = String::new();
+            for s in &shader.info.sites {
+                let at = s
+                    .location
+                    .as_ref()
+                    .map(|l| l.to_string())
+                    .unwrap_or_else(|| "?".into());
+                sites.push_str(&format!(
+                    "{} {:?} at {at}\n",
+                    shader.site_base + s.local_index,
+                    s.kind
+                ));
+            }
+            std::fs::write(dir.join(format!("{id}.sites.txt")), sites)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        warn!(
+            "VK_BLACKBOX_DUMP_SHADERS={}: cannot write shader {id} ({e})",
+            dir.display()
+        );
+    }
+}
