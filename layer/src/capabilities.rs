@@ -1,22 +1,25 @@
-//! What a device offers Blackbox, decided once at device creation, and the patch of the app's
+//! What a device offers Blackbox, decided once at device creation, and the copy of the app's
 //! `VkDeviceCreateInfo` that turns on what Blackbox needs.
 //!
 //! Vendor and driver differences live here as data ([`Capabilities`]); nothing else in the layer asks the
 //! driver what it supports.
 //!
-//! The patch never edits the app's structs for good. Extensions go into a list of the layer's own. A feature
-//! struct the app already chained (say `VkPhysicalDeviceVulkan12Features`) is set for the duration of the
-//! call down and restored afterwards, because chaining a second struct with the same feature is invalid; a
-//! feature the app's chain does not mention gets a struct of the layer's own, prepended to the chain.
+//! The app's structs are never written. The create info, its extension list and its `pNext` chain are
+//! copied ([`crate::chain::ChainCopy`]); a feature struct the app chained (say
+//! `VkPhysicalDeviceVulkan12Features`) is set in the copy, because chaining a second struct with the same
+//! feature is invalid, and a feature the app's chain does not mention gets a struct of the layer's own in
+//! front. The app's Vulkan version is never raised: on a device used below 1.2, buffer device address and
+//! timeline semaphores are enabled through `VK_KHR_buffer_device_address` (with `VK_KHR_device_group`
+//! below 1.1) and `VK_KHR_timeline_semaphore`, where the device has them.
 
 use ash::vk;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, CStr};
 
-use crate::chain;
+use crate::chain::{ChainCopy, Found};
 use crate::instance::Instance;
 
 /// What Blackbox can use on one device.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Capabilities {
     /// `bufferDeviceAddress` is enabled: shaders can reach the error buffer.
     pub buffer_device_address: bool,
@@ -37,6 +40,8 @@ pub struct Capabilities {
     /// the GPU writes the error buffer only where shaders report, and the CPU reads it at every drain
     /// (uncached reads of device-local memory through the PCIe BAR cost about a microsecond per word).
     pub error_memory_type: Option<u32>,
+    /// What Blackbox enabled that the app did not ask for: extensions and features, by name.
+    pub enabled: Vec<&'static str>,
 }
 
 /// Features and extensions the device supports, as far as Blackbox cares.
@@ -48,6 +53,10 @@ struct Supported {
     fragment_stores: bool,
     vertex_stores: bool,
     timeline_semaphore: bool,
+    /// Below Vulkan 1.2: the KHR extensions that give the two features above.
+    buffer_device_address_khr: bool,
+    device_group_khr: bool,
+    timeline_semaphore_khr: bool,
     buffer_marker: bool,
     checkpoints: bool,
     device_fault: bool,
@@ -58,8 +67,12 @@ const EXT_BUFFER_MARKER: &CStr = c"VK_AMD_buffer_marker";
 const EXT_CHECKPOINTS: &CStr = c"VK_NV_device_diagnostic_checkpoints";
 const EXT_DEVICE_FAULT: &CStr = c"VK_EXT_device_fault";
 const EXT_ADDRESS_BINDING_REPORT: &CStr = c"VK_EXT_device_address_binding_report";
+const EXT_BUFFER_DEVICE_ADDRESS: &CStr = c"VK_KHR_buffer_device_address";
+const EXT_DEVICE_GROUP: &CStr = c"VK_KHR_device_group";
+const EXT_TIMELINE_SEMAPHORE: &CStr = c"VK_KHR_timeline_semaphore";
 
-/// Asks the driver what `physical_device` supports, in ways the instance's API version allows.
+/// Asks the driver what `physical_device` supports, in ways the instance's and the device's API version
+/// (`api_version`, the lower of the two) allow.
 ///
 /// # Safety
 /// `physical_device` must belong to `instance`.
@@ -69,37 +82,66 @@ unsafe fn query_supported(
     api_version: u32,
 ) -> Supported {
     let mut supported = Supported::default();
+    // SAFETY: forwarded to the caller.
     let extensions = unsafe { device_extensions(instance, physical_device) };
     let has = |name: &CStr| extensions.iter().any(|e| e.as_c_str() == name);
     supported.buffer_marker = has(EXT_BUFFER_MARKER);
     supported.checkpoints = has(EXT_CHECKPOINTS);
     let fault_ext = has(EXT_DEVICE_FAULT);
     let binding_ext = has(EXT_ADDRESS_BINDING_REPORT);
+    let core12 = api_version >= vk::API_VERSION_1_2;
+    // VK_KHR_buffer_device_address needs VK_KHR_device_group below 1.1 (and that, device groups on the
+    // instance).
+    let device_group =
+        api_version >= vk::API_VERSION_1_1 || (has(EXT_DEVICE_GROUP) && instance.device_groups);
+    supported.device_group_khr = api_version < vk::API_VERSION_1_1 && device_group;
+    let bda_ext = !core12 && has(EXT_BUFFER_DEVICE_ADDRESS) && device_group;
+    let timeline_ext = !core12 && has(EXT_TIMELINE_SEMAPHORE);
 
-    let Some(get_features2) = instance.next.get_physical_device_features2 else {
+    let Some(get_features2) = instance
+        .next
+        .get_physical_device_features2
+        .filter(|_| instance.physical_device_properties2)
+    else {
+        // Without feature queries (a 1.0 instance that could not get VK_KHR_get_physical_device_properties2)
+        // nothing beyond 1.0 can be enabled: breadcrumbs only, tracked from the app's own waits.
         return supported;
     };
-    if instance.api_version < vk::API_VERSION_1_1 || api_version < vk::API_VERSION_1_2 {
-        // The 1.2 feature structs cannot be asked about; without them Blackbox keeps to breadcrumbs.
-        return supported;
-    }
     let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut bda = vk::PhysicalDeviceBufferDeviceAddressFeatures::default();
+    let mut timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default();
     let mut fault = vk::PhysicalDeviceFaultFeaturesEXT::default();
     let mut binding = vk::PhysicalDeviceAddressBindingReportFeaturesEXT::default();
-    let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut v12);
+    let mut features2 = vk::PhysicalDeviceFeatures2::default();
+    if core12 {
+        features2 = features2.push_next(&mut v12);
+    }
+    if bda_ext {
+        features2 = features2.push_next(&mut bda);
+    }
+    if timeline_ext {
+        features2 = features2.push_next(&mut timeline);
+    }
     if fault_ext {
         features2 = features2.push_next(&mut fault);
     }
     if binding_ext {
         features2 = features2.push_next(&mut binding);
     }
-    // SAFETY: a valid chain of output structs for extensions the device has.
+    // SAFETY: a valid chain of output structs for what the device and the version have.
     unsafe { get_features2(physical_device, &mut features2) };
     let core = features2.features;
     supported.fragment_stores = core.fragment_stores_and_atomics == vk::TRUE;
     supported.vertex_stores = core.vertex_pipeline_stores_and_atomics == vk::TRUE;
-    supported.buffer_device_address = v12.buffer_device_address == vk::TRUE;
-    supported.timeline_semaphore = v12.timeline_semaphore == vk::TRUE;
+    if core12 {
+        supported.buffer_device_address = v12.buffer_device_address == vk::TRUE;
+        supported.timeline_semaphore = v12.timeline_semaphore == vk::TRUE;
+    } else {
+        supported.buffer_device_address = bda_ext && bda.buffer_device_address == vk::TRUE;
+        supported.buffer_device_address_khr = supported.buffer_device_address;
+        supported.timeline_semaphore = timeline_ext && timeline.timeline_semaphore == vk::TRUE;
+        supported.timeline_semaphore_khr = supported.timeline_semaphore;
+    }
     supported.device_fault = fault_ext && fault.device_fault == vk::TRUE;
     supported.address_binding_report = binding_ext && binding.report_address_binding == vk::TRUE;
     supported
@@ -170,25 +212,16 @@ unsafe fn host_memory_type(
     find(preferred).or_else(|| find(vk::MemoryPropertyFlags::empty()))
 }
 
-/// The app's `VkDeviceCreateInfo`, patched for Blackbox. Restores the app's structs when dropped.
+/// The app's `VkDeviceCreateInfo`, copied with what Blackbox needs enabled. It owns every struct it
+/// changed or added, and must outlive the call down.
 pub struct DeviceCreatePatch {
     /// The create info to pass down.
     pub create_info: vk::DeviceCreateInfo<'static>,
     /// What will be enabled if the call succeeds.
     pub capabilities: Capabilities,
-    extensions: Vec<*const c_char>,
-    own: Box<OwnFeatures>,
-    restore: Vec<(*mut vk::Bool32, vk::Bool32)>,
-}
-
-/// Feature structs of the layer's own, prepended to the app's chain where the app did not chain one.
-#[derive(Default)]
-struct OwnFeatures {
-    bda: vk::PhysicalDeviceBufferDeviceAddressFeatures<'static>,
-    timeline: vk::PhysicalDeviceTimelineSemaphoreFeatures<'static>,
-    fault: vk::PhysicalDeviceFaultFeaturesEXT<'static>,
-    binding: vk::PhysicalDeviceAddressBindingReportFeaturesEXT<'static>,
-    core: vk::PhysicalDeviceFeatures,
+    _extensions: Vec<*const c_char>,
+    _chain: ChainCopy,
+    _core: Box<vk::PhysicalDeviceFeatures>,
 }
 
 /// What Blackbox would like enabled.
@@ -205,12 +238,42 @@ pub struct Wanted {
     pub markers: bool,
 }
 
+/// Turns a feature on in the chain copy: in the app's struct of type `T` if it chained one (its copy), else
+/// in a struct of the layer's own put in front. `false` when the app's struct lies in the part of the chain
+/// the copy cannot change (after a struct the layer does not know) and the feature is off there.
+fn enable<T: vk::TaggedStructure + Default + Copy>(
+    chain: &mut ChainCopy,
+    feature: impl Fn(&mut T) -> &mut vk::Bool32,
+) -> bool {
+    match chain.find::<T>() {
+        Found::Copied(s) => {
+            *feature(s) = vk::TRUE;
+            true
+        }
+        Found::Shared(s) => {
+            let mut copy = *s;
+            let on = *feature(&mut copy) == vk::TRUE;
+            if !on {
+                warn!("a feature Blackbox needs cannot be enabled without changing the app's own structs: left off");
+            }
+            on
+        }
+        Found::Absent => {
+            let mut own = T::default();
+            *feature(&mut own) = vk::TRUE;
+            chain.prepend(own);
+            true
+        }
+    }
+}
+
 impl DeviceCreatePatch {
-    /// Builds the patch. The app's feature structs are modified until the patch is dropped.
+    /// Builds the copy.
     ///
     /// # Safety
     /// `app` must be the app's valid create info for a device on `physical_device`, which belongs to
-    /// `instance`; the patch must be dropped after the call down and before returning to the app.
+    /// `instance`, used at `device_api_version` (the lower of the instance's and the device's); the
+    /// patch must live until the call down returns.
     pub unsafe fn new(
         instance: &Instance,
         physical_device: vk::PhysicalDevice,
@@ -235,157 +298,147 @@ impl DeviceCreatePatch {
                 ),
             )
         };
-        let mut patch = DeviceCreatePatch {
-            // SAFETY: the app's struct, copied; its pointers stay valid for the call.
-            create_info: unsafe {
-                std::mem::transmute::<vk::DeviceCreateInfo<'_>, vk::DeviceCreateInfo<'static>>(*app)
-            },
-            capabilities: Capabilities {
-                marker_memory_type,
-                error_memory_type,
-                ..Default::default()
-            },
-            extensions: Vec::new(),
-            own: Box::default(),
-            restore: Vec::new(),
+        let mut caps = Capabilities {
+            marker_memory_type,
+            error_memory_type,
+            ..Default::default()
         };
-        let app_extensions: Vec<&CStr> = (0..app.enabled_extension_count as usize)
-            // SAFETY: the app's array of NUL-terminated names.
-            .map(|i| unsafe { CStr::from_ptr(*app.pp_enabled_extension_names.add(i)) })
-            .collect();
-        patch.extensions = app_extensions.iter().map(|e| e.as_ptr()).collect();
-        let mut add_extension = |name: &'static CStr| {
+        // SAFETY: the app's array of NUL-terminated names.
+        let app_extensions = unsafe {
+            crate::instance::names(app.pp_enabled_extension_names, app.enabled_extension_count)
+        };
+        let mut extensions: Vec<*const c_char> =
+            app_extensions.iter().map(|e| e.as_ptr()).collect();
+        let mut add_extension = |name: &'static CStr, enabled: &mut Vec<&'static str>| {
             if !app_extensions.contains(&name) {
-                patch.extensions.push(name.as_ptr());
+                extensions.push(name.as_ptr());
+                enabled.push(name.to_str().unwrap_or_default());
             }
         };
-        let caps = &mut patch.capabilities;
         if wanted.markers && supported.buffer_marker {
-            add_extension(EXT_BUFFER_MARKER);
+            add_extension(EXT_BUFFER_MARKER, &mut caps.enabled);
             caps.buffer_marker = true;
         }
         if wanted.markers && supported.checkpoints {
-            add_extension(EXT_CHECKPOINTS);
+            add_extension(EXT_CHECKPOINTS, &mut caps.enabled);
             caps.checkpoints = true;
         }
         if wanted.diagnostics && supported.device_fault {
-            add_extension(EXT_DEVICE_FAULT);
+            add_extension(EXT_DEVICE_FAULT, &mut caps.enabled);
             caps.device_fault = true;
         }
         if wanted.diagnostics && supported.address_binding_report && instance.debug_utils {
-            add_extension(EXT_ADDRESS_BINDING_REPORT);
+            add_extension(EXT_ADDRESS_BINDING_REPORT, &mut caps.enabled);
             caps.address_binding_report = true;
         }
         caps.buffer_device_address =
             wanted.buffer_device_address && supported.buffer_device_address;
         caps.timeline_semaphore = wanted.diagnostics && supported.timeline_semaphore;
-        let caps = *caps;
-
-        // Features: set the app's own struct where it chained one, else prepend one of ours.
-        let mut prepend: Vec<*mut vk::BaseOutStructure> = Vec::new();
-        // SAFETY: the app's chain is valid; the pointers found stay valid for the call.
-        unsafe {
-            let v12 = chain::find::<vk::PhysicalDeviceVulkan12Features>(app.p_next);
-            if caps.buffer_device_address {
-                match (
-                    v12,
-                    chain::find::<vk::PhysicalDeviceBufferDeviceAddressFeatures>(app.p_next),
-                ) {
-                    (Some(v12), _) => patch.set(&mut (*v12).buffer_device_address),
-                    (None, Some(bda)) => patch.set(&mut (*bda).buffer_device_address),
-                    (None, None) => {
-                        patch.own.bda.buffer_device_address = vk::TRUE;
-                        prepend.push(&mut patch.own.bda as *mut _ as *mut vk::BaseOutStructure);
-                    }
-                }
+        if caps.buffer_device_address && supported.buffer_device_address_khr {
+            if supported.device_group_khr {
+                add_extension(EXT_DEVICE_GROUP, &mut caps.enabled);
             }
-            if caps.timeline_semaphore {
-                match (
-                    v12,
-                    chain::find::<vk::PhysicalDeviceTimelineSemaphoreFeatures>(app.p_next),
-                ) {
-                    (Some(v12), _) => patch.set(&mut (*v12).timeline_semaphore),
-                    (None, Some(t)) => patch.set(&mut (*t).timeline_semaphore),
-                    (None, None) => {
-                        patch.own.timeline.timeline_semaphore = vk::TRUE;
-                        prepend
-                            .push(&mut patch.own.timeline as *mut _ as *mut vk::BaseOutStructure);
-                    }
-                }
-            }
-            if caps.device_fault {
-                match chain::find::<vk::PhysicalDeviceFaultFeaturesEXT>(app.p_next) {
-                    Some(f) => patch.set(&mut (*f).device_fault),
-                    None => {
-                        patch.own.fault.device_fault = vk::TRUE;
-                        prepend.push(&mut patch.own.fault as *mut _ as *mut vk::BaseOutStructure);
-                    }
-                }
-            }
-            if caps.address_binding_report {
-                match chain::find::<vk::PhysicalDeviceAddressBindingReportFeaturesEXT>(app.p_next) {
-                    Some(f) => patch.set(&mut (*f).report_address_binding),
-                    None => {
-                        patch.own.binding.report_address_binding = vk::TRUE;
-                        prepend.push(&mut patch.own.binding as *mut _ as *mut vk::BaseOutStructure);
-                    }
-                }
-            }
+            add_extension(EXT_BUFFER_DEVICE_ADDRESS, &mut caps.enabled);
         }
-        // Instrumented fragment and vertex-pipeline shaders store records: their store features must be on.
+        if caps.timeline_semaphore && supported.timeline_semaphore_khr {
+            add_extension(EXT_TIMELINE_SEMAPHORE, &mut caps.enabled);
+        }
+
+        // Features, in a copy of the app's chain.
+        // SAFETY: the app's valid chain, which outlives the patch.
+        let mut chain = unsafe { ChainCopy::new(app.p_next) };
+        let core12 = device_api_version >= vk::API_VERSION_1_2;
+        let has_v12 = !matches!(
+            chain.find::<vk::PhysicalDeviceVulkan12Features>(),
+            Found::Absent
+        );
         if caps.buffer_device_address {
-            // SAFETY: the app's valid chain and optional feature struct.
-            unsafe {
-                match chain::find::<vk::PhysicalDeviceFeatures2>(app.p_next) {
-                    Some(f2) => {
-                        if supported.fragment_stores {
-                            patch.set(&mut (*f2).features.fragment_stores_and_atomics);
-                        }
-                        if supported.vertex_stores {
-                            patch.set(&mut (*f2).features.vertex_pipeline_stores_and_atomics);
-                        }
-                    }
-                    None => {
-                        patch.own.core =
-                            app.p_enabled_features.as_ref().copied().unwrap_or_default();
-                        if supported.fragment_stores {
-                            patch.own.core.fragment_stores_and_atomics = vk::TRUE;
-                        }
-                        if supported.vertex_stores {
-                            patch.own.core.vertex_pipeline_stores_and_atomics = vk::TRUE;
-                        }
-                        patch.create_info.p_enabled_features = &patch.own.core;
-                    }
+            caps.buffer_device_address = if core12 && has_v12 {
+                enable(&mut chain, |f: &mut vk::PhysicalDeviceVulkan12Features| {
+                    &mut f.buffer_device_address
+                })
+            } else {
+                enable(
+                    &mut chain,
+                    |f: &mut vk::PhysicalDeviceBufferDeviceAddressFeatures| {
+                        &mut f.buffer_device_address
+                    },
+                )
+            };
+            caps.enabled.push("bufferDeviceAddress");
+        }
+        if caps.timeline_semaphore {
+            caps.timeline_semaphore = if core12 && has_v12 {
+                enable(&mut chain, |f: &mut vk::PhysicalDeviceVulkan12Features| {
+                    &mut f.timeline_semaphore
+                })
+            } else {
+                enable(
+                    &mut chain,
+                    |f: &mut vk::PhysicalDeviceTimelineSemaphoreFeatures| &mut f.timeline_semaphore,
+                )
+            };
+            caps.enabled.push("timelineSemaphore");
+        }
+        if caps.device_fault {
+            caps.device_fault = enable(&mut chain, |f: &mut vk::PhysicalDeviceFaultFeaturesEXT| {
+                &mut f.device_fault
+            });
+        }
+        if caps.address_binding_report {
+            caps.address_binding_report = enable(
+                &mut chain,
+                |f: &mut vk::PhysicalDeviceAddressBindingReportFeaturesEXT| {
+                    &mut f.report_address_binding
+                },
+            );
+        }
+        // Instrumented fragment and vertex-pipeline shaders store records: their store features must be on,
+        // in the app's VkPhysicalDeviceFeatures2 (its copy) or in a copy of its pEnabledFeatures.
+        let mut core = Box::new(
+            // SAFETY: the app's optional features struct.
+            unsafe { app.p_enabled_features.as_ref() }
+                .copied()
+                .unwrap_or_default(),
+        );
+        let mut p_enabled_features = app.p_enabled_features;
+        if caps.buffer_device_address {
+            let stores = |f: &mut vk::PhysicalDeviceFeatures| {
+                if supported.fragment_stores {
+                    f.fragment_stores_and_atomics = vk::TRUE;
+                }
+                if supported.vertex_stores {
+                    f.vertex_pipeline_stores_and_atomics = vk::TRUE;
+                }
+            };
+            match chain.find::<vk::PhysicalDeviceFeatures2>() {
+                Found::Copied(f2) => stores(&mut f2.features),
+                Found::Shared(_) => {
+                    warn!("the store features instrumented fragment and vertex shaders need cannot be enabled without changing the app's own structs: left as the app set them")
+                }
+                Found::Absent => {
+                    stores(&mut core);
+                    p_enabled_features = &*core;
                 }
             }
         }
-        let mut next = app.p_next as *mut c_void;
-        for s in prepend.into_iter().rev() {
-            // SAFETY: our own boxed structs, which outlive the call.
-            unsafe { (*s).p_next = next as *mut vk::BaseOutStructure };
-            next = s as *mut c_void;
-        }
-        patch.create_info.p_next = next;
-        patch.create_info.enabled_extension_count = patch.extensions.len() as u32;
-        patch.create_info.pp_enabled_extension_names = patch.extensions.as_ptr();
-        patch
-    }
-
-    /// Sets a feature in one of the app's structs, remembering its value for [`Drop`].
-    fn set(&mut self, feature: *mut vk::Bool32) {
-        // SAFETY: a field of a struct in the app's chain, valid for the call.
-        unsafe {
-            self.restore.push((feature, *feature));
-            *feature = vk::TRUE;
-        }
-    }
-}
-
-impl Drop for DeviceCreatePatch {
-    fn drop(&mut self) {
-        for &(feature, value) in self.restore.iter().rev() {
-            // SAFETY: as in `set`; the app's struct is still valid (the patch lives within the hook).
-            unsafe { *feature = value };
+        let mut create_info = *app;
+        create_info.p_next = chain.head();
+        create_info.enabled_extension_count = extensions.len() as u32;
+        create_info.pp_enabled_extension_names = extensions.as_ptr();
+        create_info.p_enabled_features = p_enabled_features;
+        DeviceCreatePatch {
+            // SAFETY: the copy points into the app's arrays and the patch's own boxes and vectors, which
+            // outlive the call down (the caller's contract): the lifetime is the patch's.
+            create_info: unsafe {
+                std::mem::transmute::<vk::DeviceCreateInfo<'_>, vk::DeviceCreateInfo<'static>>(
+                    create_info,
+                )
+            },
+            capabilities: caps,
+            _extensions: extensions,
+            _chain: chain,
+            _core: core,
         }
     }
 }

@@ -63,7 +63,10 @@ pub unsafe fn create(
         .map_or(app_info, |p| &p.create_info as *const _);
     // SAFETY: the app's arguments, with the create info patched.
     let mut result = unsafe { next_create(physical_device, patched_info, allocator, out_device) };
-    let mut capabilities = patch.as_ref().map(|p| p.capabilities).unwrap_or_default();
+    let mut capabilities = patch
+        .as_ref()
+        .map(|p| p.capabilities.clone())
+        .unwrap_or_default();
     drop(patch);
     if result != vk::Result::SUCCESS && patched_info != app_info {
         warn!("vkCreateDevice failed with what Blackbox enables ({result:?}); creating the app's device as asked, with breadcrumbs and shader instrumentation off");

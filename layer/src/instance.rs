@@ -17,11 +17,17 @@ pub struct Instance {
     pub next: InstanceDispatch,
     /// `VkApplicationInfo::pApplicationName`, else the process name.
     pub app_name: String,
-    /// The API version the instance was created with (the app's, raised to 1.2 by the layer where the
-    /// loader allows): the layer may call only what it allows.
+    /// The API version the app created the instance for (never changed by the layer): the layer calls only
+    /// what it allows.
     pub api_version: u32,
     /// `VK_EXT_debug_utils` is enabled on the instance (by the app).
     pub debug_utils: bool,
+    /// `vkGetPhysicalDeviceFeatures2` and `Properties2` can be called: Vulkan 1.1, or
+    /// `VK_KHR_get_physical_device_properties2` enabled (by the app or, for a 1.0 app, by the layer).
+    pub physical_device_properties2: bool,
+    /// Device groups exist on the instance (1.1, or `VK_KHR_device_group_creation`), which
+    /// `VK_KHR_buffer_device_address` needs below 1.1.
+    pub device_groups: bool,
     /// The layer's own messenger for address-binding reports, when one was made.
     pub binding_messenger: parking_lot::Mutex<Option<vk::DebugUtilsMessengerEXT>>,
 }
@@ -34,6 +40,29 @@ pub struct DeviceDescription {
     pub driver: String,
     /// The device's Vulkan version.
     pub api_version: u32,
+}
+
+/// Instance extensions a Vulkan 1.0 app's instance needs for Blackbox to enable buffer device address and
+/// timeline semaphores through their KHR device extensions: feature queries
+/// (`VK_KHR_get_physical_device_properties2`) and device groups (`VK_KHR_device_group_creation`, which
+/// `VK_KHR_buffer_device_address`'s dependency `VK_KHR_device_group` needs). Both are core in 1.1.
+const INSTANCE_EXTENSIONS_BELOW_1_1: [&CStr; 2] = [
+    c"VK_KHR_get_physical_device_properties2",
+    c"VK_KHR_device_group_creation",
+];
+
+/// The names of an app's array of `count` NUL-terminated strings.
+///
+/// # Safety
+/// `names` points to `count` valid NUL-terminated strings (or `count` is 0).
+pub unsafe fn names<'a>(names: *const *const std::ffi::c_char, count: u32) -> Vec<&'a CStr> {
+    if names.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: forwarded to the caller.
+    (0..count as usize)
+        .map(|i| unsafe { CStr::from_ptr(*names.add(i)) })
+        .collect()
 }
 
 /// `vkCreateInstance`, once the loader's chain is advanced: creates the instance through `next_create` and
@@ -51,26 +80,38 @@ pub unsafe fn create(
 ) -> vk::Result {
     crate::contained("reading VK_BLACKBOX_* settings", crate::config);
 
-    // The layer asks the driver for Vulkan 1.1/1.2 properties and features (driver name, buffer device
-    // address, timeline semaphores), which an instance created for 1.0 does not allow: ask for 1.2 at
-    // least. An app written for 1.0 sees no difference.
-    let mut patched = *info;
-    // SAFETY: the app's optional application info.
-    let mut app_info = unsafe { info.p_application_info.as_ref() }
-        .copied()
-        .unwrap_or_default();
-    let raised = app_info.api_version < vk::API_VERSION_1_2;
-    if raised {
-        app_info.api_version = vk::API_VERSION_1_2;
-        patched.p_application_info = &app_info;
+    // The app's Vulkan version stays as it asked. Below 1.1 the layer needs two instance extensions to reach
+    // buffer device address and timeline semaphores through their KHR extensions on the device (feature
+    // queries and device groups): they go into a copy of the extension list, and if the implementation
+    // refuses them the instance is created as the app asked.
+    let api_version = app_api_version(info);
+    // SAFETY: the app's array of NUL-terminated names.
+    let app_extensions: Vec<&CStr> = unsafe {
+        names(
+            info.pp_enabled_extension_names,
+            info.enabled_extension_count,
+        )
+    };
+    let mut extensions: Vec<*const std::ffi::c_char> =
+        app_extensions.iter().map(|e| e.as_ptr()).collect();
+    if api_version < vk::API_VERSION_1_1 {
+        for needed in INSTANCE_EXTENSIONS_BELOW_1_1 {
+            if !app_extensions.contains(&needed) {
+                extensions.push(needed.as_ptr());
+            }
+        }
     }
-    // SAFETY: the app's arguments, with the application info patched.
-    let mut result = unsafe { next_create(&patched, allocator, out_instance) };
-    if raised && result == vk::Result::ERROR_INCOMPATIBLE_DRIVER {
-        // A Vulkan 1.0 loader refuses versions it does not know: create what the app asked for.
-        patched.p_application_info = info.p_application_info;
+    let mut own = *info;
+    own.enabled_extension_count = extensions.len() as u32;
+    own.pp_enabled_extension_names = extensions.as_ptr();
+    let added = extensions.len() > app_extensions.len();
+    // SAFETY: the app's arguments, with the extension list copied and extended.
+    let mut result = unsafe { next_create(&own, allocator, out_instance) };
+    if added && result == vk::Result::ERROR_EXTENSION_NOT_PRESENT {
+        debug!("the instance extensions Blackbox adds for a Vulkan 1.0 app are missing: creating the app's instance as asked");
+        own = *info;
         // SAFETY: the app's own arguments.
-        result = unsafe { next_create(&patched, allocator, out_instance) };
+        result = unsafe { next_create(&own, allocator, out_instance) };
     }
     if result != vk::Result::SUCCESS {
         return result;
@@ -78,8 +119,8 @@ pub unsafe fn create(
     // SAFETY: on success the next layer wrote a valid instance.
     let handle = unsafe { *out_instance };
     crate::contained("recording an instance", || {
-        // SAFETY: the instance was created from `patched`, whose pointers are valid here.
-        let state = unsafe { Instance::new(handle, next_gipa, &patched) };
+        // SAFETY: the instance was created from `own`, whose pointers are valid here.
+        let state = unsafe { Instance::new(handle, next_gipa, &own) };
         debug!(
             "instance created for \"{}\" (API {})",
             state.app_name,
@@ -136,11 +177,18 @@ impl Instance {
             })
             .filter(|name| !name.is_empty())
             .unwrap_or_else(process_name);
-        let debug_utils = (0..create_info.enabled_extension_count as usize).any(|i| {
-            // SAFETY: the app's array of NUL-terminated extension names.
-            let name = unsafe { CStr::from_ptr(*create_info.pp_enabled_extension_names.add(i)) };
-            name == c"VK_EXT_debug_utils"
-        });
+        // SAFETY: the app's array of NUL-terminated extension names.
+        let extensions = unsafe {
+            names(
+                create_info.pp_enabled_extension_names,
+                create_info.enabled_extension_count,
+            )
+        };
+        let debug_utils = extensions.contains(&c"VK_EXT_debug_utils");
+        let physical_device_properties2 = api_version >= vk::API_VERSION_1_1
+            || extensions.contains(&c"VK_KHR_get_physical_device_properties2");
+        let device_groups = api_version >= vk::API_VERSION_1_1
+            || extensions.contains(&c"VK_KHR_device_group_creation");
         Self {
             handle,
             next_get_instance_proc_addr,
@@ -148,6 +196,8 @@ impl Instance {
             app_name,
             api_version,
             debug_utils,
+            physical_device_properties2,
+            device_groups,
             binding_messenger: parking_lot::Mutex::new(None),
         }
     }
@@ -165,8 +215,9 @@ impl Instance {
         }
         let name = c_chars(&props.device_name);
         let mut driver = None;
+        // VkPhysicalDeviceDriverProperties is core in 1.2 (of the instance's and the device's versions).
         let can_ask_driver =
-            self.api_version >= vk::API_VERSION_1_1 && props.api_version >= vk::API_VERSION_1_2;
+            self.api_version >= vk::API_VERSION_1_2 && props.api_version >= vk::API_VERSION_1_2;
         if let (true, Some(get2)) = (can_ask_driver, self.next.get_physical_device_properties2) {
             let mut driver_props = vk::PhysicalDeviceDriverProperties::default();
             let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver_props);

@@ -13,6 +13,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use crate::chain::{ChainCopy, Found};
 use crate::command_buffer::{CommandBuffer, RecordedLog};
 use crate::device::Device;
 
@@ -480,95 +481,72 @@ unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
     }
 }
 
-/// Adds the layer's timeline signal to the last batch of a `VkSubmitInfo`/`VkBindSparseInfo` submission.
-/// Keeps what it allocated alive and restores the app's structs when dropped.
+/// The layer's timeline signal added to a copy of the last batch of a `VkSubmitInfo`/`VkBindSparseInfo`
+/// submission: its signal list, the values, and a copy of the batch's chain where the app's
+/// `VkTimelineSemaphoreSubmitInfo` (or one of the layer's own) carries them. Must outlive the call down.
 struct TimelineSignal {
     semaphores: Vec<vk::Semaphore>,
     values: Vec<u64>,
-    own_info: Box<vk::TimelineSemaphoreSubmitInfo<'static>>,
-    restore: Option<(
-        *mut vk::TimelineSemaphoreSubmitInfo<'static>,
-        u32,
-        *const u64,
-    )>,
+    chain: ChainCopy,
 }
 
 impl TimelineSignal {
-    /// Prepares the signal for a batch with these signal semaphores and `pNext`; returns the new signal
-    /// list and `pNext` to put in the batch's copy.
+    /// Prepares the signal for a batch with these signal semaphores and `pNext`. `None` when the app's
+    /// timeline values lie where the chain copy cannot change them (after a struct the layer does not
+    /// know): then this submission is tracked through the app's waits only.
     ///
     /// # Safety
-    /// The arguments come from a valid batch of the app's; the result must outlive the call down.
+    /// The arguments come from a valid batch of the app's, which outlives the result.
     unsafe fn new(
         signals: &[vk::Semaphore],
         p_next: *const c_void,
         timeline: vk::Semaphore,
         seq: u64,
-    ) -> Box<Self> {
+    ) -> Option<Box<Self>> {
         let mut this = Box::new(TimelineSignal {
             semaphores: signals.iter().copied().chain([timeline]).collect(),
             values: Vec::new(),
-            own_info: Box::default(),
-            restore: None,
+            // SAFETY: the app's valid chain.
+            chain: unsafe { ChainCopy::new(p_next) },
         });
-        // SAFETY: the app's valid chain.
-        match unsafe { crate::chain::find::<vk::TimelineSemaphoreSubmitInfo>(p_next) } {
-            Some(app) => {
-                // The app chained its own values: extend them for the duration of the call.
-                // SAFETY: the app's valid struct.
-                let (count, values) = unsafe {
-                    (
-                        (*app).signal_semaphore_value_count,
-                        (*app).p_signal_semaphore_values,
-                    )
-                };
-                this.values = (0..signals.len())
-                    // SAFETY: the app gives a value per signal semaphore, or none.
-                    .map(|i| {
-                        if (i as u32) < count && !values.is_null() {
-                            unsafe { *values.add(i) }
-                        } else {
-                            0
-                        }
-                    })
-                    .chain([seq])
-                    .collect();
-                this.restore = Some((app, count, values));
-                // SAFETY: as above; restored in Drop.
-                unsafe {
-                    (*app).signal_semaphore_value_count = this.values.len() as u32;
-                    (*app).p_signal_semaphore_values = this.values.as_ptr();
-                }
+        let app_values = match this.chain.find::<vk::TimelineSemaphoreSubmitInfo>() {
+            Found::Copied(app) => Some((
+                app.signal_semaphore_value_count,
+                app.p_signal_semaphore_values,
+            )),
+            Found::Shared(_) => return None,
+            Found::Absent => None,
+        };
+        this.values = match app_values {
+            // The app chained its own values: the copy carries them and the layer's.
+            Some((count, values)) => (0..signals.len())
+                .map(|i| {
+                    if (i as u32) < count && !values.is_null() {
+                        // SAFETY: the app gives a value per signal semaphore, or none.
+                        unsafe { *values.add(i) }
+                    } else {
+                        0
+                    }
+                })
+                .chain([seq])
+                .collect(),
+            // Binary semaphores only: their values are ignored.
+            None => signals.iter().map(|_| 0).chain([seq]).collect(),
+        };
+        let count = this.values.len() as u32;
+        let values = this.values.as_ptr();
+        match this.chain.find::<vk::TimelineSemaphoreSubmitInfo>() {
+            Found::Copied(info) => {
+                info.signal_semaphore_value_count = count;
+                info.p_signal_semaphore_values = values;
             }
-            None => {
-                this.values = signals.iter().map(|_| 0).chain([seq]).collect();
-                this.own_info.signal_semaphore_value_count = this.values.len() as u32;
-                this.own_info.p_signal_semaphore_values = this.values.as_ptr();
-                this.own_info.p_next = p_next;
-            }
+            _ => this.chain.prepend(vk::TimelineSemaphoreSubmitInfo {
+                signal_semaphore_value_count: count,
+                p_signal_semaphore_values: values,
+                ..Default::default()
+            }),
         }
-        this
-    }
-
-    /// The `pNext` the batch's copy gets.
-    fn p_next(&self, app_p_next: *const c_void) -> *const c_void {
-        if self.restore.is_some() {
-            app_p_next
-        } else {
-            &*self.own_info as *const vk::TimelineSemaphoreSubmitInfo as *const c_void
-        }
-    }
-}
-
-impl Drop for TimelineSignal {
-    fn drop(&mut self) {
-        if let Some((app, count, values)) = self.restore {
-            // SAFETY: the app's struct, still valid inside the hook.
-            unsafe {
-                (*app).signal_semaphore_value_count = count;
-                (*app).p_signal_semaphore_values = values;
-            }
-        }
+        Some(this)
     }
 }
 
@@ -580,12 +558,16 @@ trait Batch: Copy {
     /// The batch must be the app's valid struct.
     unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer>;
 
-    /// Adds a signal of the layer's `timeline` to `seq` to this copy of the batch. What it returns must
-    /// outlive the call down (and restores any app struct it patched when dropped).
+    /// Adds a signal of the layer's `timeline` to `seq` to this copy of the batch. What it returns (the
+    /// copies it made) must outlive the call down; `None` when it could not add the signal.
     ///
     /// # Safety
     /// As for [`Batch::command_buffers`].
-    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any>;
+    unsafe fn add_signal(
+        &mut self,
+        timeline: vk::Semaphore,
+        seq: u64,
+    ) -> Option<Box<dyn std::any::Any>>;
 }
 
 /// `VkSubmitInfo` and `VkBindSparseInfo` carry their signal semaphores the same way, with timeline values
@@ -602,16 +584,16 @@ macro_rules! batch_with_signal_semaphores {
                 &mut self,
                 timeline: vk::Semaphore,
                 seq: u64,
-            ) -> Box<dyn std::any::Any> {
+            ) -> Option<Box<dyn std::any::Any>> {
                 // SAFETY: forwarded.
                 let signals =
                     unsafe { slice(self.p_signal_semaphores, self.signal_semaphore_count) };
                 // SAFETY: the batch's valid chain.
-                let signal = unsafe { TimelineSignal::new(signals, self.p_next, timeline, seq) };
+                let signal = unsafe { TimelineSignal::new(signals, self.p_next, timeline, seq) }?;
                 self.signal_semaphore_count = signal.semaphores.len() as u32;
                 self.p_signal_semaphores = signal.semaphores.as_ptr();
-                self.p_next = signal.p_next(self.p_next);
-                signal
+                self.p_next = signal.chain.head();
+                Some(signal)
             }
         }
     };
@@ -631,7 +613,11 @@ impl Batch for vk::SubmitInfo2<'_> {
         infos.iter().map(|i| i.command_buffer).collect()
     }
 
-    unsafe fn add_signal(&mut self, timeline: vk::Semaphore, seq: u64) -> Box<dyn std::any::Any> {
+    unsafe fn add_signal(
+        &mut self,
+        timeline: vk::Semaphore,
+        seq: u64,
+    ) -> Option<Box<dyn std::any::Any>> {
         // SAFETY: forwarded.
         let mut signals = unsafe {
             slice(
@@ -644,7 +630,9 @@ impl Batch for vk::SubmitInfo2<'_> {
             vk::SemaphoreSubmitInfo::default()
                 .semaphore(timeline)
                 .value(seq)
-                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+                // In a signal's first scope BOTTOM_OF_PIPE means every stage (the spec's equivalence), without
+                // the ALL_COMMANDS that best practices warns about.
+                .stage_mask(vk::PipelineStageFlags2::BOTTOM_OF_PIPE),
         );
         self.signal_semaphore_info_count = signals.len() as u32;
         self.p_signal_semaphore_infos = signals.as_ptr();
@@ -653,7 +641,7 @@ impl Batch for vk::SubmitInfo2<'_> {
         // SAFETY: same type but for the lifetime parameter.
         let signals: Vec<vk::SemaphoreSubmitInfo<'static>> =
             unsafe { std::mem::transmute(signals) };
-        Box::new(signals)
+        Some(Box::new(signals))
     }
 }
 
@@ -689,7 +677,7 @@ fn submit<B: Batch, F: Copy>(
         let mut copies = app.to_vec();
         let keep = match (state.timeline, copies.last_mut()) {
             // SAFETY: a copy of the app's valid batch.
-            (Some(timeline), Some(last)) => Some(unsafe { last.add_signal(timeline, seq) }),
+            (Some(timeline), Some(last)) => unsafe { last.add_signal(timeline, seq) },
             _ => None,
         };
         Some((seq, snap, copies, keep))

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::select::{instrumented, record_for};
 use super::{stage_name, PipelineRecord, StageRecord};
+use crate::chain::{ChainCopy, Found};
 use crate::device::Device;
 use crate::shader_errors::InstrumentedShader;
 
@@ -71,60 +72,96 @@ unsafe fn stages(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> 
     PipelineRecord { stages }
 }
 
-/// Inline modules (a `VkShaderModuleCreateInfo` chained to a stage, maintenance5 / pipeline libraries)
-/// swapped for their instrumented code during the call down, and restored after it.
-struct InlinePatch {
-    restore: Vec<(*mut vk::ShaderModuleCreateInfo<'static>, usize, *const u32)>,
-    _keep: Vec<Arc<InstrumentedShader>>,
+/// Copies of a pipeline's stage infos whose inline modules (a `VkShaderModuleCreateInfo` chained to a
+/// stage: maintenance5, graphics pipeline libraries) carry instrumented code. Owns what the copies point
+/// to; must outlive the call down.
+struct InlineStages {
+    stages: Vec<vk::PipelineShaderStageCreateInfo<'static>>,
+    _chains: Vec<ChainCopy>,
+    _shaders: Vec<Arc<InstrumentedShader>>,
 }
 
-impl InlinePatch {
-    /// Patches the inline modules of `stages`.
+impl InlineStages {
+    /// The copies, or `None` when no stage has inline code to instrument (the app's own stages then go down).
     ///
     /// # Safety
-    /// `stages` must be the app's valid stage infos; the patch must be dropped before the hook returns.
-    unsafe fn new(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> Self {
-        let mut patch = InlinePatch {
-            restore: Vec::new(),
-            _keep: Vec::new(),
+    /// `stages` must be the app's valid stage infos, which outlive the result.
+    unsafe fn new(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> Option<Self> {
+        let mut copy = InlineStages {
+            // SAFETY: the copies point into the app's structs, which outlive them (the caller's contract).
+            stages: stages
+                .iter()
+                .map(|s| unsafe {
+                    std::mem::transmute::<
+                        vk::PipelineShaderStageCreateInfo<'_>,
+                        vk::PipelineShaderStageCreateInfo<'static>,
+                    >(*s)
+                })
+                .collect(),
+            _chains: Vec::new(),
+            _shaders: Vec::new(),
         };
-        for stage in stages
-            .iter()
+        for stage in copy
+            .stages
+            .iter_mut()
             .filter(|s| s.module == vk::ShaderModule::null())
         {
             // SAFETY: the app's valid chain.
-            let Some(info) = (unsafe {
-                crate::chain::find::<vk::ShaderModuleCreateInfo<'static>>(stage.p_next)
-            }) else {
+            let Some(info) =
+                (unsafe { crate::chain::find::<vk::ShaderModuleCreateInfo>(stage.p_next) })
+            else {
                 continue;
             };
             // SAFETY: the struct found, valid for the call.
             let code = unsafe { words(&*info) };
-            if let Some(shader) = instrumented(dev, code) {
-                // SAFETY: as above; restored in Drop.
-                unsafe {
-                    patch
-                        .restore
-                        .push((info, (*info).code_size, (*info).p_code));
-                    (*info).code_size = shader.words.len() * 4;
-                    (*info).p_code = shader.words.as_ptr();
-                }
-                patch._keep.push(shader);
-            }
+            let Some(shader) = instrumented(dev, code) else {
+                continue;
+            };
+            // SAFETY: the app's valid chain, which outlives the copy.
+            let mut chain = unsafe { ChainCopy::new(stage.p_next) };
+            let Found::Copied(module) = chain.find::<vk::ShaderModuleCreateInfo>() else {
+                debug!("shader {}: inline code behind a struct Blackbox does not know is left as it is", shader.info.id);
+                continue;
+            };
+            module.code_size = shader.words.len() * 4;
+            module.p_code = shader.words.as_ptr();
+            stage.p_next = chain.head();
+            copy._chains.push(chain);
+            copy._shaders.push(shader);
         }
-        patch
+        (!copy._shaders.is_empty()).then_some(copy)
     }
 }
 
-impl Drop for InlinePatch {
-    fn drop(&mut self) {
-        for &(info, size, code) in &self.restore {
-            // SAFETY: the app's struct, still valid inside the hook.
-            unsafe {
-                (*info).code_size = size;
-                (*info).p_code = code;
+/// Copies of a call's pipeline create infos with their inline stages instrumented ([`InlineStages`]):
+/// `None` when nothing changed, and the app's infos go down as they are.
+struct InlinePipelines<I> {
+    infos: Vec<I>,
+    _stages: Vec<InlineStages>,
+}
+
+impl<I: Copy> InlinePipelines<I> {
+    /// # Safety
+    /// `infos` must be the app's valid create infos; `stages` gives each one's valid stage infos and `set`
+    /// points a copy at its new ones.
+    unsafe fn new(
+        dev: &Device,
+        infos: &[I],
+        stages: impl Fn(&I) -> &[vk::PipelineShaderStageCreateInfo],
+        set: impl Fn(&mut I, &InlineStages),
+    ) -> Option<Self> {
+        let mut copy = InlinePipelines {
+            infos: infos.to_vec(),
+            _stages: Vec::new(),
+        };
+        for info in &mut copy.infos {
+            // SAFETY: the app's valid stages.
+            if let Some(inline) = unsafe { InlineStages::new(dev, stages(info)) } {
+                set(info, &inline);
+                copy._stages.push(inline);
             }
         }
+        (!copy._stages.is_empty()).then_some(copy)
     }
 }
 
@@ -235,18 +272,19 @@ impl Device {
         let Some(next) = self.next.create_compute_pipelines else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's array of `count` infos.
-        let stages: Vec<_> = unsafe { slice(infos, count) }
-            .iter()
-            .map(|i| i.stage)
-            .collect();
-        // SAFETY: the app's stage infos; dropped before returning.
-        let patch = crate::contained("instrumenting inline shaders", || unsafe {
-            InlinePatch::new(self, &stages)
-        });
-        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
-        let result = unsafe { next(device, cache, count, infos, allocator, out) };
-        drop(patch);
+        // SAFETY: the app's infos and their stages, which outlive the copies.
+        let inline = crate::contained("instrumenting inline shaders", || unsafe {
+            InlinePipelines::new(
+                self,
+                slice(infos, count),
+                |i| std::slice::from_ref(&i.stage),
+                |i, inline| i.stage = inline.stages[0],
+            )
+        })
+        .flatten();
+        let infos_down = inline.as_ref().map_or(infos, |p| p.infos.as_ptr());
+        // SAFETY: the app's arguments, or copies of its infos with inline code instrumented.
+        let result = unsafe { next(device, cache, count, infos_down, allocator, out) };
         if result.as_raw() >= 0 {
             // SAFETY: the app's array of `count` infos.
             record_pipelines(self, unsafe { slice(infos, count) }, out, |i| {
@@ -269,17 +307,19 @@ impl Device {
         let Some(next) = self.next.create_graphics_pipelines else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's infos and their stages; dropped before returning.
-        let patch = crate::contained("instrumenting inline shaders", || unsafe {
-            let stages: Vec<_> = slice(infos, count)
-                .iter()
-                .flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied())
-                .collect();
-            InlinePatch::new(self, &stages)
-        });
-        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
-        let result = unsafe { next(device, cache, count, infos, allocator, out) };
-        drop(patch);
+        // SAFETY: the app's infos and their stages, which outlive the copies.
+        let inline = crate::contained("instrumenting inline shaders", || unsafe {
+            InlinePipelines::new(
+                self,
+                slice(infos, count),
+                |i| slice(i.p_stages, i.stage_count),
+                |i, inline| i.p_stages = inline.stages.as_ptr(),
+            )
+        })
+        .flatten();
+        let infos_down = inline.as_ref().map_or(infos, |p| p.infos.as_ptr());
+        // SAFETY: the app's arguments, or copies of its infos with inline code instrumented.
+        let result = unsafe { next(device, cache, count, infos_down, allocator, out) };
         if result.as_raw() >= 0 {
             // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
             record_pipelines(self, unsafe { slice(infos, count) }, out, |i| unsafe {
@@ -304,22 +344,25 @@ impl Device {
         let Some(next) = self.next.create_ray_tracing_pipelines_khr else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // With a deferred operation the driver may read the code after the call: no inline patch then.
-        let patch = if deferred == vk::DeferredOperationKHR::null() {
-            // SAFETY: the app's infos and their stages; dropped before returning.
+        // With a deferred operation the driver may read the code after the call returns, when the copies
+        // are gone: inline code stays the app's then.
+        let inline = if deferred == vk::DeferredOperationKHR::null() {
+            // SAFETY: the app's infos and their stages, which outlive the copies.
             crate::contained("instrumenting inline shaders", || unsafe {
-                let stages: Vec<_> = slice(infos, count)
-                    .iter()
-                    .flat_map(|i| slice(i.p_stages, i.stage_count).iter().copied())
-                    .collect();
-                InlinePatch::new(self, &stages)
+                InlinePipelines::new(
+                    self,
+                    slice(infos, count),
+                    |i| slice(i.p_stages, i.stage_count),
+                    |i, inline| i.p_stages = inline.stages.as_ptr(),
+                )
             })
+            .flatten()
         } else {
             None
         };
-        // SAFETY: the app's arguments, inline code swapped for its instrumented form.
-        let result = unsafe { next(device, deferred, cache, count, infos, allocator, out) };
-        drop(patch);
+        let infos_down = inline.as_ref().map_or(infos, |p| p.infos.as_ptr());
+        // SAFETY: the app's arguments, or copies of its infos with inline code instrumented.
+        let result = unsafe { next(device, deferred, cache, count, infos_down, allocator, out) };
         if result.as_raw() >= 0 && deferred == vk::DeferredOperationKHR::null() {
             // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
             record_pipelines(self, unsafe { slice(infos, count) }, out, |i| unsafe {
