@@ -15,12 +15,27 @@ use crate::manifest::{self, ManifestKind, DISABLE_ENV, ENABLE_ENV, LAYER_NAME, M
 
 pub const VALIDATION_LAYER: &str = "VK_LAYER_KHRONOS_validation";
 
+/// What `blackbox run` was asked (its options and their help).
+#[derive(Debug, clap::Args)]
+#[command(override_usage = "blackbox run [OPTIONS] [--] <APP> [ARGS]...")]
 pub struct RunOptions {
+    /// Enable the layer as an explicit layer (VK_INSTANCE_LAYERS, VK_ADD_LAYER_PATH) instead of an
+    /// implicit one (VK_BLACKBOX_ENABLE=1, XDG_DATA_DIRS)
+    #[arg(long)]
     pub explicit: bool,
+    /// The layer library to use (a file, or a folder holding libVkLayer_blackbox.so)
+    #[arg(long, value_name = "PATH")]
     pub layer: Option<PathBuf>,
+    /// Also enable VK_LAYER_KHRONOS_validation, below Blackbox
+    #[arg(long)]
     pub validation: bool,
+    /// Say on stderr which layer library and manifest are used
+    #[arg(short, long)]
     pub verbose: bool,
-    /// APP and its arguments.
+    /// APP and its arguments: the first argument that is not an option is APP, and everything after it is
+    /// passed to APP unchanged
+    // One positional that takes the rest: once APP is seen, nothing is an option of blackbox's.
+    #[arg(value_name = "APP", required = true, trailing_var_arg = true)]
     pub command: Vec<OsString>,
 }
 

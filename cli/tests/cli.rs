@@ -208,6 +208,67 @@ fn usage_errors_exit_2() {
     }
 }
 
+/// Every verb and every flag the CLI has had, each in the help: `blackbox --help` lists the verbs, and
+/// `blackbox VERB --help` (the same as `blackbox help VERB`) their flags.
+#[test]
+fn help_names_every_verb_and_every_flag() {
+    const VERBS_AND_FLAGS: &[(&str, &[&str])] = &[
+        ("demo", &["--keep <DIR>"]),
+        (
+            "run",
+            &[
+                "--explicit",
+                "--layer <PATH>",
+                "--validation",
+                "-v, --verbose",
+                "<APP>",
+            ],
+        ),
+        ("report", &["--json", "--color <WHEN>", "<PATH>"]),
+        ("triage", &["--json", "--min-count <N>", "<DIR>..."]),
+        (
+            "instrument",
+            &[
+                "-o, --output <OUT.spv>",
+                "--nan <LEVEL>",
+                "--no-asserts",
+                "--no-printf",
+                "--assert-crash",
+                "--keep-debug-info",
+                "--address <ADDR>",
+                "--site-base <N>",
+                "--sites",
+                "<IN.spv>",
+            ],
+        ),
+        ("shader-info", &["--json", "<IN.spv>"]),
+        ("install", &["--system", "--layer <PATH>"]),
+        ("uninstall", &["--system"]),
+        ("doctor", &["--layer <PATH>"]),
+    ];
+    let help = |args: &[&str]| {
+        let out = blackbox().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        text(&out.stdout)
+    };
+    let main = help(&["--help"]);
+    for (verb, flags) in VERBS_AND_FLAGS {
+        assert!(
+            main.lines().any(|l| l.starts_with(&format!("  {verb} "))),
+            "{verb} missing:\n{main}"
+        );
+        let verb_help = help(&[verb, "--help"]);
+        assert_eq!(verb_help, help(&["help", verb]), "{verb}");
+        for flag in flags.iter().chain(&["-h, --help"]) {
+            assert!(
+                verb_help.contains(flag),
+                "{verb}: {flag} missing:\n{verb_help}"
+            );
+        }
+    }
+    assert!(main.contains("-V, --version"), "{main}");
+}
+
 #[test]
 fn install_and_uninstall_per_user() {
     let data = std::env::temp_dir().join(format!("blackbox-cli-test-{}", std::process::id()));
