@@ -12,7 +12,7 @@ use blackbox_engine::{
 use crate::reports::{io_reason, print_stdout};
 
 /// The first word of a SPIR-V module.
-pub const SPIRV_MAGIC: u32 = 0x0723_0203;
+pub use blackbox_engine::module::MAGIC as SPIRV_MAGIC;
 
 /// What `blackbox instrument` was asked.
 #[derive(Debug)]
