@@ -49,6 +49,7 @@ pub mod memory;
 pub mod queue;
 pub mod registry;
 pub mod report;
+pub mod run_status;
 pub mod shader_errors;
 pub mod shaders;
 pub mod signals;

@@ -94,6 +94,7 @@ pub(super) unsafe extern "system" fn create_instance(
                     version_string(state.api_version)
                 );
             });
+            crate::run_status::note_instance(&state.app_name);
             // SAFETY: a live instance created through the loader.
             INSTANCES.insert(unsafe { dispatch_key(handle) }, Arc::new(state));
             result
