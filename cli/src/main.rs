@@ -84,6 +84,11 @@ pub enum Verb {
     /// are APP's. Options go before APP: everything after it is APP's arguments, also what looks like an
     /// option.
     ///
+    /// When APP and the processes it started created no Vulkan instance through the layer, blackbox says
+    /// so at exit, with the likely causes: a driver loaded directly through VK_DRIVER_FILES or
+    /// VK_ICD_FILENAMES (bypassing the loader and every layer), a statically linked loader, or no Vulkan
+    /// at all.
+    ///
     /// Exit status: APP's; 128+N if APP was killed by signal N; 127 if APP is not found, 126 if it cannot be
     /// run; 1 if blackbox itself failed (no layer library, say).
     Run(run::RunOptions),
