@@ -222,25 +222,17 @@ where
         .map_err(|e| with_usage(e, &args))?
         .verb;
     // What clap cannot express: a usage error all the same, with the verb's usage line.
-    let conflict = match &verb {
-        Verb::Instrument(args) => args.conflict(),
-        _ => None,
-    };
-    match conflict {
-        None => Ok(verb),
-        Some(msg) => {
+    if let Verb::Instrument(instrument) = &verb {
+        if let Some(msg) = instrument.conflict() {
             let mut cli = Cli::command();
             cli.build();
-            let name = match &verb {
-                Verb::Instrument(_) => "instrument",
-                _ => unreachable!("only instrument has a conflict clap cannot check"),
-            };
             let sub = cli
-                .find_subcommand_mut(name)
-                .expect("every verb is a subcommand");
-            Err(sub.error(ErrorKind::ArgumentConflict, msg))
+                .find_subcommand_mut("instrument")
+                .expect("instrument is a verb");
+            return Err(sub.error(ErrorKind::ArgumentConflict, msg));
         }
     }
+    Ok(verb)
 }
 
 /// A usage error with the usage of the verb it is about: clap leaves it out of bad-value errors
