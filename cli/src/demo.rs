@@ -26,10 +26,12 @@ pub const TESTAPP: &str = "bb-testapp";
 /// How long one scenario may run before it is killed.
 const TIME_LIMIT: Duration = Duration::from_secs(120);
 
-/// What `blackbox demo` was asked.
-#[derive(Debug)]
+/// What `blackbox demo` was asked (its options and their help).
+#[derive(Debug, clap::Args)]
 pub struct DemoOptions {
-    /// Keep the reports in this folder instead of a temporary one.
+    /// Keep the reports in DIR/nan, DIR/assert and DIR/hang (new or empty folders) instead of a temporary
+    /// folder
+    #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
 }
 

@@ -4,7 +4,7 @@
 //! Everything that loads the layer runs in a child process (`blackbox doctor --probe-layer MODE LIB`), so a
 //! crashing or hanging layer cannot take doctor down.
 
-use std::ffi::{c_void, CStr, OsString};
+use std::ffi::{CStr, OsString};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use ash::vk;
+use loader_abi::{
+    NegotiateLayerInterface, LAYER_INTERFACE_VERSION, LAYER_NEGOTIATE_INTERFACE_STRUCT,
+};
 
 use crate::install;
 use crate::layer_lib;
@@ -407,17 +410,7 @@ unsafe fn describe_device(
 // ---------------------------------------------------------------------------------------------------------
 // Probe child
 
-/// Layer negotiation struct of the loader-layer interface (`VkNegotiateLayerInterface`).
-#[repr(C)]
-struct NegotiateLayerInterface {
-    s_type: u32,
-    p_next: *mut c_void,
-    loader_layer_interface_version: u32,
-    pfn_get_instance_proc_addr: Option<unsafe extern "system" fn()>,
-    pfn_get_device_proc_addr: Option<unsafe extern "system" fn()>,
-    pfn_get_physical_device_proc_addr: Option<unsafe extern "system" fn()>,
-}
-const LAYER_NEGOTIATE_INTERFACE_STRUCT: u32 = 1;
+/// `vkNegotiateLoaderLayerInterfaceVersion`, the layer's one export.
 type NegotiateFn = unsafe extern "system" fn(*mut NegotiateLayerInterface) -> vk::Result;
 
 /// Line protocol on stdout: `begin STEP`, then `ok STEP DETAIL`, `fail STEP DETAIL` or `info STEP DETAIL`.
@@ -484,7 +477,7 @@ fn probe_dlopen(library: &Path) -> bool {
     let mut iface = NegotiateLayerInterface {
         s_type: LAYER_NEGOTIATE_INTERFACE_STRUCT,
         p_next: std::ptr::null_mut(),
-        loader_layer_interface_version: 2,
+        loader_layer_interface_version: LAYER_INTERFACE_VERSION,
         pfn_get_instance_proc_addr: None,
         pfn_get_device_proc_addr: None,
         pfn_get_physical_device_proc_addr: None,
@@ -504,15 +497,19 @@ fn probe_dlopen(library: &Path) -> bool {
         return false;
     }
     let v = iface.loader_layer_interface_version;
-    if v != 2 {
+    if v != LAYER_INTERFACE_VERSION {
         say(
             "fail",
             "negotiate",
-            &format!("answered interface version {v}, expected 2"),
+            &format!("answered interface version {v}, expected {LAYER_INTERFACE_VERSION}"),
         );
         return false;
     }
-    say("ok", "negotiate", "interface version 2");
+    say(
+        "ok",
+        "negotiate",
+        &format!("interface version {LAYER_INTERFACE_VERSION}"),
+    );
     drop(lib);
     true
 }

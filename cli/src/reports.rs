@@ -17,26 +17,16 @@ use blackbox_report::Report;
 /// The file name of a report's JSON form.
 pub const REPORT_JSON: &str = "report.json";
 
-/// When `report` colours its text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// When `report` colours its text (`--color`; the variants' docs are its help).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorWhen {
-    /// On a terminal, unless `NO_COLOR` is set.
+    /// When stdout is a terminal and NO_COLOR is not set
     Auto,
     Always,
     Never,
 }
 
 impl ColorWhen {
-    /// `auto`, `always` or `never`.
-    pub fn parse(word: &str) -> Option<ColorWhen> {
-        match word {
-            "auto" => Some(ColorWhen::Auto),
-            "always" => Some(ColorWhen::Always),
-            "never" => Some(ColorWhen::Never),
-            _ => None,
-        }
-    }
-
     pub fn enabled(self) -> bool {
         match self {
             ColorWhen::Always => true,
@@ -50,11 +40,17 @@ impl ColorWhen {
     }
 }
 
-/// What `blackbox report` was asked.
-#[derive(Debug)]
+/// What `blackbox report` was asked (its options and their help).
+#[derive(Debug, clap::Args)]
 pub struct ReportOptions {
+    /// A report folder, its report.json, or a folder of report folders (then the newest report in it)
+    #[arg(value_name = "PATH")]
     pub path: PathBuf,
+    /// Print the report as JSON (read and written again: normalised, unknown fields dropped)
+    #[arg(long)]
     pub json: bool,
+    /// Colour the text
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
 }
 

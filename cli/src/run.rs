@@ -2,7 +2,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
@@ -15,12 +15,35 @@ use crate::manifest::{self, ManifestKind, DISABLE_ENV, ENABLE_ENV, LAYER_NAME, M
 
 pub const VALIDATION_LAYER: &str = "VK_LAYER_KHRONOS_validation";
 
+/// The file the layer appends `instance <pid> <app name>` to for each instance created through it, in any
+/// process of the app's tree (`layer/src/run_status.rs`). `run` creates it empty in its temporary folder.
+pub const RUN_STATUS_ENV: &str = "VK_BLACKBOX_RUN_STATUS";
+const RUN_STATUS_FILE: &str = "run-status";
+
+/// The variables through which an app may load a driver itself, bypassing the loader and its layers.
+const DRIVER_FILE_VARIABLES: [&str; 2] = ["VK_DRIVER_FILES", "VK_ICD_FILENAMES"];
+
+/// What `blackbox run` was asked (its options and their help).
+#[derive(Debug, clap::Args)]
+#[command(override_usage = "blackbox run [OPTIONS] [--] <APP> [ARGS]...")]
 pub struct RunOptions {
+    /// Enable the layer as an explicit layer (VK_INSTANCE_LAYERS, VK_ADD_LAYER_PATH) instead of an
+    /// implicit one (VK_BLACKBOX_ENABLE=1, XDG_DATA_DIRS)
+    #[arg(long)]
     pub explicit: bool,
+    /// The layer library to use (a file, or a folder holding libVkLayer_blackbox.so)
+    #[arg(long, value_name = "PATH")]
     pub layer: Option<PathBuf>,
+    /// Also enable VK_LAYER_KHRONOS_validation, below Blackbox
+    #[arg(long)]
     pub validation: bool,
+    /// Say on stderr which layer library and manifest are used
+    #[arg(short, long)]
     pub verbose: bool,
-    /// APP and its arguments.
+    /// APP and its arguments: the first argument that is not an option is APP, and everything after it is
+    /// passed to APP unchanged
+    // One positional that takes the rest: once APP is seen, nothing is an option of blackbox's.
+    #[arg(value_name = "APP", required = true, trailing_var_arg = true)]
     pub command: Vec<OsString>,
 }
 
@@ -264,6 +287,73 @@ impl Drop for SignalGuard {
     }
 }
 
+/// Creates the empty run-status file in `tmp`; returns its path.
+fn create_run_status(tmp: &Path) -> Result<PathBuf> {
+    let path = tmp.join(RUN_STATUS_FILE);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(path)
+}
+
+/// The instances the run-status file records; `None` if it cannot be read (then nothing is claimed).
+fn instances_noted(status: &Path) -> Option<usize> {
+    let text = std::fs::read(status).ok()?;
+    Some(
+        text.split(|b| *b == b'\n')
+            .filter(|line| line.starts_with(b"instance "))
+            .count(),
+    )
+}
+
+/// `'*lvp*'` for `.../lvp_icd.x86_64.json`: a `VK_LOADER_DRIVERS_SELECT` pattern for the first driver
+/// manifest a `VK_DRIVER_FILES`-style list names (the loader matches it against manifest file names).
+fn drivers_select_pattern(list: &OsStr) -> Option<String> {
+    let first = list
+        .to_string_lossy()
+        .split(':')
+        .find(|s| !s.is_empty())?
+        .to_owned();
+    let name = Path::new(&first)
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    let stem = name.split(['_', '.']).next().filter(|s| !s.is_empty())?;
+    Some(format!("'*{stem}*'"))
+}
+
+/// What `run` says at exit when `app` created no Vulkan instance through the layer: the likely causes,
+/// the driver-file variables that are set among them. One `blackbox: ` line each.
+pub fn no_instance_note(app: &OsStr, env: &dyn Fn(&str) -> Option<OsString>) -> String {
+    let mut out = format!(
+        "blackbox: note: {} created no Vulkan instance through the Blackbox layer, so nothing it did was \
+         watched. Likely causes:\n",
+        app.to_string_lossy()
+    );
+    for var in DRIVER_FILE_VARIABLES {
+        let Some(value) = env(var).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let pattern = drivers_select_pattern(&value).unwrap_or_else(|| "'*lvp*'".to_owned());
+        out.push_str(&format!(
+            "blackbox:   - {var} is set ({}): some apps (ncnn's pip wheel, for one) load the driver it \
+             names themselves, bypassing the Vulkan loader and every layer. Select the driver with \
+             VK_LOADER_DRIVERS_SELECT instead, e.g. VK_LOADER_DRIVERS_SELECT={pattern}, and unset {var}.\n",
+            value.to_string_lossy()
+        ));
+    }
+    out.push_str(
+        "blackbox:   - the app links the Vulkan loader statically (or brings its own), which does not see \
+         the layer's manifest\n\
+         blackbox:   - the loader did not load the layer (VK_LOADER_DEBUG=layer says why)\n\
+         blackbox:   - the app does not use Vulkan at all\n",
+    );
+    out
+}
+
 /// The exit code blackbox passes on for the child's status (128+N for a signal, with a line on stderr).
 fn exit_code_for(app: &OsStr, status: ExitStatus) -> i32 {
     if let Some(code) = status.code() {
@@ -317,9 +407,11 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
         );
     }
 
+    let run_status = create_run_status(tmp.path())?;
     let mut cmd = Command::new(app);
     cmd.args(&opts.command[1..]);
     plan.apply(&mut cmd);
+    cmd.env(RUN_STATUS_ENV, &run_status);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -343,8 +435,16 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
         let _signals = SignalGuard::install(child.id());
         child.wait().context("waiting for the app failed")?
     };
+    let code = exit_code_for(app, status);
+    match instances_noted(&run_status) {
+        Some(0) => eprint!("{}", no_instance_note(app, &|k| std::env::var_os(k))),
+        Some(n) if opts.verbose => {
+            eprintln!("blackbox: {n} Vulkan instance(s) created through the layer")
+        }
+        _ => {}
+    }
     drop(tmp);
-    Ok(exit_code_for(app, status))
+    Ok(code)
 }
 
 #[cfg(test)]
@@ -448,6 +548,53 @@ mod tests {
         let path = a.path().to_path_buf();
         drop(a);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn run_status_counts_instance_lines() {
+        let tmp = TempDir::new("blackbox-test").unwrap();
+        let status = create_run_status(tmp.path()).unwrap();
+        assert_eq!(instances_noted(&status), Some(0));
+        std::fs::write(&status, "instance 12 vkcube\ninstance 13 \n").unwrap();
+        assert_eq!(instances_noted(&status), Some(2));
+        assert!(
+            create_run_status(tmp.path()).is_err(),
+            "created afresh, never reused"
+        );
+        assert_eq!(instances_noted(&tmp.path().join("missing")), None);
+    }
+
+    #[test]
+    fn the_note_names_the_driver_variables_that_are_set() {
+        let note = no_instance_note(OsStr::new("app"), &env_of(&[]));
+        assert!(note.starts_with("blackbox: note: app created no Vulkan instance"));
+        assert!(note.contains("statically") && note.contains("does not use Vulkan"));
+        assert!(!note.contains("VK_DRIVER_FILES") && !note.contains("VK_ICD_FILENAMES"));
+        assert!(note.lines().all(|l| l.starts_with("blackbox: ")), "{note}");
+
+        let env = env_of(&[(
+            "VK_ICD_FILENAMES",
+            "/usr/share/vulkan/icd.d/nvidia_icd.json:/x/lvp_icd.x86_64.json",
+        )]);
+        let note = no_instance_note(OsStr::new("app"), &env);
+        assert!(note.contains("VK_ICD_FILENAMES is set (/usr/share/vulkan/icd.d/nvidia_icd.json:"));
+        assert!(
+            note.contains("VK_LOADER_DRIVERS_SELECT='*nvidia*'"),
+            "{note}"
+        );
+        assert!(!note.contains("VK_DRIVER_FILES"));
+    }
+
+    #[test]
+    fn drivers_select_patterns() {
+        let p = |s: &str| drivers_select_pattern(OsStr::new(s));
+        assert_eq!(
+            p("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json").as_deref(),
+            Some("'*lvp*'")
+        );
+        assert_eq!(p(":radeon_icd.json").as_deref(), Some("'*radeon*'"));
+        assert_eq!(p(""), None);
+        assert_eq!(p("/x/_icd.json"), None);
     }
 
     #[test]

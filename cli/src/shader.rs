@@ -12,7 +12,7 @@ use blackbox_engine::{
 use crate::reports::{io_reason, print_stdout};
 
 /// The first word of a SPIR-V module.
-pub const SPIRV_MAGIC: u32 = 0x0723_0203;
+pub use blackbox_engine::module::MAGIC as SPIRV_MAGIC;
 
 /// What `blackbox instrument` was asked.
 #[derive(Debug)]
@@ -25,14 +25,103 @@ pub struct InstrumentOptions {
     pub sites: bool,
 }
 
-/// `off`, `outputs` or `ops`.
-pub fn parse_nan_level(word: &str) -> Option<NanLevel> {
-    match word {
-        "off" => Some(NanLevel::Off),
-        "outputs" => Some(NanLevel::Outputs),
-        "ops" => Some(NanLevel::Ops),
-        _ => None,
+/// The command line of `blackbox instrument` (its options and their help), turned into
+/// [`InstrumentOptions`] by [`InstrumentArgs::options`].
+#[derive(Debug, clap::Args)]
+pub struct InstrumentArgs {
+    /// The SPIR-V module to instrument (either byte order)
+    #[arg(value_name = "IN.spv")]
+    pub input: PathBuf,
+    /// Where to write the module, - for stdout (binary)
+    #[arg(short, long, value_name = "OUT.spv", required = true)]
+    pub output: PathBuf,
+    /// NaN/Inf checks
+    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = NanChoice::Off)]
+    pub nan: NanChoice,
+    /// Remove BB_ASSERTs instead of turning them into records
+    #[arg(long)]
+    pub no_asserts: bool,
+    /// Remove debugPrintf calls instead of turning them into records
+    #[arg(long)]
+    pub no_printf: bool,
+    /// After a failing assert's record, fault the device on purpose, as VK_BLACKBOX_ASSERT=crash does
+    #[arg(long, conflicts_with = "no_asserts")]
+    pub assert_crash: bool,
+    /// Keep the NonSemantic.* instructions (source-level debug info); by default they are removed so that
+    /// the module loads without VK_KHR_shader_non_semantic_info
+    #[arg(long)]
+    pub keep_debug_info: bool,
+    /// The error buffer's device address, hex (0x...) or decimal
+    #[arg(long, value_name = "ADDR", default_value = "0", value_parser = parse_address)]
+    pub address: u64,
+    /// The global index of the module's first site
+    #[arg(long, value_name = "N", default_value = "0", value_parser = parse_site_base)]
+    pub site_base: u32,
+    /// Print the site table to stdout, one line per site: its global index, kind (nan-op OP, nan-output
+    /// WHAT, assert ID, printf "FORMAT"), source location (? when the module has no line information) and
+    /// the values its records carry
+    #[arg(long)]
+    pub sites: bool,
+}
+
+/// `--nan`: the engine's [`NanLevel`]s by name (the variants' docs are the help).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NanChoice {
+    /// No checks
+    Off,
+    /// Float values leaving the shader (stage outputs, storage-buffer and image stores)
+    Outputs,
+    /// Every float operation that can make NaN or Inf from finite operands, and outputs
+    Ops,
+}
+
+impl From<NanChoice> for NanLevel {
+    fn from(choice: NanChoice) -> NanLevel {
+        match choice {
+            NanChoice::Off => NanLevel::Off,
+            NanChoice::Outputs => NanLevel::Outputs,
+            NanChoice::Ops => NanLevel::Ops,
+        }
     }
+}
+
+impl InstrumentArgs {
+    /// A combination of options clap cannot rule out by itself, as the usage error's message.
+    pub fn conflict(&self) -> Option<&'static str> {
+        (self.sites && self.output.as_os_str() == "-")
+            .then_some("--sites prints to stdout, which -o - takes for the module: use one of them")
+    }
+
+    /// What the engine and `instrument` are asked.
+    pub fn options(&self) -> InstrumentOptions {
+        InstrumentOptions {
+            input: self.input.clone(),
+            output: (self.output.as_os_str() != "-").then(|| self.output.clone()),
+            engine: Options {
+                error_buffer_address: self.address,
+                site_base: self.site_base,
+                asserts: !self.no_asserts,
+                printf: !self.no_printf,
+                nan: self.nan.into(),
+                assert_crash: self.assert_crash,
+                strip_non_semantic: !self.keep_debug_info,
+                ..Options::default()
+            },
+            sites: self.sites,
+        }
+    }
+}
+
+/// `--address`: a number, 0x... or decimal.
+fn parse_address(text: &str) -> Result<u64, String> {
+    parse_number(text).ok_or_else(|| "expected a number, 0x... or decimal".to_string())
+}
+
+/// `--site-base`: a number below 2^32, 0x... or decimal.
+fn parse_site_base(text: &str) -> Result<u32, String> {
+    parse_number(text)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| "expected a number below 2^32, 0x... or decimal".to_string())
 }
 
 /// A number in decimal or, with `0x`/`0X`, in hex (`_` allowed between digits).

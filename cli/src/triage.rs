@@ -9,11 +9,17 @@ use blackbox_report::{Location, Report};
 
 use crate::reports::{self, Walk};
 
-/// What `blackbox triage` was asked.
-#[derive(Debug)]
+/// What `blackbox triage` was asked (its options and their help).
+#[derive(Debug, clap::Args)]
 pub struct TriageOptions {
+    /// Folders to read reports from (and below), or report.json files
+    #[arg(value_name = "DIR", required = true)]
     pub dirs: Vec<OsString>,
+    /// Print the groups as a JSON array (the summary line goes to stderr)
+    #[arg(long)]
     pub json: bool,
+    /// Only show signatures with at least N reports
+    #[arg(long, value_name = "N", default_value_t = 1)]
     pub min_count: u64,
 }
 

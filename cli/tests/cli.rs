@@ -6,9 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use blackbox_integration::{run as run_to_end, testapp, vulkan_command, TempDir, LAVAPIPE_ICD};
+
 fn blackbox() -> Command {
     Command::new(env!("CARGO_BIN_EXE_blackbox"))
 }
+
+/// What `blackbox run` says at exit when the app created no Vulkan instance through the layer.
+const NO_INSTANCE_NOTE: &str = "created no Vulkan instance through the Blackbox layer";
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -97,7 +102,17 @@ fn run_passes_exit_codes_and_output_through() {
         .unwrap();
     assert_eq!(out.status.code(), Some(7));
     assert_eq!(text(&out.stdout), "out\n");
-    assert_eq!(text(&out.stderr), "err\n");
+    // The app's stderr comes through unchanged; after it, only blackbox's own note that sh never created a
+    // Vulkan instance through the layer.
+    let stderr = text(&out.stderr);
+    let after = stderr
+        .strip_prefix("err\n")
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(after.contains(NO_INSTANCE_NOTE), "{stderr}");
+    assert!(
+        after.lines().all(|l| l.starts_with("blackbox: ")),
+        "{stderr}"
+    );
 
     let out = blackbox()
         .arg("run")
@@ -206,6 +221,164 @@ fn usage_errors_exit_2() {
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(!out.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// Every verb and every flag the CLI has had, each in the help: `blackbox --help` lists the verbs, and
+/// `blackbox VERB --help` (the same as `blackbox help VERB`) their flags.
+#[test]
+fn help_names_every_verb_and_every_flag() {
+    const VERBS_AND_FLAGS: &[(&str, &[&str])] = &[
+        ("demo", &["--keep <DIR>"]),
+        (
+            "run",
+            &[
+                "--explicit",
+                "--layer <PATH>",
+                "--validation",
+                "-v, --verbose",
+                "<APP>",
+            ],
+        ),
+        ("report", &["--json", "--color <WHEN>", "<PATH>"]),
+        ("triage", &["--json", "--min-count <N>", "<DIR>..."]),
+        (
+            "instrument",
+            &[
+                "-o, --output <OUT.spv>",
+                "--nan <LEVEL>",
+                "--no-asserts",
+                "--no-printf",
+                "--assert-crash",
+                "--keep-debug-info",
+                "--address <ADDR>",
+                "--site-base <N>",
+                "--sites",
+                "<IN.spv>",
+            ],
+        ),
+        ("shader-info", &["--json", "<IN.spv>"]),
+        ("install", &["--system", "--layer <PATH>"]),
+        ("uninstall", &["--system"]),
+        ("doctor", &["--layer <PATH>"]),
+    ];
+    let help = |args: &[&str]| {
+        let out = blackbox().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        text(&out.stdout)
+    };
+    let main = help(&["--help"]);
+    for (verb, flags) in VERBS_AND_FLAGS {
+        assert!(
+            main.lines().any(|l| l.starts_with(&format!("  {verb} "))),
+            "{verb} missing:\n{main}"
+        );
+        let verb_help = help(&[verb, "--help"]);
+        assert_eq!(verb_help, help(&["help", verb]), "{verb}");
+        for flag in flags.iter().chain(&["-h, --help"]) {
+            assert!(
+                verb_help.contains(flag),
+                "{verb}: {flag} missing:\n{verb_help}"
+            );
+        }
+    }
+    assert!(main.contains("-V, --version"), "{main}");
+}
+
+/// (a) An app that uses no Vulkan: the note, with the causes; the driver variables only where set.
+#[test]
+fn run_says_when_the_app_never_reached_the_layer() {
+    let home = TempDir::new("run-no-vulkan");
+    let mut cmd = vulkan_command(env!("CARGO_BIN_EXE_blackbox"), home.path());
+    cmd.args(["run", "--", "true"])
+        .env_remove("VK_DRIVER_FILES");
+    let out = run_to_end(&mut cmd);
+    out.assert_success();
+    assert!(out.stdout.is_empty(), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains(&format!("blackbox: note: true {NO_INSTANCE_NOTE}")),
+        "{}",
+        out.dump()
+    );
+    for cause in ["statically", "VK_LOADER_DEBUG=layer", "does not use Vulkan"] {
+        assert!(out.stderr.contains(cause), "{cause}: {}", out.dump());
+    }
+    assert!(!out.stderr.contains("VK_DRIVER_FILES"), "{}", out.dump());
+    assert!(!out.stderr.contains("VK_ICD_FILENAMES"), "{}", out.dump());
+
+    let mut cmd = vulkan_command(env!("CARGO_BIN_EXE_blackbox"), home.path());
+    cmd.args(["run", "--", "true"])
+        .env_remove("VK_DRIVER_FILES")
+        .env("VK_ICD_FILENAMES", LAVAPIPE_ICD);
+    let out = run_to_end(&mut cmd);
+    out.assert_success();
+    assert!(
+        out.stderr
+            .contains(&format!("VK_ICD_FILENAMES is set ({LAVAPIPE_ICD})")),
+        "{}",
+        out.dump()
+    );
+    assert!(
+        out.stderr.contains("VK_LOADER_DRIVERS_SELECT='*lvp*'"),
+        "{}",
+        out.dump()
+    );
+}
+
+/// (b) Apps whose instances go through the layer, directly or from a child process: no note.
+#[test]
+fn run_says_nothing_when_the_app_reached_the_layer() {
+    layer_library();
+    let home = TempDir::new("run-vulkaninfo");
+    let mut cmd = vulkan_command(env!("CARGO_BIN_EXE_blackbox"), home.path());
+    cmd.args(["run", "--", "vulkaninfo", "--summary"]);
+    let out = run_to_end(&mut cmd);
+    out.assert_success();
+    assert!(!out.stderr.contains(NO_INSTANCE_NOTE), "{}", out.dump());
+
+    let mut cmd = vulkan_command(env!("CARGO_BIN_EXE_blackbox"), home.path());
+    cmd.args(["run", "-v", "--", "sh", "-c", "vulkaninfo --summary"]);
+    let out = run_to_end(&mut cmd);
+    out.assert_success();
+    assert!(!out.stderr.contains(NO_INSTANCE_NOTE), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains("Vulkan instance(s) created through the layer"),
+        "{}",
+        out.dump()
+    );
+}
+
+/// (c) A real loader bypass, as ncnn's pip wheel does it: the test app opens the driver VK_DRIVER_FILES
+/// names and creates its instance there; the note names VK_DRIVER_FILES and what to use instead.
+#[test]
+fn run_names_vk_driver_files_when_the_app_bypasses_the_loader() {
+    layer_library();
+    let home = TempDir::new("run-bypass");
+    let mut cmd = vulkan_command(env!("CARGO_BIN_EXE_blackbox"), home.path());
+    cmd.args(["run", "--"]).arg(testapp()).arg("bypass-loader");
+    let out = run_to_end(&mut cmd);
+    out.assert_success();
+    // The app did use Vulkan, on lavapipe, and the layer never saw it.
+    assert!(
+        out.checksums().contains_key("bypass-loader"),
+        "{}",
+        out.dump()
+    );
+    assert!(out.stderr.contains("llvmpipe"), "{}", out.dump());
+    assert_eq!(out.start_up_lines(), 0, "{}", out.dump());
+    assert!(out.stderr.contains(NO_INSTANCE_NOTE), "{}", out.dump());
+    assert!(
+        out.stderr
+            .contains(&format!("VK_DRIVER_FILES is set ({LAVAPIPE_ICD})")),
+        "{}",
+        out.dump()
+    );
+    assert!(
+        out.stderr.contains("VK_LOADER_DRIVERS_SELECT='*lvp*'"),
+        "{}",
+        out.dump()
+    );
 }
 
 #[test]

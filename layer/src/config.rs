@@ -40,6 +40,7 @@ pub const VARIABLES: &[Variable] = &[
     Variable { name: "VK_BLACKBOX_DUMP_SHADERS", accepted: "a folder path", default: "no dump" },
     Variable { name: "VK_BLACKBOX_BREADCRUMBS", accepted: "off, submit, pass, command", default: "command" },
     Variable { name: "VK_BLACKBOX_WATCHDOG_MS", accepted: "milliseconds, 0 turns the watchdog off", default: "10000" },
+    Variable { name: "VK_BLACKBOX_RUN_STATUS", accepted: "set by blackbox run: a file each instance appends a line to", default: "unset" },
 ];
 
 /// A setting that takes one of a few words: the words are its names everywhere (variables, reports, the log).

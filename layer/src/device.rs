@@ -12,10 +12,10 @@ use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
 use crate::config::Breadcrumbs;
 use crate::dispatch::DeviceDispatch;
 use crate::instance::{version_string, DeviceDescription, Instance};
-use crate::loader_abi::SetDeviceLoaderData;
 use crate::memory::HostBuffer;
 use crate::queue::Queue;
 use crate::registry::{self, dispatch_key};
+use loader_abi::SetDeviceLoaderData;
 
 /// What the loader's chain gives a layer for the next one at `vkCreateDevice`.
 #[derive(Clone, Copy)]

@@ -126,6 +126,7 @@ pub unsafe fn create(
             state.app_name,
             version_string(state.api_version)
         );
+        crate::run_status::note_instance(&state.app_name);
         // SAFETY: a live instance created through the loader.
         INSTANCES.insert(unsafe { dispatch_key(handle) }, Arc::new(state));
     });

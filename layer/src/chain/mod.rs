@@ -31,12 +31,12 @@ pub unsafe fn find<T: vk::TaggedStructure>(mut p_next: *const c_void) -> Option<
 static SIZES: Lazy<HashMap<vk::StructureType, usize>> = Lazy::new(|| {
     let loader = [
         (
-            crate::loader_abi::LOADER_INSTANCE_CREATE_INFO,
-            size_of::<crate::loader_abi::LayerInstanceCreateInfo>(),
+            loader_abi::LOADER_INSTANCE_CREATE_INFO,
+            size_of::<loader_abi::LayerInstanceCreateInfo>(),
         ),
         (
-            crate::loader_abi::LOADER_DEVICE_CREATE_INFO,
-            size_of::<crate::loader_abi::LayerDeviceCreateInfo>(),
+            loader_abi::LOADER_DEVICE_CREATE_INFO,
+            size_of::<loader_abi::LayerDeviceCreateInfo>(),
         ),
     ];
     structs::SIZES.iter().copied().chain(loader).collect()

@@ -22,8 +22,8 @@ mod by_hand {
     pub(super) use super::{get_device_proc_addr, get_instance_proc_addr};
 }
 
-use crate::loader_abi as loader;
 use ash::vk;
+use loader_abi as loader;
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -106,6 +106,9 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  --flood-frames frames; prints the counts and frame times
   malformed-spirv  vkCreateShaderModule with truncated, bad-magic and unknown-opcode modules
   destroy-early  destroys a command pool and pipeline whose work finished but was never waited for
+  bypass-loader  alone: loads the driver named by VK_DRIVER_FILES (or VK_ICD_FILENAMES) itself and creates
+                 an instance through its vk_icdGetInstanceProcAddr, as ncnn's pip wheel does: no loader,
+                 no layer
   spirv-run      runs each --spirv compute or fragment shader once with the set-0 buffers, images and
                  samplers it declares (a fragment shader behind a vertex shader made to match its inputs);
                  prints `spirv <file> checksum X` (storage buffers and images, attachments), or
@@ -372,6 +375,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "all" => options
                 .scenarios
                 .extend(SCENARIOS.iter().filter(|s| s.in_all).map(|s| s.name)),
+            scenarios::bypass_loader::NAME => {
+                options.scenarios.push(scenarios::bypass_loader::NAME)
+            }
             name if name.starts_with('-') => bail!("unknown option `{name}`"),
             name => match SCENARIOS.iter().find(|s| s.name == name) {
                 Some(s) => options.scenarios.push(s.name),
@@ -381,6 +387,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
     }
     if options.scenarios.is_empty() {
         bail!("no scenario given");
+    }
+    if options.scenarios.len() > 1 && options.scenarios.contains(&scenarios::bypass_loader::NAME) {
+        bail!(
+            "bypass-loader runs alone: it creates its instance without the loader the others use"
+        );
     }
     Ok(Command::Run(options))
 }
@@ -392,6 +403,7 @@ fn main() -> ExitCode {
             for s in SCENARIOS {
                 println!("{}", s.name);
             }
+            println!("{}", scenarios::bypass_loader::NAME);
             return ExitCode::SUCCESS;
         }
         Ok(Command::Help) => {
@@ -423,6 +435,10 @@ struct RunSummary {
 }
 
 fn run(options: &Options) -> Result<RunSummary> {
+    if options.scenarios == [scenarios::bypass_loader::NAME] {
+        scenarios::bypass_loader::run()?;
+        return Ok(RunSummary { skipped: false });
+    }
     // memory-bench's checkpoints: its baseline is the process before the loader (and any layer) is loaded.
     let memory_bench = options.scenarios.contains(&"memory-bench");
     if memory_bench {

@@ -39,61 +39,13 @@ use std::time::Duration;
 
 use ash::vk;
 
-// ---- the loader-layer interface (vk_layer.h) ----
+// ---- the loader-layer interface (vk_layer.h): blackbox-loader-abi ----
 
-#[repr(C)]
-pub struct NegotiateLayerInterface {
-    s_type: u32,
-    p_next: *mut c_void,
-    loader_layer_interface_version: u32,
-    pfn_get_instance_proc_addr: Option<vk::PFN_vkGetInstanceProcAddr>,
-    pfn_get_device_proc_addr: Option<vk::PFN_vkGetDeviceProcAddr>,
-    pfn_get_physical_device_proc_addr: *const c_void,
-}
-
-#[repr(C)]
-struct InstanceLink {
-    p_next: *mut InstanceLink,
-    next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
-    next_get_physical_device_proc_addr: *const c_void,
-}
-
-#[repr(C)]
-struct DeviceLink {
-    p_next: *mut DeviceLink,
-    next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
-    next_get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
-}
-
-/// `VkLayerInstanceCreateInfo` / `VkLayerDeviceCreateInfo` with `function == VK_LAYER_LINK_INFO`: only the
-/// union's first member (the link pointer) is read and advanced.
-#[repr(C)]
-struct LayerCreateInfo<L> {
-    s_type: vk::StructureType,
-    p_next: *const c_void,
-    function: u32,
-    link: *mut L,
-}
-
-const LOADER_INSTANCE_CREATE_INFO: vk::StructureType = vk::StructureType::from_raw(47);
-const LOADER_DEVICE_CREATE_INFO: vk::StructureType = vk::StructureType::from_raw(48);
-const LAYER_LINK_INFO: u32 = 0;
-
-/// The loader's link-info struct of type `s_type` in a create info's pNext chain (null if absent).
-unsafe fn find_link_info<L>(
-    mut p_next: *const c_void,
-    s_type: vk::StructureType,
-) -> *mut LayerCreateInfo<L> {
-    while let Some(base) = (p_next as *const vk::BaseInStructure).as_ref() {
-        if base.s_type == s_type
-            && (*(p_next as *const LayerCreateInfo<L>)).function == LAYER_LINK_INFO
-        {
-            return p_next as *mut LayerCreateInfo<L>;
-        }
-        p_next = base.p_next as *const c_void;
-    }
-    std::ptr::null_mut()
-}
+use loader_abi::{
+    find_loader_info, LayerDeviceCreateInfo, LayerInstanceCreateInfo, NegotiateLayerInterface,
+    LAYER_INTERFACE_VERSION, LAYER_LINK_INFO, LOADER_DEVICE_CREATE_INFO,
+    LOADER_INSTANCE_CREATE_INFO,
+};
 
 unsafe fn dispatch_key<H: vk::Handle>(handle: H) -> usize {
     let raw = handle.as_raw() as usize as *const usize;
@@ -286,13 +238,13 @@ pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
         vk::Result::ERROR_INITIALIZATION_FAILED,
         || {
             let negotiate = negotiate.as_mut()?;
-            if negotiate.loader_layer_interface_version < 2 {
+            if negotiate.loader_layer_interface_version < LAYER_INTERFACE_VERSION {
                 return None;
             }
-            negotiate.loader_layer_interface_version = 2;
+            negotiate.loader_layer_interface_version = LAYER_INTERFACE_VERSION;
             negotiate.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
             negotiate.pfn_get_device_proc_addr = Some(get_device_proc_addr);
-            negotiate.pfn_get_physical_device_proc_addr = std::ptr::null();
+            negotiate.pfn_get_physical_device_proc_addr = None;
             Some(vk::Result::SUCCESS)
         },
     )
@@ -407,14 +359,17 @@ unsafe extern "system" fn create_instance(
         "vkCreateInstance",
         vk::Result::ERROR_INITIALIZATION_FAILED,
         || {
-            let chain =
-                find_link_info::<InstanceLink>(info.as_ref()?.p_next, LOADER_INSTANCE_CREATE_INFO);
-            let link = chain.as_ref()?.link.as_ref()?;
-            let next_gipa = link.next_get_instance_proc_addr;
+            let chain: *mut LayerInstanceCreateInfo = find_loader_info(
+                info.as_ref()?.p_next,
+                LOADER_INSTANCE_CREATE_INFO,
+                LAYER_LINK_INFO,
+            );
+            let link = chain.as_ref()?.u.p_layer_info.as_ref()?;
+            let next_gipa = link.pfn_next_get_instance_proc_addr;
             let next_create = next_gipa(vk::Instance::null(), c"vkCreateInstance".as_ptr())?;
             let next_create =
                 std::mem::transmute::<VoidFunction, vk::PFN_vkCreateInstance>(next_create);
-            (*chain).link = link.p_next;
+            (*chain).u.p_layer_info = link.p_next;
             config();
             let result = next_create(info, allocator, out);
             if result == vk::Result::SUCCESS {
@@ -465,17 +420,20 @@ unsafe extern "system" fn create_device(
         vk::Result::ERROR_INITIALIZATION_FAILED,
         || {
             let instance = lookup(&INSTANCES, dispatch_key(physical_device))?;
-            let chain =
-                find_link_info::<DeviceLink>(info.as_ref()?.p_next, LOADER_DEVICE_CREATE_INFO);
-            let link = chain.as_ref()?.link.as_ref()?;
+            let chain: *mut LayerDeviceCreateInfo = find_loader_info(
+                info.as_ref()?.p_next,
+                LOADER_DEVICE_CREATE_INFO,
+                LAYER_LINK_INFO,
+            );
+            let link = chain.as_ref()?.u.p_layer_info.as_ref()?;
             let (next_gipa, next_gdpa) = (
-                link.next_get_instance_proc_addr,
-                link.next_get_device_proc_addr,
+                link.pfn_next_get_instance_proc_addr,
+                link.pfn_next_get_device_proc_addr,
             );
             let next_create = next_gipa(instance.handle, c"vkCreateDevice".as_ptr())?;
             let next_create =
                 std::mem::transmute::<VoidFunction, vk::PFN_vkCreateDevice>(next_create);
-            (*chain).link = link.p_next;
+            (*chain).u.p_layer_info = link.p_next;
             if config().no_bda {
                 if let Some(refused) = asks_for_bda(&*info) {
                     log(format_args!("refused vkCreateDevice: it asks for {refused:?}, hidden by BB_FAULT_NO_BDA"));

@@ -5,6 +5,7 @@
 //! what the helpers created.
 
 pub mod bad_address;
+pub mod bypass_loader;
 pub mod compute;
 pub mod debug_labels;
 pub mod debug_printf;
