@@ -1,32 +1,41 @@
 //! GPU breadcrumbs: marker writes recorded around the app's commands, read back to learn how far the GPU got.
 //!
-//! Each command buffer owns a slot of two words in the device's marker buffer: `top`, the number of the
-//! last *unit* of work the GPU started, and `bottom`, the last one it finished. A unit is one command, or a
-//! whole render pass where markers cannot go inside it. Units are numbered from 1 in recording order; the
-//! slot is zeroed at the start of every recording's execution, so a resubmitted command buffer never shows
-//! the previous run's progress.
+//! A recording's marker writes go to words of the device's marker buffer that belong to that recording
+//! alone, one word per write: a "started" word before each *unit* of work (one command, or a whole render
+//! pass where markers cannot go inside it), written with the unit's number, and a "finished" word at each
+//! place where the app synchronizes anyway (before a barrier or event wait, and at the end of the command
+//! buffer), written with the number of the last unit started. No word is written twice in one execution,
+//! so the writes need no ordering among themselves: synchronization validation sees no hazard, and no late
+//! write of an earlier unit can hide a later one's. The words are zeroed by the host when the command
+//! buffer is submitted (the submission makes host writes visible to the device), never by GPU writes that
+//! would race the markers. Units are numbered from 1 in recording order.
 //!
-//! `top` is written before every unit. `bottom` is written only where the app synchronizes anyway (before a
-//! barrier or event wait, and at the end of the command buffer), with the number of the last unit started:
-//! a "finished" write waits for all earlier work, and one after every unit would serialize the GPU.
+//! A "finished" write waits for all earlier work, and one after every unit would serialize the GPU, hence
+//! only at the app's synchronization points.
 //!
 //! Two ways to write a marker, chosen once per device:
 //! - `VK_AMD_buffer_marker`: top-of-pipe and bottom-of-pipe writes, allowed anywhere, render passes
 //!   included, so every command is a unit;
 //! - otherwise `vkCmdFillBuffer`, which is not allowed inside a render pass: commands outside passes are
 //!   units, and each render pass is one unit (marked started before it begins).
+//!
+//! Words are handed out in chunks from a pool; a recording's chunks go back when the last submission that
+//! holds it is gone.
 
 use ash::vk;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use crate::config::Breadcrumbs;
 use crate::dispatch::DeviceDispatch;
 use crate::memory::HostBuffer;
 
-/// Words per command-buffer slot: `top`, `bottom`.
-pub const SLOT_WORDS: u32 = 2;
-/// Slots per device; a command buffer beyond them records without markers (and the report says so).
-pub const SLOTS: u32 = 16 * 1024;
+/// Words per chunk of the pool: a recording takes one more chunk every this many marker writes.
+pub const CHUNK_WORDS: u32 = 64;
+/// The marker buffer: 4 MiB, a million marker writes in recordings alive at once. A recording that finds
+/// the pool empty goes on without markers (the report says its progress is unknown).
+pub const BUFFER_WORDS: u32 = 1 << 20;
 
 /// How markers are written on a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,56 +56,160 @@ impl MarkerPath {
     }
 }
 
-/// The marker buffer of a device and its slot allocator.
-pub struct Markers {
+/// The marker buffer's words and which chunks are free; shared by every recording that holds chunks, so
+/// that a recording outliving the device's markers still gives its chunks back somewhere harmless.
+pub struct MarkerPool {
     /// The buffer.
     pub buffer: HostBuffer,
+    free: Mutex<Vec<u32>>,
+}
+
+impl MarkerPool {
+    fn take_chunk(&self) -> Option<u32> {
+        self.free.lock().pop()
+    }
+
+    fn give_back(&self, chunks: &[u32]) {
+        self.free.lock().extend_from_slice(chunks);
+    }
+}
+
+/// The marker buffer of a device and how it is written.
+pub struct Markers {
+    /// The buffer and its chunks.
+    pub pool: Arc<MarkerPool>,
     /// How markers are written.
     pub path: MarkerPath,
     /// `VK_BLACKBOX_BREADCRUMBS` in force.
     pub granularity: Breadcrumbs,
     /// NV checkpoints are recorded as well, with the "finished" markers.
     pub checkpoints: bool,
-    free: Mutex<Vec<u32>>,
+}
+
+/// What one marker word says when it is not zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// The unit of this number started.
+    Started(u32),
+    /// Every unit up to this number finished.
+    Finished(u32),
+}
+
+/// The marker words of one recording.
+pub struct MarkWords {
+    pool: Arc<MarkerPool>,
+    chunks: Vec<u32>,
+    /// Words handed out so far.
+    used: u32,
+    /// Marks that found the pool empty.
+    missed: u32,
+    /// `(word, unit)` of the "started" marks, in recording order.
+    started: Vec<(u32, u32)>,
+    /// `(word, unit)` of the "finished" marks, in recording order.
+    finished: Vec<(u32, u32)>,
+    /// How many of each were seen written by the last progress reading, to read on from there.
+    seen_started: AtomicU32,
+    seen_finished: AtomicU32,
+}
+
+impl MarkWords {
+    /// No words yet.
+    pub fn new(pool: Arc<MarkerPool>) -> Self {
+        Self {
+            pool,
+            chunks: Vec::new(),
+            used: 0,
+            missed: 0,
+            started: Vec::new(),
+            finished: Vec::new(),
+            seen_started: AtomicU32::new(0),
+            seen_finished: AtomicU32::new(0),
+        }
+    }
+
+    /// A word for `mark`, or `None` when the pool is empty.
+    pub fn next(&mut self, mark: Mark) -> Option<u32> {
+        if self.used == self.chunks.len() as u32 * CHUNK_WORDS {
+            let Some(chunk) = self.pool.take_chunk() else {
+                self.missed += 1;
+                return None;
+            };
+            self.chunks.push(chunk);
+        }
+        let chunk = self.chunks[(self.used / CHUNK_WORDS) as usize];
+        let word = chunk * CHUNK_WORDS + self.used % CHUNK_WORDS;
+        self.used += 1;
+        match mark {
+            Mark::Started(u) => self.started.push((word, u)),
+            Mark::Finished(u) => self.finished.push((word, u)),
+        }
+        Some(word)
+    }
+
+    /// Zeroes every word on the host, before a submission (no execution of this recording is pending).
+    pub fn zero(&self) {
+        for &(word, _) in self.started.iter().chain(&self.finished) {
+            self.pool.buffer.write(word as usize, 0);
+        }
+        self.seen_started.store(0, Ordering::Relaxed);
+        self.seen_finished.store(0, Ordering::Relaxed);
+    }
+
+    /// `(top, bottom)`: the last unit started and the last known finished, as the GPU wrote them so far.
+    /// Each kind is read in order up to its first word not written yet, on from where the last reading
+    /// stopped, so a watchdog looking at a stuck recording reads a word or two, not the whole recording.
+    /// (Kinds are read apart: a top-of-pipe "started" write may land before the bottom-of-pipe "finished"
+    /// one recorded ahead of it.)
+    pub fn progress(&self) -> (u32, u32) {
+        let read = |marks: &[(u32, u32)], seen: &AtomicU32| {
+            let mut n = (seen.load(Ordering::Relaxed) as usize).min(marks.len());
+            while n < marks.len() && self.pool.buffer.read(marks[n].0 as usize) != 0 {
+                n += 1;
+            }
+            seen.store(n as u32, Ordering::Relaxed);
+            n.checked_sub(1).map_or(0, |last| marks[last].1)
+        };
+        (
+            read(&self.started, &self.seen_started),
+            read(&self.finished, &self.seen_finished),
+        )
+    }
+
+    /// Marks that got no word because the pool was empty: their units' progress is unknown.
+    pub fn missed(&self) -> u32 {
+        self.missed
+    }
+}
+
+impl Drop for MarkWords {
+    fn drop(&mut self) {
+        self.pool.give_back(&self.chunks);
+    }
 }
 
 impl Markers {
-    /// Wraps a marker buffer of [`SLOTS`] slots.
+    /// Wraps a marker buffer of [`BUFFER_WORDS`] words.
     pub fn new(
         buffer: HostBuffer,
         path: MarkerPath,
         granularity: Breadcrumbs,
         checkpoints: bool,
     ) -> Self {
-        let slots = (buffer.words() as u32 / SLOT_WORDS).min(SLOTS);
+        let chunks = (buffer.words() as u32).min(BUFFER_WORDS) / CHUNK_WORDS;
         Self {
-            buffer,
+            pool: Arc::new(MarkerPool {
+                buffer,
+                free: Mutex::new((0..chunks).rev().collect()),
+            }),
             path,
             granularity,
             checkpoints,
-            free: Mutex::new((0..slots).rev().collect()),
         }
     }
 
-    /// The marker buffer's size for [`SLOTS`] slots.
+    /// The marker buffer's size.
     pub fn buffer_size() -> u64 {
-        u64::from(SLOTS * SLOT_WORDS * 4)
-    }
-
-    /// A slot for a new command buffer, if any is left.
-    pub fn allocate_slot(&self) -> Option<u32> {
-        self.free.lock().pop()
-    }
-
-    /// Gives a slot back.
-    pub fn free_slot(&self, slot: u32) {
-        self.free.lock().push(slot);
-    }
-
-    /// `(top, bottom)` of a slot: the last unit started and the last finished.
-    pub fn progress(&self, slot: u32) -> (u32, u32) {
-        let base = (slot * SLOT_WORDS) as usize;
-        (self.buffer.read(base), self.buffer.read(base + 1))
+        u64::from(BUFFER_WORDS) * 4
     }
 
     /// Whether a unit boundary can be marked here.
@@ -104,7 +217,8 @@ impl Markers {
         self.path == MarkerPath::BufferMarker || !inside_render_pass
     }
 
-    /// Records the write of `value` into word `word` (0 top, 1 bottom) of `slot`.
+    /// Records the write of `mark` into `word` (from [`MarkWords::next`]). `id` names the command buffer
+    /// in NV checkpoints.
     ///
     /// # Safety
     /// `cb` must be recording on the device `next` belongs to; for the fill path, outside a render pass.
@@ -112,33 +226,39 @@ impl Markers {
         &self,
         next: &DeviceDispatch,
         cb: vk::CommandBuffer,
-        slot: u32,
         word: u32,
-        value: u32,
+        mark: Mark,
+        id: u32,
     ) {
-        let offset = u64::from((slot * SLOT_WORDS + word) * 4);
+        let offset = u64::from(word) * 4;
+        let (value, finished) = match mark {
+            Mark::Started(u) => (u, false),
+            Mark::Finished(u) => (u, true),
+        };
+        let buffer = self.pool.buffer.buffer;
         match self.path {
             MarkerPath::BufferMarker => {
                 if let Some(write) = next.cmd_write_buffer_marker_amd {
-                    let stage = if word == 0 {
-                        vk::PipelineStageFlags::TOP_OF_PIPE
-                    } else {
+                    let stage = if finished {
                         vk::PipelineStageFlags::BOTTOM_OF_PIPE
+                    } else {
+                        vk::PipelineStageFlags::TOP_OF_PIPE
                     };
                     // SAFETY: the layer's marker buffer, in bounds, 4-byte aligned.
-                    unsafe { write(cb, stage, self.buffer.buffer, offset, value) };
+                    unsafe { write(cb, stage, buffer, offset, value) };
                 }
             }
             MarkerPath::FillBuffer => {
-                if word == 1 {
+                if finished {
                     if let Some(barrier) = next.cmd_pipeline_barrier {
-                        // A fill is a transfer that may overtake the unit it follows; this execution
-                        // dependency makes `bottom` mean "finished".
+                        // A fill is a transfer that may overtake the units it follows; this execution
+                        // dependency on everything before (BOTTOM_OF_PIPE in a first scope: every stage)
+                        // makes "finished" mean finished.
                         // SAFETY: outside a render pass; no memory barriers.
                         unsafe {
                             barrier(
                                 cb,
-                                vk::PipelineStageFlags::ALL_COMMANDS,
+                                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
                                 vk::PipelineStageFlags::TRANSFER,
                                 vk::DependencyFlags::empty(),
                                 0,
@@ -153,44 +273,86 @@ impl Markers {
                 }
                 if let Some(fill) = next.cmd_fill_buffer {
                     // SAFETY: outside a render pass (the caller's contract); in bounds, 4-byte aligned.
-                    unsafe { fill(cb, self.buffer.buffer, offset, 4, value) };
+                    unsafe { fill(cb, buffer, offset, 4, value) };
                 }
             }
         }
         // NV checkpoints go with the "finished" markers only, at the app's synchronization points: one per
         // unit made a frame of 10,000 dispatches 19x slower on the H200, where the buffer markers alone
         // cost nothing measurable.
-        if self.checkpoints && word == 1 {
+        if self.checkpoints && finished {
             if let Some(set) = next.cmd_set_checkpoint_nv {
-                // The checkpoint's "pointer" carries slot and unit, decoded after a loss.
+                // The checkpoint's "pointer" carries the command buffer's id and the unit, decoded after a
+                // loss.
                 let tag =
-                    (u64::from(slot) << 32 | u64::from(value)) as usize as *const std::ffi::c_void;
+                    (u64::from(id) << 32 | u64::from(value)) as usize as *const std::ffi::c_void;
                 // SAFETY: a recording command buffer; the marker is an opaque value.
                 unsafe { set(cb, tag) };
             }
         }
     }
+}
 
-    /// Records the zeroing of a slot at the start of a recording.
-    ///
-    /// # Safety
-    /// As for [`Markers::write`].
-    pub unsafe fn reset(&self, next: &DeviceDispatch, cb: vk::CommandBuffer, slot: u32) {
-        match self.path {
-            MarkerPath::BufferMarker => {
-                // SAFETY: forwarded.
-                unsafe {
-                    self.write(next, cb, slot, 0, 0);
-                    self.write(next, cb, slot, 1, 0);
-                }
-            }
-            MarkerPath::FillBuffer => {
-                if let Some(fill) = next.cmd_fill_buffer {
-                    let offset = u64::from(slot * SLOT_WORDS * 4);
-                    // SAFETY: outside a render pass; in bounds, 4-byte aligned.
-                    unsafe { fill(cb, self.buffer.buffer, offset, u64::from(SLOT_WORDS * 4), 0) };
-                }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pool over plain memory, as the tests cannot make a Vulkan buffer.
+    fn pool(chunks: u32) -> Arc<MarkerPool> {
+        Arc::new(MarkerPool {
+            buffer: HostBuffer::host_only(chunks * CHUNK_WORDS),
+            free: Mutex::new((0..chunks).rev().collect()),
+        })
+    }
+
+    #[test]
+    fn every_mark_has_a_word_of_its_own_and_progress_reads_them_in_order() {
+        let pool = pool(4);
+        let mut words = MarkWords::new(pool.clone());
+        let mut used = Vec::new();
+        for unit in 1..=100 {
+            used.push(words.next(Mark::Started(unit)).unwrap());
+            if unit % 10 == 0 {
+                used.push(words.next(Mark::Finished(unit)).unwrap());
             }
         }
+        let mut unique = used.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), used.len(), "no word is written twice");
+        assert_eq!(words.progress(), (0, 0));
+        // The GPU got through unit 25: the marks up to it are written.
+        for &(word, unit) in words
+            .started
+            .iter()
+            .take(25)
+            .chain(words.finished.iter().take(2))
+        {
+            pool.buffer.write(word as usize, unit);
+        }
+        assert_eq!(words.progress(), (25, 20));
+        assert_eq!(
+            words.progress(),
+            (25, 20),
+            "reading again from where it stopped"
+        );
+        words.zero();
+        assert_eq!(words.progress(), (0, 0));
+    }
+
+    #[test]
+    fn chunks_go_back_when_the_recording_is_dropped_and_an_empty_pool_gives_no_word() {
+        let pool = pool(1);
+        let mut words = MarkWords::new(pool.clone());
+        for unit in 0..CHUNK_WORDS {
+            assert!(words.next(Mark::Started(unit + 1)).is_some());
+        }
+        assert!(
+            words.next(Mark::Started(1000)).is_none(),
+            "the pool is empty"
+        );
+        drop(words);
+        let mut again = MarkWords::new(pool);
+        assert!(again.next(Mark::Started(1)).is_some());
     }
 }

@@ -11,9 +11,10 @@ use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::breadcrumbs::{Mark, MarkWords};
 use crate::config::Breadcrumbs;
 use crate::device::Device;
 
@@ -76,12 +77,32 @@ pub struct RecordedLog {
     pub scopes: Vec<LabelScope>,
     /// Secondaries executed, in order.
     pub executed: Vec<Executed>,
-    /// The marker slot the recording writes, if it has one.
-    pub slot: Option<u32>,
+    /// The marker words the recording writes, if it marks.
+    pub marks: Option<MarkWords>,
     /// Number of marker units (the last unit's number).
     pub units: u32,
     /// Commands recorded beyond [`MAX_LOGGED_COMMANDS`].
     pub unlogged: u32,
+}
+
+impl RecordedLog {
+    /// `(top, bottom)`: the last unit the GPU started and the last it finished, as far as its markers
+    /// tell; `None` when the recording has no markers.
+    pub fn progress(&self) -> Option<(u32, u32)> {
+        self.marks.as_ref().map(|m| m.progress())
+    }
+}
+
+/// Calls `f` for a submitted command buffer and every secondary it runs, with the recording each holds.
+pub fn for_each_execution(
+    cb: &Arc<CommandBuffer>,
+    log: Option<&Arc<RecordedLog>>,
+    f: &mut impl FnMut(&CommandBuffer, Option<&RecordedLog>),
+) {
+    f(cb, log.map(|l| &**l));
+    for e in log.iter().flat_map(|l| &l.executed) {
+        for_each_execution(&e.command_buffer, e.log.as_ref(), f);
+    }
 }
 
 /// A recording in progress.
@@ -99,6 +120,8 @@ pub struct Recording {
     pipelines: [vk::Pipeline; 3],
     /// Marker writes are possible in this recording.
     marking: bool,
+    /// Its marker words, when it marks.
+    marks: Option<MarkWords>,
     /// `VK_BLACKBOX_BREADCRUMBS` when the recording began.
     granularity: Breadcrumbs,
     /// Commands inside render passes can be units of their own (buffer markers, `command` granularity).
@@ -119,8 +142,11 @@ pub struct CommandBuffer {
     pub pool: vk::CommandPool,
     /// Secondary (`VK_COMMAND_BUFFER_LEVEL_SECONDARY`).
     pub secondary: bool,
-    /// Its marker slot, for as long as it lives.
-    pub slot: Option<u32>,
+    /// A number of its own, which NV checkpoints carry.
+    pub id: u32,
+    /// Submissions holding it that are not known to be finished: its marker words are zeroed at a
+    /// submission only when none is, so a pending execution's progress is never wiped.
+    pending: AtomicU32,
     recording: Mutex<Recording>,
     last: Mutex<Option<Arc<RecordedLog>>>,
 }
@@ -200,40 +226,30 @@ pub fn register(
     handles: &[vk::CommandBuffer],
 ) {
     use vk::Handle;
-    let markers = device.markers.read();
+    static IDS: AtomicU32 = AtomicU32::new(1);
     let mut map = COMMAND_BUFFERS.write();
     for &handle in handles {
-        let slot = markers.as_ref().and_then(|m| m.allocate_slot());
         let cb = Arc::new(CommandBuffer {
             handle,
             device: device.clone(),
             pool,
             secondary,
-            slot,
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            pending: AtomicU32::new(0),
             recording: Mutex::new(Recording::default()),
             last: Mutex::new(None),
         });
-        if let Some(old) = map.insert(handle.as_raw(), cb) {
-            release(&old, markers.as_ref());
-        }
-    }
-}
-
-fn release(cb: &CommandBuffer, markers: Option<&crate::breadcrumbs::Markers>) {
-    if let (Some(slot), Some(markers)) = (cb.slot, markers) {
-        markers.free_slot(slot);
+        map.insert(handle.as_raw(), cb);
     }
 }
 
 /// Forgets freed command buffers.
 pub fn unregister(device: &Device, handles: impl IntoIterator<Item = vk::CommandBuffer>) {
     use vk::Handle;
-    let markers = device.markers.read();
+    let _ = device;
     let mut map = COMMAND_BUFFERS.write();
     for handle in handles {
-        if let Some(old) = map.remove(&handle.as_raw()) {
-            release(&old, markers.as_ref());
-        }
+        map.remove(&handle.as_raw());
     }
     GENERATION.fetch_add(1, Ordering::AcqRel);
 }
@@ -289,27 +305,31 @@ impl CommandBuffer {
             ..Recording::default()
         };
         let markers = self.device.markers.read();
-        if let (Some(m), Some(_)) = (markers.as_ref(), self.slot) {
+        if let Some(m) = markers.as_ref() {
             rec.granularity = m.granularity;
             rec.marking = m.granularity >= Breadcrumbs::Pass && m.can_mark(continues_render_pass);
             rec.units_inside_passes = m.granularity == Breadcrumbs::Command && m.can_mark(true);
+            if rec.marking {
+                rec.marks = Some(MarkWords::new(m.pool.clone()));
+            }
         }
     }
 
-    /// After `vkBeginCommandBuffer` succeeded: zero the slot at the start of execution.
-    ///
-    /// # Safety
-    /// The command buffer is recording.
-    unsafe fn mark_recording_start(&self) {
-        let rec = self.recording.lock();
-        if !rec.marking {
-            return;
+    /// A submission that holds `log` (this command buffer's recording) goes down: its marker words are
+    /// zeroed first unless an earlier execution is still pending.
+    pub fn submitted(&self, log: Option<&RecordedLog>) {
+        if self.pending.fetch_add(1, Ordering::AcqRel) == 0 {
+            if let Some(marks) = log.and_then(|l| l.marks.as_ref()) {
+                marks.zero();
+            }
         }
-        let markers = self.device.markers.read();
-        if let (Some(m), Some(slot)) = (markers.as_ref(), self.slot) {
-            // SAFETY: recording; outside a render pass unless markers are allowed there (checked at begin).
-            unsafe { m.reset(&self.device.next, self.handle, slot) };
-        }
+    }
+
+    /// A submission that held it is known finished (or will never run).
+    pub fn retired(&self) {
+        let _ = self
+            .pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
     }
 
     /// `vkEndCommandBuffer`, before the call down: the last units get their "finished" marker, and the
@@ -322,7 +342,7 @@ impl CommandBuffer {
             commands: rec.commands,
             scopes: rec.scopes,
             executed: rec.executed,
-            slot: if rec.marking { self.slot } else { None },
+            marks: rec.marks,
             units: rec.units,
             unlogged: rec.unlogged,
         };
@@ -353,10 +373,9 @@ impl CommandBuffer {
             rec.pass_unit.unwrap_or(NONE)
         };
         rec.push(name, bind, params, unit);
+        let word = rec.word_for(standalone_unit, Mark::Started(unit));
         drop(rec);
-        if standalone_unit {
-            self.mark(0, unit);
-        }
+        self.mark(word, Mark::Started(unit));
         call();
     }
 
@@ -376,11 +395,12 @@ impl CommandBuffer {
             return;
         }
         rec.unfinished = false;
-        let last = rec.units;
+        let mark = Mark::Finished(rec.units);
+        let word = rec.word_for(true, mark);
         drop(rec);
-        if let (Some(m), Some(slot)) = (markers.as_ref(), self.slot) {
+        if let (Some(m), Some(word)) = (markers.as_ref(), word) {
             // SAFETY: recording, and the marker path allows a write in the current render-pass state.
-            unsafe { m.write(&self.device.next, self.handle, slot, 1, last) };
+            unsafe { m.write(&self.device.next, self.handle, word, mark, self.id) };
         }
     }
 
@@ -423,10 +443,9 @@ impl CommandBuffer {
             NONE
         };
         rec.push(name, BindPoint::None, params, unit);
+        let word = rec.word_for(pass_is_unit, Mark::Started(unit));
         drop(rec);
-        if pass_is_unit {
-            self.mark(0, unit);
-        }
+        self.mark(word, Mark::Started(unit));
         call();
         self.recording.lock().inside_render_pass = true;
     }
@@ -484,12 +503,14 @@ impl CommandBuffer {
         }
     }
 
-    fn mark(&self, word: u32, unit: u32) {
+    /// Records the marker write of a "started" mark, if it got a word.
+    fn mark(&self, word: Option<u32>, mark: Mark) {
+        let Some(word) = word else { return };
         let markers = self.device.markers.read();
-        if let (Some(m), Some(slot)) = (markers.as_ref(), self.slot) {
+        if let Some(m) = markers.as_ref() {
             // SAFETY: the command buffer is recording (we are inside one of its commands), and `can_mark`
             // held for the render-pass state when the unit was made.
-            unsafe { m.write(&self.device.next, self.handle, slot, word, unit) };
+            unsafe { m.write(&self.device.next, self.handle, word, mark, self.id) };
         }
     }
 }
@@ -499,7 +520,7 @@ impl CommandBuffer {
 /// # Safety (every method)
 /// The app's arguments, valid as the command's rules require; `next` is the next layer's command.
 impl CommandBuffer {
-    /// `vkBeginCommandBuffer`: a new recording (the slot is zeroed at the start of its execution).
+    /// `vkBeginCommandBuffer`: a new recording.
     pub(crate) unsafe fn begin(
         &self,
         next: vk::PFN_vkBeginCommandBuffer,
@@ -513,14 +534,7 @@ impl CommandBuffer {
             self.start_recording(continues);
         });
         // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(self.handle, info) };
-        if result == vk::Result::SUCCESS {
-            // SAFETY: the command buffer is now recording.
-            crate::contained("marking the recording's start", || unsafe {
-                self.mark_recording_start()
-            });
-        }
-        result
+        unsafe { next(self.handle, info) }
     }
 
     /// `vkEndCommandBuffer`: the recording is frozen for the submissions that will hold it.
@@ -809,6 +823,14 @@ impl Device {
 }
 
 impl Recording {
+    /// The word `mark` is written to, when `wanted` and the recording marks (and the pool has one).
+    fn word_for(&mut self, wanted: bool, mark: Mark) -> Option<u32> {
+        if !wanted {
+            return None;
+        }
+        self.marks.as_mut()?.next(mark)
+    }
+
     fn push(&mut self, name: &'static str, bind: BindPoint, params: &[u64], unit: u32) {
         if self.commands.len() >= MAX_LOGGED_COMMANDS {
             self.unlogged += 1;

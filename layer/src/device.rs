@@ -441,11 +441,13 @@ impl Device {
     }
 
     /// Reads every queue's timeline and retires finished submissions. Safe from any thread.
-    pub fn poll_completion(&self) -> Result<(), vk::Result> {
+    /// `true` when it retired a submission.
+    pub fn poll_completion(&self) -> Result<bool, vk::Result> {
         let Some(get) = self.next.get_semaphore_counter_value else {
-            return Ok(());
+            return Ok(false);
         };
         let queues = self.queues.read().clone();
+        let mut retired = false;
         for queue in queues {
             let Some(timeline) = queue.timeline else {
                 continue;
@@ -456,9 +458,9 @@ impl Device {
             if result != vk::Result::SUCCESS {
                 return Err(result);
             }
-            queue.complete_up_to(value);
+            retired |= queue.complete_up_to(value);
         }
-        Ok(())
+        Ok(retired)
     }
 
     /// Whether any queue has work not known to be finished.
@@ -488,9 +490,17 @@ impl Device {
             // SAFETY: no pending work (the caller's contract).
             unsafe { eb.destroy(self) };
         }
-        if let Some(mut markers) = self.markers.write().take() {
-            // SAFETY: no pending work (the caller's contract).
-            unsafe { markers.buffer.destroy(self.handle, &self.next) };
+        // The submissions still tracked hold recordings, which hold marker words of the pool: let them go
+        // (the work is finished), so that the pool is the markers' alone.
+        for q in self.queues.read().iter() {
+            q.forget_submissions();
+        }
+        if let Some(markers) = self.markers.write().take() {
+            match std::sync::Arc::try_unwrap(markers.pool) {
+                // SAFETY: no pending work (the caller's contract).
+                Ok(mut pool) => unsafe { pool.buffer.destroy(self.handle, &self.next) },
+                Err(_) => warn!("the marker buffer is still held by a recording: not freed before vkDestroyDevice"),
+            }
         }
     }
 

@@ -104,7 +104,7 @@ fn address_kind(t: vk::DeviceFaultAddressTypeEXT) -> &'static str {
     }
 }
 
-/// The last NV diagnostic checkpoints per queue, decoded to command-buffer slot and marker unit.
+/// The last NV diagnostic checkpoints per queue, decoded to the command buffer's number and marker unit.
 pub fn checkpoints(device: &Device) -> Vec<model::Checkpoint> {
     if !device.capabilities.checkpoints {
         return Vec::new();
@@ -130,11 +130,7 @@ pub fn checkpoints(device: &Device) -> Vec<model::Checkpoint> {
             out.push(model::Checkpoint {
                 queue: format!("{}.{}", q.family, q.index),
                 stage: format!("{:?}", d.stage),
-                marker: format!(
-                    "command buffer slot {}, unit {}",
-                    tag >> 32,
-                    tag & 0xffff_ffff
-                ),
+                marker: format!("command buffer #{}, unit {}", tag >> 32, tag & 0xffff_ffff),
             });
         }
     }

@@ -146,6 +146,19 @@ impl HostBuffer {
         }
     }
 
+    /// A buffer of plain host memory, for unit tests of what reads and writes mapped words (never freed).
+    #[cfg(test)]
+    pub fn host_only(words: u32) -> Self {
+        let memory: &'static mut [u32] = Box::leak(vec![0u32; words as usize].into_boxed_slice());
+        HostBuffer {
+            buffer: vk::Buffer::null(),
+            memory: vk::DeviceMemory::null(),
+            ptr: memory.as_mut_ptr(),
+            size: u64::from(words) * 4,
+            address: None,
+        }
+    }
+
     /// Number of u32 words.
     pub fn words(&self) -> usize {
         (self.size / 4) as usize

@@ -42,6 +42,19 @@ pub struct Submission {
     pub fence: vk::Fence,
 }
 
+impl Submission {
+    /// Its command buffers, secondaries too, learn that it is finished.
+    fn retire(&self) {
+        for s in self.batches.iter().flatten() {
+            crate::command_buffer::for_each_execution(
+                &s.command_buffer,
+                s.log.as_ref(),
+                &mut |cb, _| cb.retired(),
+            );
+        }
+    }
+}
+
 /// What the tracker knows of a queue's work.
 #[derive(Default)]
 pub struct Tracker {
@@ -101,16 +114,22 @@ impl Queue {
         self.tracker.lock().pending.push_back(submission);
     }
 
-    /// Marks everything up to `seq` finished.
-    pub fn complete_up_to(&self, seq: u64) {
+    /// Marks everything up to `seq` finished; `true` when that retired a submission.
+    pub fn complete_up_to(&self, seq: u64) -> bool {
         let mut t = self.tracker.lock();
         if seq <= t.completed {
-            return;
+            return false;
         }
         t.completed = seq;
+        let mut retired = false;
         while t.pending.front().is_some_and(|s| s.seq <= seq) {
-            t.last_finished = t.pending.pop_front();
+            if let Some(done) = t.pending.pop_front() {
+                done.retire();
+                t.last_finished = Some(done);
+            }
+            retired = true;
         }
+        retired
     }
 
     /// Marks everything submitted so far finished (after a queue or device wait-idle).
@@ -134,6 +153,13 @@ impl Queue {
         }
     }
 
+    /// Drops every submission (the device is being destroyed).
+    pub fn forget_submissions(&self) {
+        let mut t = self.tracker.lock();
+        t.pending.clear();
+        t.last_finished = None;
+    }
+
     /// Whether any submission is not known to be finished.
     pub fn has_pending(&self) -> bool {
         !self.tracker.lock().pending.is_empty()
@@ -150,13 +176,28 @@ impl Device {
         }
     }
 
-    /// After a call that may have let work finish: retire it, drain shader errors.
+    /// After a wait (or a present) that may have let work finish: retire it, drain shader errors.
     fn after_progress(self: &Arc<Self>, command: &'static str) {
         crate::contained("tracking completed work", || {
             if let Err(result) = self.poll_completion() {
                 self.check_lost(command, result);
             }
             crate::shader_errors::drain(self);
+        });
+    }
+
+    /// After an app's poll that saw work finished (a semaphore's value, a signalled fence or event, query
+    /// results ready), and from the monitor thread: apps that learn of completion by polling (wgpu polls
+    /// `vkGetSemaphoreCounterValue`) get their shader errors logged before they read their results, as
+    /// with a wait. Cheap when nothing changed: the layer's timelines and one word of the error buffer.
+    pub fn after_poll(self: &Arc<Self>, command: &'static str) {
+        crate::contained("tracking completed work", || match self.poll_completion() {
+            Err(result) => self.check_lost(command, result),
+            Ok(retired) => {
+                if retired || crate::shader_errors::has_unread_records(self) {
+                    crate::shader_errors::drain(self);
+                }
+            }
         });
     }
 
@@ -388,6 +429,9 @@ impl Device {
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, semaphore, value) };
         self.check_lost("vkGetSemaphoreCounterValue", result);
+        if result == vk::Result::SUCCESS {
+            self.after_poll("vkGetSemaphoreCounterValue");
+        }
         result
     }
 
@@ -406,6 +450,9 @@ impl Device {
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, event) };
         self.check_lost("vkGetEventStatus", result);
+        if result == vk::Result::EVENT_SET {
+            self.after_poll("vkGetEventStatus");
+        }
         result
     }
 
@@ -453,6 +500,10 @@ impl Device {
         // SAFETY: the app's arguments, forwarded as they came.
         let result = unsafe { next(device, pool, first, count, size, data, stride, flags) };
         self.check_lost("vkGetQueryPoolResults", result);
+        // SUCCESS: every result asked for was available, so the work that wrote them had run.
+        if result == vk::Result::SUCCESS {
+            self.after_poll("vkGetQueryPoolResults");
+        }
         result
     }
 }
@@ -683,6 +734,19 @@ fn submit<B: Batch, F: Copy>(
         Some((seq, snap, copies, keep))
     })
     .flatten();
+    if let Some((_, snap, _, _)) = &prepared {
+        // Zeroed by the host before the submission makes host writes visible: each execution starts
+        // from clean marker words.
+        crate::contained("clearing marker words", || {
+            for s in snap.iter().flatten() {
+                crate::command_buffer::for_each_execution(
+                    &s.command_buffer,
+                    s.log.as_ref(),
+                    &mut |cb, log| cb.submitted(log),
+                );
+            }
+        });
+    }
     let result = match &prepared {
         // The app's batches, the last one with the layer's signal added.
         Some((_, _, copies, Some(_))) => call(next, copies.len() as u32, copies.as_ptr()),
@@ -690,17 +754,19 @@ fn submit<B: Batch, F: Copy>(
     };
     if let (Some((seq, snap, _, keep)), Some(state)) = (prepared, &state) {
         drop(keep);
+        let submission = Submission {
+            seq,
+            command,
+            at: Instant::now(),
+            at_wall: SystemTime::now(),
+            batches: snap,
+            fence,
+        };
         if result == vk::Result::SUCCESS {
-            crate::contained("tracking a submission", || {
-                state.push(Submission {
-                    seq,
-                    command,
-                    at: Instant::now(),
-                    at_wall: SystemTime::now(),
-                    batches: snap,
-                    fence,
-                })
-            });
+            crate::contained("tracking a submission", || state.push(submission));
+        } else {
+            // Refused: nothing of it will run.
+            submission.retire();
         }
     }
     drop(gate);

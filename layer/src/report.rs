@@ -82,10 +82,7 @@ pub fn build(
     let unix_ms = wall.as_millis() as u64;
     let config = crate::config();
     let markers = device.markers.try_read_for(LOCK_WAIT);
-    let progress_of = |slot: Option<u32>| -> Option<(u32, u32)> {
-        let m = markers.as_ref()?.as_ref()?;
-        slot.map(|s| m.progress(s))
-    };
+    let progress_of = |log: &RecordedLog| -> Option<(u32, u32)> { log.progress() };
     let (marker_text, coverage) = match markers.as_ref().and_then(|m| m.as_ref()) {
         Some(m) => (
             m.path.describe().to_owned(),
@@ -149,7 +146,7 @@ pub fn build(
                         None,
                     )
                 } else {
-                    let not_started = |_: Option<u32>| Some((0, 0));
+                    let not_started = |_: &RecordedLog| Some((0, 0));
                     command_buffer(
                         device,
                         submitted,
@@ -303,7 +300,7 @@ fn handle_text(handle: u64) -> String {
 fn command_buffer(
     device: &Device,
     submitted: &Submitted,
-    progress_of: &dyn Fn(Option<u32>) -> Option<(u32, u32)>,
+    progress_of: &dyn Fn(&RecordedLog) -> Option<(u32, u32)>,
     earlier_unfinished: &mut bool,
     first_submission: bool,
     inherited: Option<State>,
@@ -326,7 +323,7 @@ fn command_buffer(
         return out;
     };
     out.unlogged_commands = log.unlogged;
-    let progress = progress_of(log.slot).map(|(top, bottom)| {
+    let progress = progress_of(log).map(|(top, bottom)| {
         let complete = top == log.units && bottom == log.units;
         if complete && (*earlier_unfinished || !first_submission) && log.units > 0 {
             (0, 0) // what the slot shows is an earlier run's

@@ -483,6 +483,21 @@ fn pipelines_using(device: &Device, info: &ShaderInfo) -> String {
     }
 }
 
+/// Whether shaders wrote records that no drain has read yet: one word of the buffer, for callers that drain
+/// only when something is there. `false` when a drain is under way (it will read them).
+pub fn has_unread_records(device: &Device) -> bool {
+    let Some(guard) = device.error_buffer.try_read() else {
+        return false;
+    };
+    let Some(eb) = guard.as_ref() else {
+        return false;
+    };
+    let Some(state) = eb.state.try_lock() else {
+        return false;
+    };
+    eb.buffer.read(header::CURSOR) != state.read
+}
+
 /// A frame ended (`vkQueuePresentKHR`).
 pub fn end_frame(device: &Arc<Device>) {
     if let Some(eb) = device.error_buffer.read().as_ref() {

@@ -1,12 +1,13 @@
-//! The hang watchdog: one thread per process that reports a device whose pending work has made no progress
-//! for `VK_BLACKBOX_WATCHDOG_MS`.
+//! The monitor thread, one per process: it retires finished work and logs what its shaders reported within
+//! [`DRAIN_INTERVAL`], for apps that never wait or poll where the layer sees it; and, as the hang watchdog,
+//! it reports a device whose pending work has made no progress for `VK_BLACKBOX_WATCHDOG_MS`.
 //!
 //! Progress is what the layer's timeline semaphores and markers say, read from GPU-visible memory; the app's
 //! own objects are never touched. Without pending work nothing can be stuck, so idle time, loading screens
 //! and a debugger's pauses never fire it: after a pause, the first look finds the GPU's work done. A fired
 //! watchdog writes one report and lets the app go on; it fires again only after progress resumes and stops.
-//! The thread is started with the first device and joined when the last one is destroyed, so the library
-//! can be unloaded safely.
+//! The thread is started with the first device (when the watchdog or shader instrumentation is on) and
+//! joined when the last one is destroyed, so the library can be unloaded safely.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -26,24 +27,28 @@ struct Running {
 
 static WATCHDOG: Mutex<Option<Running>> = Mutex::new(None);
 
-/// Starts the watchdog if it is on and not running.
+/// How long finished work may wait before the monitor logs its shader errors.
+pub const DRAIN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Starts the monitor if it has anything to do and is not running.
 pub fn start() {
-    let Some(ms) = crate::config().watchdog_ms else {
+    let config = crate::config();
+    let limit = config.watchdog_ms.map(Duration::from_millis);
+    if limit.is_none() && !config.instruments_shaders() {
         return;
-    };
+    }
     let mut running = WATCHDOG.lock();
     if running.is_some() {
         return;
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let limit = Duration::from_millis(ms);
     let thread_stop = stop.clone();
     let thread = std::thread::Builder::new()
         .name("blackbox-watchdog".into())
         .spawn(move || watch(limit, &thread_stop));
     match thread {
         Ok(thread) => *running = Some(Running { thread, stop }),
-        Err(e) => warn!("cannot start the hang watchdog ({e}); hangs will not be reported"),
+        Err(e) => warn!("cannot start the monitor thread ({e}); hangs will not be reported, and shader errors only at the app's waits"),
     }
 }
 
@@ -67,8 +72,10 @@ struct Seen {
     fired: bool,
 }
 
-fn watch(limit: Duration, stop: &AtomicBool) {
-    let tick = (limit / 10).clamp(Duration::from_millis(20), Duration::from_millis(250));
+fn watch(limit: Option<Duration>, stop: &AtomicBool) {
+    let tick = limit
+        .map_or(DRAIN_INTERVAL, |l| l / 10)
+        .clamp(Duration::from_millis(20), DRAIN_INTERVAL);
     let mut seen: HashMap<usize, Seen> = HashMap::new();
     while !stop.load(Ordering::Acquire) {
         std::thread::park_timeout(tick);
@@ -85,19 +92,29 @@ fn watch(limit: Duration, stop: &AtomicBool) {
     }
 }
 
-fn check(device: &Arc<Device>, limit: Duration, seen: &mut HashMap<usize, Seen>) {
+fn check(device: &Arc<Device>, limit: Option<Duration>, seen: &mut HashMap<usize, Seen>) {
     let Some(alive) = device.alive.try_read_for(Duration::from_millis(50)) else {
         return;
     };
     if !*alive || device.lost.load(Ordering::Acquire) {
         return;
     }
-    if let Err(result) = device.poll_completion() {
-        if result == ash::vk::Result::ERROR_DEVICE_LOST {
-            crate::report::device_lost(device, "vkGetSemaphoreCounterValue (watchdog)");
+    match device.poll_completion() {
+        Err(result) => {
+            if result == ash::vk::Result::ERROR_DEVICE_LOST {
+                crate::report::device_lost(device, "vkGetSemaphoreCounterValue (watchdog)");
+            }
+            return;
         }
-        return;
+        Ok(retired) => {
+            if retired || crate::shader_errors::has_unread_records(device) {
+                crate::shader_errors::drain(device);
+            }
+        }
     }
+    let Some(limit) = limit else {
+        return;
+    };
     let key = Arc::as_ptr(device) as usize;
     let now = Instant::now();
     let Some(fingerprint) = fingerprint(device) else {
@@ -124,7 +141,6 @@ fn check(device: &Arc<Device>, limit: Duration, seen: &mut HashMap<usize, Seen>)
 /// A hash of everything that moves when the GPU makes progress; `None` when nothing is pending.
 fn fingerprint(device: &Device) -> Option<u64> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    let markers = device.markers.try_read_for(Duration::from_millis(50))?;
     let mut pending = false;
     for queue in device
         .queues
@@ -137,10 +153,8 @@ fn fingerprint(device: &Device) -> Option<u64> {
             pending = true;
             sub.seq.hash(&mut h);
             for s in sub.batches.iter().flatten() {
-                if let (Some(m), Some(slot)) =
-                    (markers.as_ref(), s.log.as_ref().and_then(|l| l.slot))
-                {
-                    m.progress(slot).hash(&mut h);
+                if let Some(progress) = s.log.as_ref().and_then(|l| l.progress()) {
+                    progress.hash(&mut h);
                 }
             }
         }

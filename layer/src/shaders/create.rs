@@ -372,13 +372,15 @@ impl Device {
         result
     }
 
-    /// `vkDestroyPipeline`.
+    /// `vkDestroyPipeline`: what its shaders reported is logged first, while its name is known (its work
+    /// has finished: the app's contract).
     pub(crate) unsafe fn destroy_pipeline(
-        &self,
+        self: &Arc<Self>,
         device: vk::Device,
         pipeline: vk::Pipeline,
         allocator: *const vk::AllocationCallbacks,
     ) {
+        self.after_poll("vkDestroyPipeline");
         crate::contained("forgetting a pipeline", || {
             self.shaders.remove_pipeline(pipeline)
         });
