@@ -87,24 +87,26 @@ impl Stage {
         Stage::Callable,
     ];
 
-    /// The stage of a SPIR-V execution model, or `None` for kernels and unknown models.
+    /// The stage of a SPIR-V execution model (an `OpEntryPoint`'s first operand), or `None` for kernels and
+    /// models the `spirv` grammar does not know.
     pub fn from_execution_model(model: u32) -> Option<Stage> {
-        Some(match model {
-            0 => Stage::Vertex,
-            1 => Stage::TessellationControl,
-            2 => Stage::TessellationEvaluation,
-            3 => Stage::Geometry,
-            4 => Stage::Fragment,
-            5 => Stage::Compute,
-            5267 | 5364 => Stage::Task,
-            5268 | 5365 => Stage::Mesh,
-            5313 => Stage::RayGeneration,
-            5314 => Stage::Intersection,
-            5315 => Stage::AnyHit,
-            5316 => Stage::ClosestHit,
-            5317 => Stage::Miss,
-            5318 => Stage::Callable,
-            _ => return None,
+        use spirv::ExecutionModel as M;
+        Some(match M::from_u32(model)? {
+            M::Vertex => Stage::Vertex,
+            M::TessellationControl => Stage::TessellationControl,
+            M::TessellationEvaluation => Stage::TessellationEvaluation,
+            M::Geometry => Stage::Geometry,
+            M::Fragment => Stage::Fragment,
+            M::GLCompute => Stage::Compute,
+            M::TaskNV | M::TaskEXT => Stage::Task,
+            M::MeshNV | M::MeshEXT => Stage::Mesh,
+            M::RayGenerationKHR => Stage::RayGeneration,
+            M::IntersectionKHR => Stage::Intersection,
+            M::AnyHitKHR => Stage::AnyHit,
+            M::ClosestHitKHR => Stage::ClosestHit,
+            M::MissKHR => Stage::Miss,
+            M::CallableKHR => Stage::Callable,
+            M::Kernel => return None,
         })
     }
 
@@ -190,16 +192,17 @@ pub enum SourceLanguage {
 }
 
 impl SourceLanguage {
-    /// The language of a SPIR-V `SourceLanguage` number.
+    /// The language of a SPIR-V `SourceLanguage` number (an `OpSource`'s first operand).
     pub fn from_spirv(n: u32) -> SourceLanguage {
-        match n {
-            0 => SourceLanguage::Unknown,
-            1 => SourceLanguage::Essl,
-            2 => SourceLanguage::Glsl,
-            5 => SourceLanguage::Hlsl,
-            10 => SourceLanguage::Wgsl,
-            11 => SourceLanguage::Slang,
-            n => SourceLanguage::Other(n),
+        use spirv::SourceLanguage as L;
+        match L::from_u32(n) {
+            Some(L::Unknown) => SourceLanguage::Unknown,
+            Some(L::ESSL) => SourceLanguage::Essl,
+            Some(L::GLSL) => SourceLanguage::Glsl,
+            Some(L::HLSL) => SourceLanguage::Hlsl,
+            Some(L::WGSL) => SourceLanguage::Wgsl,
+            Some(L::Slang) => SourceLanguage::Slang,
+            _ => SourceLanguage::Other(n),
         }
     }
 }
@@ -353,8 +356,13 @@ mod tests {
         .map(|s| s.code())
         .collect();
         assert_eq!(codes, [0, 4, 5, 7, 13]);
-        assert_eq!(Stage::from_execution_model(5364), Some(Stage::Task));
-        assert_eq!(Stage::from_execution_model(6), None);
+        use spirv::ExecutionModel as M;
+        assert_eq!(
+            Stage::from_execution_model(M::TaskEXT as u32),
+            Some(Stage::Task)
+        );
+        assert_eq!(Stage::from_execution_model(M::Kernel as u32), None);
+        assert_eq!(Stage::from_execution_model(0xffff), None);
     }
 
     #[test]

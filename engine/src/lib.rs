@@ -128,13 +128,10 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     let mut module = parse_supported(words)?;
     // An instruction this engine has no grammar for may define ids or types, or end a block, in ways the
     // passes cannot see: such a module is handed back as it is rather than risk breaking it.
-    if let Some(unknown) = module
-        .all_instructions()
-        .find(|i| !grammar::op_info(i.opcode).known)
-    {
+    if let Some(unknown) = module.all_instructions().find(|i| i.op().is_none()) {
         return Err(NotInstrumented::unsupported(format!(
             "opcode {} is not in the SPIR-V grammar this engine knows",
-            unknown.opcode
+            unknown.opcode()
         )));
     }
     let mut base = base::Base::new(&module, options)?;
@@ -162,18 +159,16 @@ pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
     if options.nan != NanLevel::Off {
         return true;
     }
-    const EXT_INST_IMPORT: u32 = 11;
-    const FUNCTION: u32 = 54;
     let mut i = 5;
     while i < words.len() {
         let (count, opcode) = ((words[i] >> 16) as usize, words[i] & 0xffff);
         if count == 0 || i + count > words.len() {
             return true;
         }
-        if opcode == FUNCTION {
+        if opcode == spirv::Op::Function as u32 {
             return false;
         }
-        if opcode == EXT_INST_IMPORT && count > 2 {
+        if opcode == spirv::Op::ExtInstImport as u32 && count > 2 {
             let name: Vec<u8> = words[i + 2..i + count]
                 .iter()
                 .flat_map(|w| w.to_le_bytes())
