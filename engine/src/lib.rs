@@ -27,7 +27,7 @@
 //! each: `assert`, `printf`, `nan_guard`, `strip`. A site never changes the application's control flow: it is
 //! a call to a helper function that holds the check and the record write.
 #![deny(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
+#![forbid(unsafe_code)]
 
 mod analysis;
 mod base;
