@@ -13,6 +13,8 @@
 //!   uses the original module unchanged.
 //! - [`shader_info`] is the analysis alone: [`ShaderId`] (content hash), SPIR-V version, [`EntryPoint`]s,
 //!   [`SourceFile`]s with their text when the module carries it, and names to match shaders by.
+//! - [`fnv1a64`] ([`Fnv1a64`] piece by piece) is Blackbox's one content hash: shader ids and crash
+//!   signatures.
 //! - [`record`] is the contract between instrumented shaders and the layer: the error-buffer header, the
 //!   record layout, [`record::decode`] and the value formatting ([`record::format_printf`],
 //!   [`record::format_values`]).
@@ -33,6 +35,7 @@ mod analysis;
 mod base;
 pub mod error;
 mod grammar;
+pub mod hash;
 pub mod info;
 pub mod module;
 mod passes;
@@ -43,6 +46,7 @@ use crate::util::FastSet;
 
 use analysis::Analysis;
 pub use error::{NotInstrumented, NotInstrumentedKind};
+pub use hash::{fnv1a64, Fnv1a64};
 pub use info::{
     EntryPoint, ShaderId, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, SourceLocation,
     Stage,
