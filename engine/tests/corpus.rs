@@ -264,8 +264,9 @@ fn rare_flash_record_expectation() {
     let nan = f32::NAN.to_bits();
     let payload = [0, 0, 0, nan, nan, nan];
     let size = (record::RECORD_HEADER_WORDS + payload.len()) as u32;
-    let first =
-        size | u32::from(RecordKind::NanOp.code()) << 16 | u32::from(Stage::Compute.code()) << 24;
+    let first = size
+        | u32::from(RecordKind::NanOp.code()) << record::KIND_SHIFT
+        | u32::from(Stage::Compute.code()) << record::STAGE_SHIFT;
     let at = buffer[record::header::RECORDS_OFFSET] as usize;
     buffer[at..at + 7].copy_from_slice(&[first, site_index, 12, 0, 0, 0, 0]);
     buffer[at + 7..at + 13].copy_from_slice(&payload);

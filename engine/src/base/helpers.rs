@@ -12,7 +12,7 @@ use crate::analysis::Type;
 use crate::error::NotInstrumented;
 use crate::info::Stage;
 use crate::module::{decode_string, encode_string, Instruction, Module};
-use crate::record::{header, CRASH_ADDRESS, RECORD_HEADER_WORDS};
+use crate::record::{header, CRASH_ADDRESS, NO_STAGE, RECORD_HEADER_WORDS, STAGE_SHIFT};
 
 /// The extension that brings `PhysicalStorageBufferAddresses` below SPIR-V 1.5.
 const EXT_PSB: &str = "SPV_KHR_physical_storage_buffer";
@@ -92,7 +92,7 @@ impl Base<'_> {
         let p_v4 = b.type_pointer(StorageClass::Private, v4);
         let p_uint = b.type_pointer(StorageClass::Private, uint);
         let zero4 = b.const_null(v4);
-        let unknown_stage = b.const_u32(0xFF);
+        let unknown_stage = b.const_u32(u32::from(NO_STAGE));
         let invocation = b.variable(p_v4, StorageClass::Private, Some(zero4));
         let stage = b.variable(p_uint, StorageClass::Private, Some(unknown_stage));
         let p = PrivateVars { invocation, stage };
@@ -188,7 +188,7 @@ impl Base<'_> {
         let records = self.load_header(&mut fb, buf, header::RECORDS_OFFSET);
         let base = fb.op(&mut self.b, Op::IAdd, uint, &[records, off]);
         let stage = fb.op(&mut self.b, Op::Load, uint, &[private.stage]);
-        let shift = self.b.const_u32(24);
+        let shift = self.b.const_u32(STAGE_SHIFT);
         let stage_bits = fb.op(&mut self.b, Op::ShiftLeftLogical, uint, &[stage, shift]);
         let sized = fb.op(&mut self.b, Op::BitwiseOr, uint, &[kind_word, size]);
         let first = fb.op(&mut self.b, Op::BitwiseOr, uint, &[sized, stage_bits]);

@@ -36,7 +36,7 @@ use crate::analysis::Analysis;
 use crate::error::NotInstrumented;
 use crate::info::{Site, SiteKind, SourceLocation, Stage};
 use crate::module::{Instruction, Module};
-use crate::record::{ScalarType, ValueLayout, MAX_PAYLOAD_WORDS};
+use crate::record::{self, ScalarType, ValueLayout, MAX_PAYLOAD_WORDS};
 use crate::util::FastMap;
 use crate::Options;
 
@@ -302,7 +302,7 @@ impl<'o> Base<'o> {
             SiteKind::Printf => self.options.printf_records_per_site,
             _ => self.options.full_records_per_site,
         };
-        let kind_word = u32::from(kind.record_kind().code()) << 16;
+        let kind_word = u32::from(kind.record_kind().code()) << record::KIND_SHIFT;
         let helper_fn = self.value_helper(helper, &types, words)?;
         self.sites.push(Site {
             local_index,
