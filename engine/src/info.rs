@@ -2,29 +2,25 @@
 
 use std::fmt;
 
+use crate::hash::Fnv1a64;
 use crate::record::{RecordKind, ValueLayout};
 
 /// A shader's identity: a 64-bit content hash of the module's words as given to the engine (before any
 /// rewrite). `Display` writes 16 lowercase hex digits; that string is what dumps, logs and
 /// `VK_BLACKBOX_SHADERS` use.
 ///
-/// The hash is FNV-1a (64-bit) over the little-endian bytes of the words, so any tool can recompute it.
+/// The hash is [`crate::fnv1a64`] over the little-endian bytes of the words (the module's file), so any
+/// tool can recompute it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ShaderId(pub u64);
 
 impl ShaderId {
-    /// The id of a module given as words.
+    /// The id of a module given as words. It reads nothing but the words, so a module the engine refuses
+    /// (or that is not SPIR-V at all) has an id too. Allocates nothing.
     pub fn of(words: &[u32]) -> ShaderId {
-        const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-        const PRIME: u64 = 0x0000_0100_0000_01b3;
-        let mut h = OFFSET;
-        for w in words {
-            for b in w.to_le_bytes() {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(PRIME);
-            }
-        }
-        ShaderId(h)
+        let mut h = Fnv1a64::new();
+        h.write_words(words);
+        ShaderId(h.finish())
     }
 }
 
@@ -87,24 +83,26 @@ impl Stage {
         Stage::Callable,
     ];
 
-    /// The stage of a SPIR-V execution model, or `None` for kernels and unknown models.
+    /// The stage of a SPIR-V execution model (an `OpEntryPoint`'s first operand), or `None` for kernels and
+    /// models the `spirv` grammar does not know.
     pub fn from_execution_model(model: u32) -> Option<Stage> {
-        Some(match model {
-            0 => Stage::Vertex,
-            1 => Stage::TessellationControl,
-            2 => Stage::TessellationEvaluation,
-            3 => Stage::Geometry,
-            4 => Stage::Fragment,
-            5 => Stage::Compute,
-            5267 | 5364 => Stage::Task,
-            5268 | 5365 => Stage::Mesh,
-            5313 => Stage::RayGeneration,
-            5314 => Stage::Intersection,
-            5315 => Stage::AnyHit,
-            5316 => Stage::ClosestHit,
-            5317 => Stage::Miss,
-            5318 => Stage::Callable,
-            _ => return None,
+        use spirv::ExecutionModel as M;
+        Some(match M::from_u32(model)? {
+            M::Vertex => Stage::Vertex,
+            M::TessellationControl => Stage::TessellationControl,
+            M::TessellationEvaluation => Stage::TessellationEvaluation,
+            M::Geometry => Stage::Geometry,
+            M::Fragment => Stage::Fragment,
+            M::GLCompute => Stage::Compute,
+            M::TaskNV | M::TaskEXT => Stage::Task,
+            M::MeshNV | M::MeshEXT => Stage::Mesh,
+            M::RayGenerationKHR => Stage::RayGeneration,
+            M::IntersectionKHR => Stage::Intersection,
+            M::AnyHitKHR => Stage::AnyHit,
+            M::ClosestHitKHR => Stage::ClosestHit,
+            M::MissKHR => Stage::Miss,
+            M::CallableKHR => Stage::Callable,
+            M::Kernel => return None,
         })
     }
 
@@ -190,16 +188,17 @@ pub enum SourceLanguage {
 }
 
 impl SourceLanguage {
-    /// The language of a SPIR-V `SourceLanguage` number.
+    /// The language of a SPIR-V `SourceLanguage` number (an `OpSource`'s first operand).
     pub fn from_spirv(n: u32) -> SourceLanguage {
-        match n {
-            0 => SourceLanguage::Unknown,
-            1 => SourceLanguage::Essl,
-            2 => SourceLanguage::Glsl,
-            5 => SourceLanguage::Hlsl,
-            10 => SourceLanguage::Wgsl,
-            11 => SourceLanguage::Slang,
-            n => SourceLanguage::Other(n),
+        use spirv::SourceLanguage as L;
+        match L::from_u32(n) {
+            Some(L::Unknown) => SourceLanguage::Unknown,
+            Some(L::ESSL) => SourceLanguage::Essl,
+            Some(L::GLSL) => SourceLanguage::Glsl,
+            Some(L::HLSL) => SourceLanguage::Hlsl,
+            Some(L::WGSL) => SourceLanguage::Wgsl,
+            Some(L::Slang) => SourceLanguage::Slang,
+            _ => SourceLanguage::Other(n),
         }
     }
 }
@@ -329,7 +328,9 @@ mod tests {
 
     #[test]
     fn shader_id_is_fnv1a_and_prints_16_hex_digits() {
-        assert_eq!(ShaderId::of(&[]).0, 0xcbf2_9ce4_8422_2325);
+        assert_eq!(ShaderId::of(&[]).0, crate::fnv1a64(&[]));
+        // Pinned: the id of a module's first word, as the layer and dumps have always written it.
+        assert_eq!(ShaderId::of(&[0x0723_0203]).0, 0xdb6a_a387_e9e0_200a);
         let id = ShaderId::of(&[0x0723_0203]);
         assert_eq!(id.to_string().len(), 16);
         assert_ne!(id, ShaderId::of(&[0x0723_0204]));
@@ -353,8 +354,13 @@ mod tests {
         .map(|s| s.code())
         .collect();
         assert_eq!(codes, [0, 4, 5, 7, 13]);
-        assert_eq!(Stage::from_execution_model(5364), Some(Stage::Task));
-        assert_eq!(Stage::from_execution_model(6), None);
+        use spirv::ExecutionModel as M;
+        assert_eq!(
+            Stage::from_execution_model(M::TaskEXT as u32),
+            Some(Stage::Task)
+        );
+        assert_eq!(Stage::from_execution_model(M::Kernel as u32), None);
+        assert_eq!(Stage::from_execution_model(0xffff), None);
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //!   uses the original module unchanged.
 //! - [`shader_info`] is the analysis alone: [`ShaderId`] (content hash), SPIR-V version, [`EntryPoint`]s,
 //!   [`SourceFile`]s with their text when the module carries it, and names to match shaders by.
+//! - [`fnv1a64`] ([`Fnv1a64`] piece by piece) is Blackbox's one content hash: shader ids and crash
+//!   signatures.
 //! - [`record`] is the contract between instrumented shaders and the layer: the error-buffer header, the
 //!   record layout, [`record::decode`] and the value formatting ([`record::format_printf`],
 //!   [`record::format_values`]).
@@ -27,12 +29,13 @@
 //! each: `assert`, `printf`, `nan_guard`, `strip`. A site never changes the application's control flow: it is
 //! a call to a helper function that holds the check and the record write.
 #![deny(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
+#![forbid(unsafe_code)]
 
 mod analysis;
 mod base;
 pub mod error;
 mod grammar;
+pub mod hash;
 pub mod info;
 pub mod module;
 mod passes;
@@ -43,6 +46,7 @@ use crate::util::FastSet;
 
 use analysis::Analysis;
 pub use error::{NotInstrumented, NotInstrumentedKind};
+pub use hash::{fnv1a64, Fnv1a64};
 pub use info::{
     EntryPoint, ShaderId, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, SourceLocation,
     Stage,
@@ -128,13 +132,10 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     let mut module = parse_supported(words)?;
     // An instruction this engine has no grammar for may define ids or types, or end a block, in ways the
     // passes cannot see: such a module is handed back as it is rather than risk breaking it.
-    if let Some(unknown) = module
-        .all_instructions()
-        .find(|i| !grammar::op_info(i.opcode).known)
-    {
+    if let Some(unknown) = module.all_instructions().find(|i| i.op().is_none()) {
         return Err(NotInstrumented::unsupported(format!(
             "opcode {} is not in the SPIR-V grammar this engine knows",
-            unknown.opcode
+            unknown.opcode()
         )));
     }
     let mut base = base::Base::new(&module, options)?;
@@ -162,18 +163,16 @@ pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
     if options.nan != NanLevel::Off {
         return true;
     }
-    const EXT_INST_IMPORT: u32 = 11;
-    const FUNCTION: u32 = 54;
     let mut i = 5;
     while i < words.len() {
         let (count, opcode) = ((words[i] >> 16) as usize, words[i] & 0xffff);
         if count == 0 || i + count > words.len() {
             return true;
         }
-        if opcode == FUNCTION {
+        if opcode == spirv::Op::Function as u32 {
             return false;
         }
-        if opcode == EXT_INST_IMPORT && count > 2 {
+        if opcode == spirv::Op::ExtInstImport as u32 && count > 2 {
             let name: Vec<u8> = words[i + 2..i + count]
                 .iter()
                 .flat_map(|w| w.to_le_bytes())

@@ -13,7 +13,9 @@
 //! and allocates in proportion to the input.
 
 use crate::error::NotInstrumented;
-use crate::grammar::{op, op_info};
+use spirv::Op;
+
+use crate::grammar::op_info;
 
 /// The SPIR-V magic number, as the first word of every module.
 pub const MAGIC: u32 = 0x0723_0203;
@@ -25,8 +27,11 @@ pub const MAX_BOUND: u32 = 0x3F_FFFF;
 /// remaining operand words exactly as read.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Instruction {
-    /// The opcode (low half of the first word).
-    pub opcode: u16,
+    /// The opcode as read (low half of the first word): a number, since an opcode the grammar does not know
+    /// must survive a round trip too.
+    opcode: u16,
+    /// The opcode as the grammar knows it, looked up once when the instruction is made.
+    op: Option<Op>,
     /// The result type id, for opcodes that have one.
     pub result_type: Option<u32>,
     /// The result id, for opcodes that define one.
@@ -41,13 +46,14 @@ pub type Operands = smallvec::SmallVec<[u32; 5]>;
 impl Instruction {
     /// An instruction from its parts.
     pub fn new(
-        opcode: u16,
+        op: Op,
         result_type: Option<u32>,
         result_id: Option<u32>,
         operands: impl Into<Operands>,
     ) -> Self {
         Instruction {
-            opcode,
+            opcode: op as u16,
+            op: Some(op),
             result_type,
             result_id,
             operands: operands.into(),
@@ -77,9 +83,27 @@ impl Instruction {
         self.operands.get(index).copied()
     }
 
+    /// The opcode as a number.
+    #[inline]
+    pub fn opcode(&self) -> u16 {
+        self.opcode
+    }
+
+    /// The opcode, `None` when the grammar does not know it.
+    #[inline]
+    pub fn op(&self) -> Option<Op> {
+        self.op
+    }
+
+    /// Whether the opcode is `op`.
+    #[inline]
+    pub fn is(&self, op: Op) -> bool {
+        self.opcode == op as u16
+    }
+
     /// `true` for `OpLine` and `OpNoLine`.
     pub fn is_line(&self) -> bool {
-        matches!(self.opcode, op::LINE | op::NO_LINE)
+        self.is(Op::Line) || self.is(Op::NoLine)
     }
 }
 
@@ -229,27 +253,27 @@ enum Section {
     Global,
 }
 
-fn section_of(opcode: u16) -> Option<Section> {
-    Some(match opcode {
-        op::CAPABILITY => Section::Capability,
-        op::EXTENSION => Section::Extension,
-        op::EXT_INST_IMPORT => Section::ExtInstImport,
-        op::MEMORY_MODEL => Section::MemoryModel,
-        op::ENTRY_POINT => Section::EntryPoint,
-        op::EXECUTION_MODE | op::EXECUTION_MODE_ID => Section::ExecutionMode,
-        op::STRING | op::SOURCE_EXTENSION | op::SOURCE | op::SOURCE_CONTINUED => {
+fn section_of(op: Option<Op>) -> Option<Section> {
+    Some(match op? {
+        Op::Capability => Section::Capability,
+        Op::Extension => Section::Extension,
+        Op::ExtInstImport => Section::ExtInstImport,
+        Op::MemoryModel => Section::MemoryModel,
+        Op::EntryPoint => Section::EntryPoint,
+        Op::ExecutionMode | Op::ExecutionModeId => Section::ExecutionMode,
+        Op::String | Op::SourceExtension | Op::Source | Op::SourceContinued => {
             Section::DebugStrings
         }
-        op::NAME | op::MEMBER_NAME => Section::DebugNames,
-        op::MODULE_PROCESSED => Section::DebugModuleProcessed,
-        op::DECORATE
-        | op::MEMBER_DECORATE
-        | op::DECORATION_GROUP
-        | op::GROUP_DECORATE
-        | op::GROUP_MEMBER_DECORATE
-        | op::DECORATE_ID
-        | op::DECORATE_STRING
-        | op::MEMBER_DECORATE_STRING => Section::Annotation,
+        Op::Name | Op::MemberName => Section::DebugNames,
+        Op::ModuleProcessed => Section::DebugModuleProcessed,
+        Op::Decorate
+        | Op::MemberDecorate
+        | Op::DecorationGroup
+        | Op::GroupDecorate
+        | Op::GroupMemberDecorate
+        | Op::DecorateId
+        | Op::DecorateString
+        | Op::MemberDecorateString => Section::Annotation,
         _ => return None,
     })
 }
@@ -357,12 +381,13 @@ impl Module {
         let out_of_order = |what: &str| {
             NotInstrumented::malformed(format!(
                 "opcode {} at word {at} is out of the SPIR-V logical layout order ({what})",
-                inst.opcode
+                inst.opcode()
             ))
         };
         match state {
             State::Sections(current) => {
-                if inst.opcode == op::FUNCTION {
+                let op = inst.op();
+                if op == Some(Op::Function) {
                     // Debug lines written just before the first function belong to it.
                     let keep = self
                         .globals
@@ -375,19 +400,19 @@ impl Module {
                         def: inst,
                         params: Vec::new(),
                         blocks: Vec::new(),
-                        end: Instruction::new(op::FUNCTION_END, None, None, Vec::new()),
+                        end: Instruction::new(Op::FunctionEnd, None, None, Vec::new()),
                     })));
                 }
                 if matches!(
-                    inst.opcode,
-                    op::FUNCTION_END | op::LABEL | op::FUNCTION_PARAMETER
+                    op,
+                    Some(Op::FunctionEnd | Op::Label | Op::FunctionParameter)
                 ) {
                     return Err(out_of_order("outside a function"));
                 }
-                let section = match section_of(inst.opcode) {
+                let section = match section_of(op) {
                     Some(s) => s,
                     // Unknown opcodes stay in the section they were found in.
-                    None if !op_info(inst.opcode).known => current,
+                    None if op.is_none() => current,
                     None => Section::Global,
                 };
                 if section < current {
@@ -409,14 +434,14 @@ impl Module {
                 list.push(inst);
                 Ok(State::Sections(section))
             }
-            State::InFunction(mut function) => match inst.opcode {
-                op::FUNCTION_END => {
+            State::InFunction(mut function) => match inst.op() {
+                Some(Op::FunctionEnd) => {
                     function.end = inst;
                     self.functions.push(*function);
                     Ok(State::BetweenFunctions(Vec::new()))
                 }
-                op::FUNCTION => Err(out_of_order("function inside a function")),
-                op::LABEL => {
+                Some(Op::Function) => Err(out_of_order("function inside a function")),
+                Some(Op::Label) => {
                     function.blocks.push(Block {
                         label: inst,
                         instructions: Vec::new(),
@@ -431,17 +456,17 @@ impl Module {
                     Ok(State::InFunction(function))
                 }
             },
-            State::BetweenFunctions(mut lines) => match inst.opcode {
-                op::LINE | op::NO_LINE => {
+            State::BetweenFunctions(mut lines) => match inst.op() {
+                Some(Op::Line | Op::NoLine) => {
                     lines.push(inst);
                     Ok(State::BetweenFunctions(lines))
                 }
-                op::FUNCTION => Ok(State::InFunction(Box::new(Function {
+                Some(Op::Function) => Ok(State::InFunction(Box::new(Function {
                     prefix: lines,
                     def: inst,
                     params: Vec::new(),
                     blocks: Vec::new(),
-                    end: Instruction::new(op::FUNCTION_END, None, None, Vec::new()),
+                    end: Instruction::new(Op::FunctionEnd, None, None, Vec::new()),
                 }))),
                 _ => Err(out_of_order("between functions")),
             },
@@ -524,6 +549,13 @@ impl Module {
     pub fn version(&self) -> (u8, u8) {
         self.header.version_pair()
     }
+
+    /// Whether the module declares `capability`.
+    pub fn has_capability(&self, capability: spirv::Capability) -> bool {
+        self.capabilities
+            .iter()
+            .any(|c| c.operand(0) == Some(capability as u32))
+    }
 }
 
 /// Decodes one instruction from its words, checking its result type and id against the bound.
@@ -561,6 +593,7 @@ fn decode(
     };
     Ok(Instruction {
         opcode,
+        op: info.op,
         result_type,
         result_id,
         operands: Operands::from_slice(&words[pos..]),
@@ -570,50 +603,74 @@ fn decode(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use spirv::{
+        AddressingModel, Capability, ExecutionMode, ExecutionModel, FunctionControl, MemoryModel,
+        SourceLanguage,
+    };
+
+    /// `OpCapability Shader`'s operand.
+    pub(crate) const SHADER: u32 = Capability::Shader as u32;
+    /// `OpMemoryModel Logical GLSL450`'s operands.
+    pub(crate) const LOGICAL_GLSL450: [u32; 2] =
+        [AddressingModel::Logical as u32, MemoryModel::GLSL450 as u32];
 
     /// Assembles a module from (opcode, operand words) pairs, with a header of the given version and bound.
-    pub(crate) fn assemble(version: u32, bound: u32, insts: &[(u16, &[u32])]) -> Vec<u32> {
+    pub(crate) fn assemble(version: u32, bound: u32, insts: &[(Op, &[u32])]) -> Vec<u32> {
         let mut words = vec![MAGIC, version, 0, bound, 0];
-        for (opcode, ops) in insts {
-            words.push(((ops.len() as u32 + 1) << 16) | u32::from(*opcode));
-            words.extend_from_slice(ops);
+        for &(op, operands) in insts {
+            push_instruction(&mut words, op as u16, operands);
         }
         words
     }
+
+    fn push_instruction(words: &mut Vec<u32>, opcode: u16, operands: &[u32]) {
+        words.push(((operands.len() as u32 + 1) << 16) | u32::from(opcode));
+        words.extend_from_slice(operands);
+    }
+
+    /// An opcode no grammar defines.
+    const UNKNOWN_OPCODE: u16 = 0x7777;
 
     /// A tiny compute shader: `main` with one block, `OpLine`s before the function and in it, an unknown
     /// opcode among the globals.
     pub(crate) fn tiny() -> Vec<u32> {
         let name = encode_string("main");
         let file = encode_string("a.comp");
-        let mut ep = vec![5, 1];
+        let mut ep = vec![ExecutionModel::GLCompute as u32, 1];
         ep.extend(&name);
         let mut s = vec![7];
         s.extend(&file);
         let mut n = vec![1];
         n.extend(&name);
-        assemble(
+        let local_size = [1, ExecutionMode::LocalSize as u32, 1, 1, 1];
+        let head = assemble(
             0x0001_0000,
             20,
             &[
-                (op::CAPABILITY, &[1]),
-                (op::MEMORY_MODEL, &[0, 1]),
-                (op::ENTRY_POINT, &ep),
-                (op::EXECUTION_MODE, &[1, 17, 1, 1, 1]),
-                (op::STRING, &s),
-                (op::SOURCE, &[2, 450]),
-                (op::NAME, &n),
-                (op::TYPE_VOID, &[2]),
-                (op::TYPE_FUNCTION, &[3, 2]),
-                (0x7777, &[1, 2, 3]),
-                (op::LINE, &[7, 3, 1]),
-                (op::FUNCTION, &[2, 1, 0, 3]),
-                (op::LABEL, &[4]),
-                (op::LINE, &[7, 4, 2]),
-                (op::RETURN, &[]),
-                (op::FUNCTION_END, &[]),
+                (Op::Capability, &[SHADER]),
+                (Op::MemoryModel, &LOGICAL_GLSL450),
+                (Op::EntryPoint, &ep),
+                (Op::ExecutionMode, &local_size),
+                (Op::String, &s),
+                (Op::Source, &[SourceLanguage::GLSL as u32, 450]),
+                (Op::Name, &n),
+                (Op::TypeVoid, &[2]),
+                (Op::TypeFunction, &[3, 2]),
             ],
-        )
+        );
+        let mut words = head;
+        push_instruction(&mut words, UNKNOWN_OPCODE, &[1, 2, 3]);
+        for (op, operands) in [
+            (Op::Line, &[7, 3, 1][..]),
+            (Op::Function, &[2, 1, FunctionControl::NONE.bits(), 3]),
+            (Op::Label, &[4]),
+            (Op::Line, &[7, 4, 2]),
+            (Op::Return, &[]),
+            (Op::FunctionEnd, &[]),
+        ] {
+            push_instruction(&mut words, op as u16, operands);
+        }
+        words
     }
 
     #[test]
@@ -689,7 +746,7 @@ pub(crate) mod tests {
         }
         // Word count 0.
         let mut zero = good.clone();
-        zero[5] = u32::from(op::CAPABILITY);
+        zero[5] = Op::Capability as u32;
         assert!(Module::parse(&zero)
             .unwrap_err()
             .reason
@@ -702,14 +759,20 @@ pub(crate) mod tests {
         let late = assemble(
             0x10000,
             4,
-            &[(op::MEMORY_MODEL, &[0, 1]), (op::CAPABILITY, &[1])],
+            &[
+                (Op::MemoryModel, &LOGICAL_GLSL450),
+                (Op::Capability, &[SHADER]),
+            ],
         );
         assert!(Module::parse(&late).unwrap_err().reason.contains("order"));
         // Function never ended.
         let open = assemble(
             0x10000,
             4,
-            &[(op::TYPE_VOID, &[1]), (op::FUNCTION, &[1, 2, 0, 3])],
+            &[
+                (Op::TypeVoid, &[1]),
+                (Op::Function, &[1, 2, FunctionControl::NONE.bits(), 3]),
+            ],
         );
         assert!(Module::parse(&open).is_err());
     }

@@ -39,7 +39,7 @@
 //!
 //! | word | content |
 //! |---|---|
-//! | 0 | size in words (bits 0..15) \| [`RecordKind`] code (bits 16..23) \| [`Stage`] code (bits 24..31) |
+//! | 0 | size in words (bits 0..15) \| [`RecordKind`] code (bits 16..23, [`KIND_SHIFT`]) \| [`Stage`] code (bits 24..31, [`STAGE_SHIFT`]) |
 //! | 1 | global site index |
 //! | 2..5 | the invocation: compute/task/mesh `GlobalInvocationId` x, y, z, 0; fragment `FragCoord` x, y as integers, 0, 0; vertex `VertexIndex`, `InstanceIndex`, 0, 0; tessellation control and geometry `InvocationId`, `PrimitiveId`, 0, 0; tessellation evaluation 0, `PrimitiveId`, 0, 0; ray tracing `LaunchId` x, y, z, 0 |
 //! | 6 | reserved, 0 (the layer's breadcrumb id later) |
@@ -48,16 +48,19 @@
 //! Kind codes ([`RecordKind::code`]): 1 assert, 2 printf, 3 NaN from an operation, 4 NaN leaving the
 //! shader. Stage codes ([`Stage::code`]): 0 vertex, 1 tessellation control, 2 tessellation evaluation,
 //! 3 geometry, 4 fragment, 5 compute, 6 task, 7 mesh, 8 ray generation, 9 intersection, 10 any hit,
-//! 11 closest hit, 12 miss, 13 callable; 255 when no entry point prologue ran (a module without entry
-//! points).
+//! 11 closest hit, 12 miss, 13 callable; 255 ([`NO_STAGE`]) when no entry point prologue ran (a module
+//! without entry points).
 //!
 //! Each value takes its components in order as 32-bit words: 64-bit types as two words (low, high), `f16`
 //! widened to `f32`, 8- and 16-bit integers widened to 32 bits, booleans as 0 or 1 ([`ValueLayout`]).
 //!
 //! # Reading it back
 //!
-//! [`decode`] turns a copy of the buffer into counters and [`RawRecord`]s; it never panics and never loops on
-//! garbage. [`format_printf`] and [`format_values`] turn payloads into text.
+//! [`read_records`] walks the record area through a word accessor (the layer reads the mapped buffer word
+//! by word, with volatile reads, while shaders may still be writing) from where the last walk stopped, up to
+//! the first record not fully written yet. [`decode`] turns a copy of the whole buffer into counters and
+//! [`RawRecord`]s with the same walk. Neither panics nor loops on garbage. [`format_printf`] and
+//! [`format_values`] turn payloads into text.
 
 use std::fmt::Write as _;
 
@@ -80,6 +83,15 @@ pub const MAX_PAYLOAD_WORDS: usize = 64;
 
 /// The device address an assert in `crash` mode writes to after its record, to fault the device on purpose.
 pub const CRASH_ADDRESS: u64 = 0x0000_dead_0000_0000;
+
+/// Where a record's [`RecordKind`] code starts in its first word; the size is in the bits below.
+pub const KIND_SHIFT: u32 = 16;
+
+/// Where a record's [`Stage`] code starts in its first word.
+pub const STAGE_SHIFT: u32 = 24;
+
+/// The stage code of a record written where no entry-point prologue ran (a module without entry points).
+pub const NO_STAGE: u8 = 0xFF;
 
 /// Indices of the header words.
 pub mod header {
@@ -256,6 +268,83 @@ pub struct Decoded {
     pub malformed: usize,
 }
 
+/// Why [`read_records`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordsEnd {
+    /// It read every record up to the end it was given.
+    End,
+    /// The next record's first word is 0: its words were handed out but its header is not stored yet (a
+    /// shader is writing it now), or never will be (a record allocated across the end of a full buffer).
+    Unwritten,
+    /// The next record's first word is not 0 but its size is under [`RECORD_HEADER_WORDS`] or runs past the
+    /// end: garbage.
+    Malformed,
+}
+
+/// What [`read_records`] read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordsRead {
+    /// The records, in the order they were allocated.
+    pub records: Vec<RawRecord>,
+    /// The record-area position (in words) after the last record read: where the next walk starts.
+    pub next: u32,
+    /// Why the walk stopped at `next`.
+    pub end: RecordsEnd,
+}
+
+/// Reads the records of an error buffer from record-area position `from` up to `end`, both in words from
+/// the start of the record area, through `read_word(i)`, which gives word `i` of the buffer (from the buffer
+/// start, header included).
+///
+/// `records_offset` is the header's [`header::RECORDS_OFFSET`]; `end` is normally the header's
+/// [`header::CURSOR`] capped at [`header::RECORDS_CAPACITY`] (a cursor past the capacity counts records that
+/// did not fit). The walk stops before the first record that is not fully there: a first word of 0 (not
+/// written yet), a size under [`RECORD_HEADER_WORDS`], or a record running past `end`; a later walk from
+/// [`RecordsRead::next`] picks it up once written. A record's first word is stored after its words are
+/// handed out and before its payload, so a walk that races a shader may read a payload still being
+/// written; a walk after the work completed reads final words.
+///
+/// Reads only words `records_offset + from .. records_offset + end`, each once; never panics; takes at most
+/// `(end - from) / RECORD_HEADER_WORDS` steps.
+pub fn read_records(
+    read_word: impl Fn(usize) -> u32,
+    records_offset: usize,
+    from: u32,
+    end: u32,
+) -> RecordsRead {
+    let mut records = Vec::new();
+    let mut pos = from;
+    let stop = loop {
+        if pos >= end {
+            break RecordsEnd::End;
+        }
+        let base = records_offset.saturating_add(pos as usize);
+        let first = read_word(base);
+        if first == 0 {
+            break RecordsEnd::Unwritten;
+        }
+        let size = first & 0xFFFF;
+        if (size as usize) < RECORD_HEADER_WORDS || size > end - pos {
+            break RecordsEnd::Malformed;
+        }
+        let word = |k: usize| read_word(base.saturating_add(k));
+        records.push(RawRecord {
+            kind: RecordKind::from_code((first >> KIND_SHIFT) as u8),
+            stage: Stage::from_code((first >> STAGE_SHIFT) as u8),
+            site: word(1),
+            invocation: [word(2), word(3), word(4), word(5)],
+            reserved: word(6),
+            payload: (RECORD_HEADER_WORDS..size as usize).map(word).collect(),
+        });
+        pos += size;
+    };
+    RecordsRead {
+        records,
+        next: pos,
+        end: stop,
+    }
+}
+
 /// Reads a copy of an error buffer. Robust to garbage: never panics, never loops, reads only inside `buffer`.
 pub fn decode(buffer: &[u32]) -> Decoded {
     let mut d = Decoded::default();
@@ -281,39 +370,33 @@ pub fn decode(buffer: &[u32]) -> Decoded {
     let records_offset = buffer[header::RECORDS_OFFSET] as usize;
     let capacity = buffer[header::RECORDS_CAPACITY] as usize;
     let used = (d.cursor as usize).min(capacity);
-    let area = match buffer.get(records_offset..) {
-        Some(rest) if rest.len() >= used => &rest[..used],
-        Some(rest) => {
-            d.malformed += 1;
-            rest
+    // The record area is the buffer's words from the offset, as far as the cursor goes and the copy holds.
+    let held = match buffer.len().checked_sub(records_offset) {
+        Some(held) => {
+            if held < used {
+                d.malformed += 1;
+            }
+            held
         }
         None => {
             d.malformed += 1;
-            &[]
+            0
         }
     };
-    let mut pos = 0;
-    while pos < area.len() {
-        let first = area[pos];
-        let size = (first & 0xFFFF) as usize;
-        if first == 0 && d.cursor as usize > capacity {
-            // The tail of a full buffer: a record allocated across the end was never written.
-            break;
-        }
-        if size < RECORD_HEADER_WORDS || pos + size > area.len() {
-            d.malformed += 1;
-            break;
-        }
-        let r = &area[pos..pos + size];
-        d.records.push(RawRecord {
-            kind: RecordKind::from_code((first >> 16) as u8),
-            stage: Stage::from_code((first >> 24) as u8),
-            site: r[1],
-            invocation: [r[2], r[3], r[4], r[5]],
-            reserved: r[6],
-            payload: r[RECORD_HEADER_WORDS..].to_vec(),
-        });
-        pos += size;
+    // `used` is at most the cursor, a u32.
+    let end = used.min(held) as u32;
+    let read = read_records(
+        |i| buffer.get(i).copied().unwrap_or(0),
+        records_offset,
+        0,
+        end,
+    );
+    d.records = read.records;
+    match read.end {
+        RecordsEnd::End => {}
+        // The tail of a full buffer: a record allocated across the end was never written.
+        RecordsEnd::Unwritten if d.cursor as usize > capacity => {}
+        RecordsEnd::Unwritten | RecordsEnd::Malformed => d.malformed += 1,
     }
     d
 }
@@ -929,10 +1012,132 @@ mod tests {
             return;
         }
         let at = (b[header::RECORDS_OFFSET] + off) as usize;
-        b[at] = size | u32::from(kind.code()) << 16 | u32::from(stage.code()) << 24;
+        b[at] =
+            size | u32::from(kind.code()) << KIND_SHIFT | u32::from(stage.code()) << STAGE_SHIFT;
         b[at + 1] = site;
         b[at + 2..at + 6].copy_from_slice(&[12, 0, 0, 0]);
         b[at + 7..at + 7 + payload.len()].copy_from_slice(payload);
+    }
+
+    /// Reads `buffer` through an accessor that notes every index it is asked for.
+    fn read_noting(
+        buffer: &[u32],
+        from: u32,
+        end: u32,
+    ) -> (RecordsRead, std::collections::BTreeSet<usize>) {
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        let read = read_records(
+            |i| {
+                assert!(asked.borrow_mut().insert(i), "word {i} read twice");
+                buffer.get(i).copied().unwrap_or(0)
+            },
+            buffer[header::RECORDS_OFFSET] as usize,
+            from,
+            end,
+        );
+        (read, asked.into_inner())
+    }
+
+    fn cursor(b: &[u32]) -> u32 {
+        b[header::CURSOR].min(b[header::RECORDS_CAPACITY])
+    }
+
+    #[test]
+    fn reading_an_empty_area_reads_nothing() {
+        let b = buffer(32, 2);
+        let (read, asked) = read_noting(&b, 0, cursor(&b));
+        assert_eq!(
+            (read.records.len(), read.next, read.end),
+            (0, 0, RecordsEnd::End)
+        );
+        assert!(asked.is_empty());
+        // A walk that already reached the end (or starts past it: a buffer reset since) reads nothing.
+        let (read, asked) = read_noting(&b, 9, 9);
+        assert_eq!(
+            (read.records.len(), read.next, read.end),
+            (0, 9, RecordsEnd::End)
+        );
+        assert!(asked.is_empty());
+        let (read, _) = read_noting(&b, 12, 5);
+        assert_eq!(
+            (read.records.len(), read.next, read.end),
+            (0, 12, RecordsEnd::End)
+        );
+    }
+
+    #[test]
+    fn reading_stops_at_a_record_not_written_yet_and_resumes_there() {
+        let mut b = buffer(64, 2);
+        push_record(&mut b, RecordKind::Printf, Stage::Compute, 1, &[5]);
+        push_record(&mut b, RecordKind::NanOp, Stage::Fragment, 0, &[6, 7]);
+        // A third record allocated (the cursor moved) but not stored yet.
+        push_record(&mut b, RecordKind::Assert, Stage::Vertex, 1, &[8]);
+        let mut pending = b.clone();
+        let third = b[header::RECORDS_OFFSET] as usize + 8 + 9;
+        pending[third..third + 8].fill(0);
+        let (read, asked) = read_noting(&pending, 0, cursor(&pending));
+        assert_eq!(read.records.len(), 2);
+        assert_eq!(read.records[0].kind, RecordKind::Printf);
+        assert_eq!(read.records[0].stage, Some(Stage::Compute));
+        assert_eq!(
+            (read.records[0].site, read.records[0].invocation),
+            (1, [12, 0, 0, 0])
+        );
+        assert_eq!(read.records[0].payload, vec![5]);
+        assert_eq!(read.records[1].payload, vec![6, 7]);
+        assert_eq!((read.next, read.end), (17, RecordsEnd::Unwritten));
+        // Only the two records' words and the third's first word were read.
+        let start = b[header::RECORDS_OFFSET] as usize;
+        assert_eq!(asked, (start..start + 18).collect());
+        // Once stored, the next walk reads it, and only it.
+        let (again, _) = read_noting(&b, read.next, cursor(&b));
+        assert_eq!(again.records.len(), 1);
+        assert_eq!(again.records[0].kind, RecordKind::Assert);
+        assert_eq!((again.next, again.end), (25, RecordsEnd::End));
+        // Read from the start in one go, the same records.
+        let (all, _) = read_noting(&b, 0, cursor(&b));
+        assert_eq!(all.records[..2], read.records[..]);
+        assert_eq!(all.records[2], again.records[0]);
+    }
+
+    #[test]
+    fn reading_stops_at_a_record_running_past_the_end() {
+        let mut b = buffer(64, 0);
+        push_record(&mut b, RecordKind::Printf, Stage::Compute, 0, &[1]);
+        push_record(&mut b, RecordKind::Printf, Stage::Compute, 0, &[1, 2, 3]);
+        // The end cuts the second record (10 words) after 4 of its words.
+        let (read, asked) = read_noting(&b, 0, 8 + 4);
+        assert_eq!(read.records.len(), 1);
+        assert_eq!((read.next, read.end), (8, RecordsEnd::Malformed));
+        let start = b[header::RECORDS_OFFSET] as usize;
+        assert!(asked.iter().all(|&i| (start..start + 12).contains(&i)));
+    }
+
+    #[test]
+    fn reading_stops_at_garbage_sizes() {
+        for garbage in [
+            u32::from(RecordKind::Assert.code()) << KIND_SHIFT, // size 0, kind set
+            (RECORD_HEADER_WORDS as u32 - 1) | u32::from(RecordKind::NanOp.code()) << KIND_SHIFT,
+            0xFFFF_FFFF,
+        ] {
+            let mut b = buffer(64, 0);
+            push_record(&mut b, RecordKind::Printf, Stage::Compute, 0, &[1]);
+            let at = b[header::RECORDS_OFFSET] as usize + 8;
+            b[at] = garbage;
+            b[header::CURSOR] += 20;
+            let (read, asked) = read_noting(&b, 0, cursor(&b));
+            assert_eq!(read.records.len(), 1, "{garbage:#x}");
+            assert_eq!(
+                (read.next, read.end),
+                (8, RecordsEnd::Malformed),
+                "{garbage:#x}"
+            );
+            assert_eq!(
+                asked.last(),
+                Some(&at),
+                "nothing read past the garbage word"
+            );
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use blackbox_engine::module::Module;
 use blackbox_engine::record::{self, RecordKind, ScalarType, ValueLayout};
 use blackbox_engine::{instrument, shader_info, NanLevel, Options, SiteKind, Stage};
 use common::shaders::{self, Debug, Variant};
+use spirv::Op;
 
 fn options(nan: NanLevel) -> Options {
     Options {
@@ -247,7 +248,7 @@ fn rare_flash_record_expectation() {
         module
             .globals
             .iter()
-            .any(|i| i.opcode == 43 && i.operands[..] == [value])
+            .any(|i| i.is(Op::Constant) && i.operands[..] == [value])
     };
     assert!(
         has(addr as u32) && has((addr >> 32) as u32),
@@ -263,8 +264,9 @@ fn rare_flash_record_expectation() {
     let nan = f32::NAN.to_bits();
     let payload = [0, 0, 0, nan, nan, nan];
     let size = (record::RECORD_HEADER_WORDS + payload.len()) as u32;
-    let first =
-        size | u32::from(RecordKind::NanOp.code()) << 16 | u32::from(Stage::Compute.code()) << 24;
+    let first = size
+        | u32::from(RecordKind::NanOp.code()) << record::KIND_SHIFT
+        | u32::from(Stage::Compute.code()) << record::STAGE_SHIFT;
     let at = buffer[record::header::RECORDS_OFFSET] as usize;
     buffer[at..at + 7].copy_from_slice(&[first, site_index, 12, 0, 0, 0, 0]);
     buffer[at + 7..at + 13].copy_from_slice(&payload);
@@ -316,7 +318,7 @@ fn printf_and_asserts_off_strip_every_call() {
             .0
             .starts_with("NonSemantic")));
     assert!(
-        module.capabilities.iter().all(|c| c.operands[..] != [5347]),
+        !module.has_capability(spirv::Capability::PhysicalStorageBufferAddresses),
         "no buffer access without sites"
     );
     // A module with nothing to do comes back unchanged.
@@ -344,7 +346,7 @@ fn assert_crash_stores_through_the_crash_address() {
         module
             .globals
             .iter()
-            .any(|i| i.opcode == 43 && i.operands[..] == [value])
+            .any(|i| i.is(Op::Constant) && i.operands[..] == [value])
     };
     assert!(has((record::CRASH_ADDRESS >> 32) as u32));
     let plain = instrument(&words, &options(NanLevel::Off)).unwrap();

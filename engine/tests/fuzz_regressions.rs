@@ -86,7 +86,7 @@ fn every_kept_fuzzer_finding_passes() {
 #[test]
 fn an_ext_inst_import_without_a_name_is_no_instruction_set() {
     // Found by the fuzzer: OpExtInstImport with a word count of 1 made the quick scan slice past its end.
-    let mut words = vec![0x0723_0203, 0x0001_0000, 0, 10, 0];
-    words.push(1 << 16 | 11);
+    let mut words = vec![blackbox_engine::module::MAGIC, 0x0001_0000, 0, 10, 0];
+    words.push(1 << 16 | spirv::Op::ExtInstImport as u32);
     assert!(!needs_instrumentation(&words, &Options::default()));
 }

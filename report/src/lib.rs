@@ -9,6 +9,7 @@
 //! describes it field by field. [`SCHEMA_VERSION`] changes whenever a field changes meaning or goes away;
 //! new optional fields do not change it, and readers ignore fields they do not know.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod signature;
 pub mod text;

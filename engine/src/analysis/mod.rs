@@ -5,26 +5,24 @@
 pub(crate) mod source;
 pub(crate) mod types;
 
-use crate::util::FastMap;
+use spirv::{BuiltIn, Decoration, Op};
 
 use crate::error::NotInstrumented;
-use crate::grammar::op;
 use crate::info::{EntryPoint, Stage};
 use crate::module::{decode_string, Module};
+use crate::util::FastMap;
 
 pub(crate) use types::{Type, TypeTable};
 
-/// The `NonSemantic.Shader.DebugInfo.100` instructions the engine reads.
-pub(crate) mod debug_info {
-    pub const SET: &str = "NonSemantic.Shader.DebugInfo.100";
-    pub const DEBUG_SOURCE: u32 = 35;
-    pub const DEBUG_SOURCE_CONTINUED: u32 = 102;
-    pub const DEBUG_LINE: u32 = 103;
-    pub const DEBUG_NO_LINE: u32 = 104;
-}
+/// The set name of source-level debug info (glslang `-gVS`, DXC `-fspv-debug=vulkan`); its instructions are
+/// `spirv::NonsemanticShaderDebuginfo100Op`.
+pub(crate) const DEBUG_INFO_SET: &str = "NonSemantic.Shader.DebugInfo.100";
 
-/// The set name of `debugPrintfEXT`.
+/// The set name of `debugPrintfEXT`; its one instruction is `spirv::NonsemanticDebugprintfOp::DebugPrintf`.
 pub(crate) const DEBUG_PRINTF_SET: &str = "NonSemantic.DebugPrintf";
+
+/// The set name of the GLSL extended instructions, `spirv::GlslStd450Op`.
+pub(crate) const GLSL_STD_450_SET: &str = "GLSL.std.450";
 
 /// One `OpEntryPoint`, decoded.
 #[derive(Clone, Debug)]
@@ -44,8 +42,9 @@ pub(crate) struct Analysis {
     pub ext_sets: FastMap<u32, String>,
     /// The result type of every id that has one, indexed by id (0 when none).
     value_types: Vec<u32>,
-    /// Global variables decorated `BuiltIn`: (builtin, variable) in module order.
-    pub builtin_vars: Vec<(u32, u32)>,
+    /// Global variables decorated `BuiltIn`: (builtin, variable) in module order; the builtin is `None` when
+    /// the `spirv` grammar does not know it.
+    pub builtin_vars: Vec<(Option<BuiltIn>, u32)>,
     pub entry_points: Vec<EntryPointDecl>,
     /// The stage of the first entry point whose static call tree reaches each function.
     pub function_stage: FastMap<u32, Stage>,
@@ -71,16 +70,16 @@ impl Analysis {
             }
         }
         for inst in &module.debug_strings {
-            if let (op::STRING, Some(id)) = (inst.opcode, inst.result_id) {
+            if let (Some(Op::String), Some(id)) = (inst.op(), inst.result_id) {
                 a.strings.insert(id, decode_string(&inst.operands).0);
             }
         }
         for inst in &module.debug_names {
-            match (inst.opcode, inst.operands.split_first()) {
-                (op::NAME, Some((&target, rest))) => {
+            match (inst.op(), inst.operands.split_first()) {
+                (Some(Op::Name), Some((&target, rest))) => {
                     a.names.insert(target, decode_string(rest).0);
                 }
-                (op::MEMBER_NAME, Some((&target, rest))) if !rest.is_empty() => {
+                (Some(Op::MemberName), Some((&target, rest))) if !rest.is_empty() => {
                     a.member_names
                         .insert((target, rest[0]), decode_string(&rest[1..]).0);
                 }
@@ -89,8 +88,12 @@ impl Analysis {
         }
         for inst in &module.annotations {
             // OpDecorate %var BuiltIn %b
-            if inst.opcode == op::DECORATE && inst.operands.len() >= 3 && inst.operands[1] == 11 {
-                a.builtin_vars.push((inst.operands[2], inst.operands[0]));
+            if inst.is(Op::Decorate)
+                && inst.operands.len() >= 3
+                && inst.operands[1] == Decoration::BuiltIn as u32
+            {
+                a.builtin_vars
+                    .push((BuiltIn::from_u32(inst.operands[2]), inst.operands[0]));
             }
         }
         for inst in module.all_instructions() {
@@ -168,7 +171,7 @@ fn reaching_stages(module: &Module, entry_points: &[EntryPointDecl]) -> FastMap<
             .blocks
             .iter()
             .flat_map(|b| b.instructions.iter())
-            .filter(|i| i.opcode == op::FUNCTION_CALL)
+            .filter(|i| i.is(Op::FunctionCall))
             .filter_map(|i| i.operand(0))
             .collect();
         calls.insert(f.id(), callees);

@@ -11,12 +11,13 @@
 //! layout order and forgets it only at the start of a function: an instruction that a strict compiler left
 //! without a line gets the previous block's, which is where it comes from in practice.
 
-use crate::util::FastMap;
+use spirv::NonsemanticShaderDebuginfo100Op as DebugInfoOp;
+use spirv::Op;
 
-use super::{debug_info, Analysis, TypeTable};
-use crate::grammar::op;
+use super::{Analysis, TypeTable, DEBUG_INFO_SET};
 use crate::info::{SourceFile, SourceLanguage, SourceLocation};
 use crate::module::{decode_string, Instruction, Module};
+use crate::util::FastMap;
 
 /// `DebugSource` ids and what they name.
 #[derive(Default)]
@@ -29,7 +30,7 @@ impl DebugSources {
     pub(crate) fn new(module: &Module, an: &Analysis) -> DebugSources {
         let mut s = DebugSources::default();
         for inst in &module.globals {
-            if let Some((debug_info::DEBUG_SOURCE, args)) = debug_ext_inst(an, inst) {
+            if let Some((DebugInfoOp::DebugSource, args)) = debug_ext_inst(an, inst) {
                 if let (Some(id), Some(file)) = (inst.result_id, args.first()) {
                     s.files
                         .insert(id, an.strings.get(file).cloned().unwrap_or_default());
@@ -40,16 +41,21 @@ impl DebugSources {
     }
 }
 
-/// If `inst` is an `OpExtInst` of `NonSemantic.Shader.DebugInfo.100`, its instruction number and arguments.
-pub(crate) fn debug_ext_inst<'a>(an: &Analysis, inst: &'a Instruction) -> Option<(u32, &'a [u32])> {
-    if !matches!(inst.opcode, op::EXT_INST | op::EXT_INST_WITH_FORWARD_REFS) {
+/// If `inst` is an `OpExtInst` of `NonSemantic.Shader.DebugInfo.100` that the grammar knows, the instruction
+/// and its arguments.
+pub(crate) fn debug_ext_inst<'a>(
+    an: &Analysis,
+    inst: &'a Instruction,
+) -> Option<(DebugInfoOp, &'a [u32])> {
+    if !(inst.is(Op::ExtInst) || inst.is(Op::ExtInstWithForwardRefsKHR)) {
         return None;
     }
     let set = *inst.operands.first()?;
-    if an.ext_set(set)? != debug_info::SET {
+    if an.ext_set(set)? != DEBUG_INFO_SET {
         return None;
     }
-    Some((*inst.operands.get(1)?, inst.operands.get(2..)?))
+    let op = DebugInfoOp::from_u32(*inst.operands.get(1)?)?;
+    Some((op, inst.operands.get(2..)?))
 }
 
 /// Follows the line instructions through a function.
@@ -75,8 +81,8 @@ impl LineTracker {
         sources: &DebugSources,
         inst: &Instruction,
     ) -> bool {
-        match inst.opcode {
-            op::LINE => {
+        match inst.op() {
+            Some(Op::Line) => {
                 let o = &inst.operands;
                 self.op_line = Some(SourceLocation {
                     file: o
@@ -90,12 +96,12 @@ impl LineTracker {
                 self.debug_latest = false;
                 true
             }
-            op::NO_LINE => {
+            Some(Op::NoLine) => {
                 self.op_line = None;
                 true
             }
             _ => match debug_ext_inst(an, inst) {
-                Some((debug_info::DEBUG_LINE, args)) => {
+                Some((DebugInfoOp::DebugLine, args)) => {
                     let value =
                         |i: usize| args.get(i).and_then(|&id| types.int_value(id)).unwrap_or(0);
                     self.debug_line = Some(SourceLocation {
@@ -110,7 +116,7 @@ impl LineTracker {
                     self.debug_latest = true;
                     true
                 }
-                Some((debug_info::DEBUG_NO_LINE, _)) => {
+                Some((DebugInfoOp::DebugNoLine, _)) => {
                     self.debug_line = None;
                     true
                 }
@@ -164,8 +170,8 @@ pub(crate) fn source_files(module: &Module, an: &Analysis) -> Vec<SourceFile> {
     }
     for inst in &module.debug_strings {
         let o = &inst.operands;
-        match inst.opcode {
-            op::SOURCE => {
+        match inst.op() {
+            Some(Op::Source) => {
                 language = SourceLanguage::from_spirv(o.first().copied().unwrap_or(0));
                 version = o.get(1).copied().unwrap_or(0);
                 let name = o
@@ -187,7 +193,7 @@ pub(crate) fn source_files(module: &Module, an: &Analysis) -> Vec<SourceFile> {
                     },
                 ));
             }
-            op::SOURCE_CONTINUED => {
+            Some(Op::SourceContinued) => {
                 if let Some(f) = last.and_then(|i| files.get_mut(i)) {
                     f.text
                         .get_or_insert_with(String::new)
@@ -200,7 +206,7 @@ pub(crate) fn source_files(module: &Module, an: &Analysis) -> Vec<SourceFile> {
     last = None;
     for inst in &module.globals {
         match debug_ext_inst(an, inst) {
-            Some((debug_info::DEBUG_SOURCE, args)) => {
+            Some((DebugInfoOp::DebugSource, args)) => {
                 let name = args
                     .first()
                     .and_then(|f| an.strings.get(f))
@@ -217,7 +223,7 @@ pub(crate) fn source_files(module: &Module, an: &Analysis) -> Vec<SourceFile> {
                     },
                 ));
             }
-            Some((debug_info::DEBUG_SOURCE_CONTINUED, args)) => {
+            Some((DebugInfoOp::DebugSourceContinued, args)) => {
                 let more = args.first().and_then(|t| an.strings.get(t));
                 if let (Some(f), Some(more)) = (last.and_then(|i| files.get_mut(i)), more) {
                     f.text.get_or_insert_with(String::new).push_str(more);
@@ -236,7 +242,8 @@ pub(crate) fn source_files(module: &Module, an: &Analysis) -> Vec<SourceFile> {
 mod tests {
     use super::*;
     use crate::module::encode_string;
-    use crate::module::tests::assemble;
+    use crate::module::tests::{assemble, LOGICAL_GLSL450, SHADER};
+    use spirv::{ExecutionModel, FunctionControl, SourceLanguage as Language};
 
     fn with_string(id: u32, s: &str) -> Vec<u32> {
         let mut v = vec![id];
@@ -248,47 +255,47 @@ mod tests {
     /// without line instructions; each `OpUndef` marks a place to ask the tracker about.
     fn module() -> Module {
         let ext = encode_string("SPV_KHR_non_semantic_info");
-        let import = with_string(2, debug_info::SET);
-        let mut ep = vec![5, 10];
+        let import = with_string(2, DEBUG_INFO_SET);
+        let mut ep = vec![ExecutionModel::GLCompute as u32, 10];
         ep.extend(encode_string("main"));
-        let mut source = vec![2, 450, 1];
+        let mut source = vec![Language::GLSL as u32, 450, 1];
         source.extend(encode_string("void main() {"));
         let continued = encode_string(" }");
         let words = assemble(
             0x0001_0000,
             20,
             &[
-                (op::CAPABILITY, &[1]),
-                (op::EXTENSION, &ext),
-                (op::EXT_INST_IMPORT, &import),
-                (op::MEMORY_MODEL, &[0, 1]),
-                (op::ENTRY_POINT, &ep),
-                (op::STRING, &with_string(1, "a.comp")),
-                (op::STRING, &with_string(3, "b.glsl")),
-                (op::SOURCE, &source),
-                (op::SOURCE_CONTINUED, &continued),
-                (op::TYPE_VOID, &[4]),
-                (op::TYPE_FUNCTION, &[5, 4]),
-                (op::TYPE_INT, &[6, 32, 0]),
-                (op::CONSTANT, &[6, 7, 42]),
-                (op::CONSTANT, &[6, 8, 7]),
-                (op::EXT_INST, &[4, 9, 2, debug_info::DEBUG_SOURCE, 3]),
-                (op::FUNCTION, &[4, 10, 0, 5]),
-                (op::LABEL, &[11]),
-                (op::LINE, &[1, 5, 3]),
-                (1, &[6, 12]),
-                (op::NO_LINE, &[]),
-                (1, &[6, 13]),
+                (Op::Capability, &[SHADER]),
+                (Op::Extension, &ext),
+                (Op::ExtInstImport, &import),
+                (Op::MemoryModel, &LOGICAL_GLSL450),
+                (Op::EntryPoint, &ep),
+                (Op::String, &with_string(1, "a.comp")),
+                (Op::String, &with_string(3, "b.glsl")),
+                (Op::Source, &source),
+                (Op::SourceContinued, &continued),
+                (Op::TypeVoid, &[4]),
+                (Op::TypeFunction, &[5, 4]),
+                (Op::TypeInt, &[6, 32, 0]),
+                (Op::Constant, &[6, 7, 42]),
+                (Op::Constant, &[6, 8, 7]),
+                (Op::ExtInst, &[4, 9, 2, DebugInfoOp::DebugSource as u32, 3]),
+                (Op::Function, &[4, 10, FunctionControl::NONE.bits(), 5]),
+                (Op::Label, &[11]),
+                (Op::Line, &[1, 5, 3]),
+                (Op::Undef, &[6, 12]),
+                (Op::NoLine, &[]),
+                (Op::Undef, &[6, 13]),
                 (
-                    op::EXT_INST,
-                    &[4, 14, 2, debug_info::DEBUG_LINE, 9, 7, 7, 8, 8],
+                    Op::ExtInst,
+                    &[4, 14, 2, DebugInfoOp::DebugLine as u32, 9, 7, 7, 8, 8],
                 ),
-                (1, &[6, 15]),
-                (op::BRANCH, &[16]),
-                (op::LABEL, &[16]),
-                (1, &[6, 17]),
-                (op::RETURN, &[]),
-                (op::FUNCTION_END, &[]),
+                (Op::Undef, &[6, 15]),
+                (Op::Branch, &[16]),
+                (Op::Label, &[16]),
+                (Op::Undef, &[6, 17]),
+                (Op::Return, &[]),
+                (Op::FunctionEnd, &[]),
             ],
         );
         Module::parse(&words).unwrap()
@@ -305,7 +312,7 @@ mod tests {
         for block in &m.functions[0].blocks {
             for inst in &block.instructions {
                 tracker.observe(&an, &types, &sources, inst);
-                if inst.opcode == 1 {
+                if inst.is(Op::Undef) {
                     seen.push(tracker.current().map(|l| l.to_string()));
                 }
             }

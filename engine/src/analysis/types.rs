@@ -1,10 +1,10 @@
 //! Types and constants: what each type id is, and finding or adding types and constants without emitting
 //! duplicates (spirv-val rejects two identical non-aggregate types).
 
-use crate::util::{with_key, FastMap};
+use spirv::{Op, StorageClass};
 
-use crate::grammar::op;
 use crate::module::{Instruction, Module};
+use crate::util::{with_key, FastMap};
 
 /// What a type id is, as far as the engine cares.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +28,8 @@ pub(crate) enum Type {
         count: u32,
     },
     Pointer {
-        storage: u32,
+        /// `None` for a storage class the `spirv` grammar does not know.
+        storage: Option<StorageClass>,
         pointee: u32,
     },
     Struct {
@@ -58,17 +59,17 @@ pub(crate) struct TypeTable {
 /// A type or constant key: most fit inline, so building the tables allocates once per table, not per entry.
 type Key = smallvec::SmallVec<[u32; 6]>;
 
-fn is_keyed_type(opcode: u16) -> bool {
+fn is_keyed_type(op: Op) -> bool {
     matches!(
-        opcode,
-        op::TYPE_VOID
-            | op::TYPE_BOOL
-            | op::TYPE_INT
-            | op::TYPE_FLOAT
-            | op::TYPE_VECTOR
-            | op::TYPE_MATRIX
-            | op::TYPE_POINTER
-            | op::TYPE_FUNCTION
+        op,
+        Op::TypeVoid
+            | Op::TypeBool
+            | Op::TypeInt
+            | Op::TypeFloat
+            | Op::TypeVector
+            | Op::TypeMatrix
+            | Op::TypePointer
+            | Op::TypeFunction
     )
 }
 
@@ -92,48 +93,49 @@ impl TypeTable {
     /// Records one global instruction (a type or constant the module has or the engine just added).
     pub(crate) fn observe(&mut self, inst: &Instruction) {
         let Some(id) = inst.result_id else { return };
+        let Some(op) = inst.op() else { return };
         let o = &inst.operands;
-        let ty = match inst.opcode {
-            op::TYPE_VOID => Type::Void,
-            op::TYPE_BOOL => Type::Bool,
-            op::TYPE_INT if o.len() >= 2 => Type::Int {
+        let ty = match op {
+            Op::TypeVoid => Type::Void,
+            Op::TypeBool => Type::Bool,
+            Op::TypeInt if o.len() >= 2 => Type::Int {
                 width: o[0],
                 signed: o[1] != 0,
             },
-            op::TYPE_FLOAT if o.len() == 1 => Type::Float { width: o[0] },
-            op::TYPE_VECTOR if o.len() >= 2 => Type::Vector {
+            Op::TypeFloat if o.len() == 1 => Type::Float { width: o[0] },
+            Op::TypeVector if o.len() >= 2 => Type::Vector {
                 component: o[0],
                 count: o[1],
             },
-            op::TYPE_MATRIX if o.len() >= 2 => Type::Matrix {
+            Op::TypeMatrix if o.len() >= 2 => Type::Matrix {
                 column: o[0],
                 count: o[1],
             },
-            op::TYPE_POINTER if o.len() >= 2 => Type::Pointer {
-                storage: o[0],
+            Op::TypePointer if o.len() >= 2 => Type::Pointer {
+                storage: StorageClass::from_u32(o[0]),
                 pointee: o[1],
             },
-            op::TYPE_STRUCT => Type::Struct {
+            Op::TypeStruct => Type::Struct {
                 members: o.to_vec(),
             },
-            op::TYPE_ARRAY if o.len() >= 2 => Type::Array {
+            Op::TypeArray if o.len() >= 2 => Type::Array {
                 element: o[0],
                 length: o[1],
             },
-            op::TYPE_RUNTIME_ARRAY => Type::RuntimeArray,
-            op::TYPE_FUNCTION => Type::Function,
-            op::CONSTANT
-            | op::CONSTANT_TRUE
-            | op::CONSTANT_FALSE
-            | op::CONSTANT_COMPOSITE
-            | op::CONSTANT_NULL => {
+            Op::TypeRuntimeArray => Type::RuntimeArray,
+            Op::TypeFunction => Type::Function,
+            Op::Constant
+            | Op::ConstantTrue
+            | Op::ConstantFalse
+            | Op::ConstantComposite
+            | Op::ConstantNull => {
                 if let Some(ty) = inst.result_type {
-                    if self.find_constant(inst.opcode, ty, o).is_none() {
-                        let mut key: Key = smallvec::smallvec![u32::from(inst.opcode), ty];
+                    if self.find_constant(op, ty, o).is_none() {
+                        let mut key: Key = smallvec::smallvec![op as u32, ty];
                         key.extend_from_slice(o);
                         self.constants.insert(key, id);
                     }
-                    if inst.opcode == op::CONSTANT && o.len() == 1 {
+                    if op == Op::Constant && o.len() == 1 {
                         if let Some(Type::Int { width, .. }) = self.types.get(&ty) {
                             if *width <= 32 {
                                 self.int_values.insert(id, o[0]);
@@ -143,15 +145,13 @@ impl TypeTable {
                 }
                 return;
             }
-            _ => {
-                if !(op::TYPE_VOID..=op::TYPE_FORWARD_POINTER).contains(&inst.opcode) {
-                    return;
-                }
-                Type::Other
-            }
+            // The other types of the core range (images, samplers, forward pointers...), and the
+            // declarations above with too few operands.
+            _ if (Op::TypeVoid..=Op::TypeForwardPointer).contains(&op) => Type::Other,
+            _ => return,
         };
-        if is_keyed_type(inst.opcode) && self.find(inst.opcode, o).is_none() {
-            let mut key: Key = smallvec::smallvec![u32::from(inst.opcode)];
+        if is_keyed_type(op) && self.find(op, o).is_none() {
+            let mut key: Key = smallvec::smallvec![op as u32];
             key.extend_from_slice(o);
             self.by_key.insert(key, id);
         }
@@ -164,15 +164,13 @@ impl TypeTable {
     }
 
     /// An existing non-aggregate type declared by (opcode, operands).
-    pub(crate) fn find(&self, opcode: u16, operands: &[u32]) -> Option<u32> {
-        with_key(&[u32::from(opcode)], operands, |k| {
-            self.by_key.get(k).copied()
-        })
+    pub(crate) fn find(&self, op: Op, operands: &[u32]) -> Option<u32> {
+        with_key(&[op as u32], operands, |k| self.by_key.get(k).copied())
     }
 
     /// An existing constant.
-    pub(crate) fn find_constant(&self, opcode: u16, ty: u32, operands: &[u32]) -> Option<u32> {
-        with_key(&[u32::from(opcode), ty], operands, |k| {
+    pub(crate) fn find_constant(&self, op: Op, ty: u32, operands: &[u32]) -> Option<u32> {
+        with_key(&[op as u32, ty], operands, |k| {
             self.constants.get(k).copied()
         })
     }
@@ -206,21 +204,13 @@ mod tests {
         let f = b.type_function(void, &[]);
         assert_eq!(f, 3, "the module's own function type");
         b.finish(&mut module).unwrap();
-        let ints = module
-            .globals
-            .iter()
-            .filter(|i| i.opcode == op::TYPE_INT)
-            .count();
+        let ints = module.globals.iter().filter(|i| i.is(Op::TypeInt)).count();
         let vectors = module
             .globals
             .iter()
-            .filter(|i| i.opcode == op::TYPE_VECTOR)
+            .filter(|i| i.is(Op::TypeVector))
             .count();
-        let consts = module
-            .globals
-            .iter()
-            .filter(|i| i.opcode == op::CONSTANT)
-            .count();
+        let consts = module.globals.iter().filter(|i| i.is(Op::Constant)).count();
         assert_eq!((ints, vectors, consts), (1, 1, 2));
         assert!(module.header.bound > uint);
         // The result still parses and round-trips.

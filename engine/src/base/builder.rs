@@ -1,21 +1,12 @@
 //! Building new module content: fresh ids, types and constants found or added once, decorations, and
 //! functions made block by block. Nothing is written into the module until [`Builder::finish`].
 
+use spirv::{Decoration, FunctionControl, Op, StorageClass};
+
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
-use crate::grammar::op;
 use crate::module::{Block, Function, Instruction, Module, Operands, MAX_BOUND};
 use crate::util::FastMap;
-
-/// Storage classes the engine uses.
-pub(crate) mod storage {
-    pub const INPUT: u32 = 1;
-    pub const UNIFORM: u32 = 2;
-    pub const OUTPUT: u32 = 3;
-    pub const PRIVATE: u32 = 6;
-    pub const STORAGE_BUFFER: u32 = 12;
-    pub const PHYSICAL_STORAGE_BUFFER: u32 = 5349;
-}
 
 /// New ids, types, constants, globals, decorations and functions for one module.
 pub(crate) struct Builder {
@@ -52,33 +43,33 @@ impl Builder {
     }
 
     /// Adds a global instruction with a fresh result id.
-    fn global(&mut self, opcode: u16, result_type: Option<u32>, operands: &[u32]) -> u32 {
+    fn global(&mut self, op: Op, result_type: Option<u32>, operands: &[u32]) -> u32 {
         let id = self.id();
         let operands = Operands::from_slice(operands);
-        let inst = Instruction::new(opcode, result_type, Some(id), operands);
+        let inst = Instruction::new(op, result_type, Some(id), operands);
         self.types.observe(&inst);
         self.globals.push(inst);
         id
     }
 
     /// A non-aggregate type, found or added.
-    fn keyed_type(&mut self, opcode: u16, operands: &[u32]) -> u32 {
-        match self.types.find(opcode, operands) {
+    fn keyed_type(&mut self, op: Op, operands: &[u32]) -> u32 {
+        match self.types.find(op, operands) {
             Some(id) => id,
-            None => self.global(opcode, None, operands),
+            None => self.global(op, None, operands),
         }
     }
 
     pub(crate) fn type_void(&mut self) -> u32 {
-        self.keyed_type(op::TYPE_VOID, &[])
+        self.keyed_type(Op::TypeVoid, &[])
     }
 
     pub(crate) fn type_bool(&mut self) -> u32 {
-        self.keyed_type(op::TYPE_BOOL, &[])
+        self.keyed_type(Op::TypeBool, &[])
     }
 
     pub(crate) fn type_int(&mut self, width: u32, signed: bool) -> u32 {
-        self.keyed_type(op::TYPE_INT, &[width, u32::from(signed)])
+        self.keyed_type(Op::TypeInt, &[width, u32::from(signed)])
     }
 
     pub(crate) fn type_uint(&mut self) -> u32 {
@@ -91,37 +82,37 @@ impl Builder {
     }
 
     pub(crate) fn type_float(&mut self, width: u32) -> u32 {
-        self.keyed_type(op::TYPE_FLOAT, &[width])
+        self.keyed_type(Op::TypeFloat, &[width])
     }
 
     pub(crate) fn type_vector(&mut self, component: u32, count: u32) -> u32 {
-        self.keyed_type(op::TYPE_VECTOR, &[component, count])
+        self.keyed_type(Op::TypeVector, &[component, count])
     }
 
-    pub(crate) fn type_pointer(&mut self, storage: u32, pointee: u32) -> u32 {
-        self.keyed_type(op::TYPE_POINTER, &[storage, pointee])
+    pub(crate) fn type_pointer(&mut self, storage: StorageClass, pointee: u32) -> u32 {
+        self.keyed_type(Op::TypePointer, &[storage as u32, pointee])
     }
 
     pub(crate) fn type_function(&mut self, ret: u32, params: &[u32]) -> u32 {
         let mut operands = vec![ret];
         operands.extend_from_slice(params);
-        self.keyed_type(op::TYPE_FUNCTION, &operands)
+        self.keyed_type(Op::TypeFunction, &operands)
     }
 
     /// A new runtime array type (aggregates are never shared: their decorations are the engine's own).
     pub(crate) fn new_runtime_array(&mut self, element: u32) -> u32 {
-        self.global(op::TYPE_RUNTIME_ARRAY, None, &[element])
+        self.global(Op::TypeRuntimeArray, None, &[element])
     }
 
     /// A new struct type.
     pub(crate) fn new_struct(&mut self, members: &[u32]) -> u32 {
-        self.global(op::TYPE_STRUCT, None, members)
+        self.global(Op::TypeStruct, None, members)
     }
 
-    fn constant(&mut self, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
-        match self.types.find_constant(opcode, ty, operands) {
+    fn constant(&mut self, op: Op, ty: u32, operands: &[u32]) -> u32 {
+        match self.types.find_constant(op, ty, operands) {
             Some(id) => id,
-            None => self.global(opcode, Some(ty), operands),
+            None => self.global(op, Some(ty), operands),
         }
     }
 
@@ -131,19 +122,19 @@ impl Builder {
             return id;
         }
         let uint = self.type_uint();
-        let id = self.constant(op::CONSTANT, uint, &[value]);
+        let id = self.constant(Op::Constant, uint, &[value]);
         self.u32_constants.insert(value, id);
         id
     }
 
     /// A composite constant.
     pub(crate) fn const_composite(&mut self, ty: u32, parts: &[u32]) -> u32 {
-        self.constant(op::CONSTANT_COMPOSITE, ty, parts)
+        self.constant(Op::ConstantComposite, ty, parts)
     }
 
     /// A null constant.
     pub(crate) fn const_null(&mut self, ty: u32) -> u32 {
-        self.constant(op::CONSTANT_NULL, ty, &[])
+        self.constant(Op::ConstantNull, ty, &[])
     }
 
     /// A `uvec2` constant holding a 64-bit value (low word first), as a device address is written.
@@ -159,20 +150,20 @@ impl Builder {
     pub(crate) fn variable(
         &mut self,
         pointer_type: u32,
-        storage: u32,
+        storage: StorageClass,
         initializer: Option<u32>,
     ) -> u32 {
-        let mut operands = vec![storage];
+        let mut operands = vec![storage as u32];
         operands.extend(initializer);
-        self.global(op::VARIABLE, Some(pointer_type), &operands)
+        self.global(Op::Variable, Some(pointer_type), &operands)
     }
 
     /// `OpDecorate target decoration extra...`.
-    pub(crate) fn decorate(&mut self, target: u32, decoration: u32, extra: &[u32]) {
-        let mut operands = vec![target, decoration];
+    pub(crate) fn decorate(&mut self, target: u32, decoration: Decoration, extra: &[u32]) {
+        let mut operands = vec![target, decoration as u32];
         operands.extend_from_slice(extra);
         self.annotations
-            .push(Instruction::new(op::DECORATE, None, None, operands));
+            .push(Instruction::new(Op::Decorate, None, None, operands));
     }
 
     /// `OpMemberDecorate target member decoration extra...`.
@@ -180,13 +171,13 @@ impl Builder {
         &mut self,
         target: u32,
         member: u32,
-        decoration: u32,
+        decoration: Decoration,
         extra: &[u32],
     ) {
-        let mut operands = vec![target, member, decoration];
+        let mut operands = vec![target, member, decoration as u32];
         operands.extend_from_slice(extra);
         self.annotations
-            .push(Instruction::new(op::MEMBER_DECORATE, None, None, operands));
+            .push(Instruction::new(Op::MemberDecorate, None, None, operands));
     }
 
     /// Adds a finished function.
@@ -213,28 +204,28 @@ impl Builder {
 /// placed in the app's code.
 pub(crate) trait Emit {
     /// Appends an instruction with a result of type `ty`; returns the result id.
-    fn emit(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32;
+    fn emit(&mut self, b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> u32;
 }
 
 impl Emit for FnBuilder {
-    fn emit(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
-        self.op(b, opcode, ty, operands)
+    fn emit(&mut self, b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> u32 {
+        self.op(b, op, ty, operands)
     }
 }
 
 impl Emit for Vec<Instruction> {
-    fn emit(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
-        let (id, inst) = with_result(b, opcode, ty, operands);
+    fn emit(&mut self, b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> u32 {
+        let (id, inst) = with_result(b, op, ty, operands);
         self.push(inst);
         id
     }
 }
 
 /// An instruction with a fresh result id of type `ty`, and that id.
-fn with_result(b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> (u32, Instruction) {
+fn with_result(b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> (u32, Instruction) {
     let id = b.id();
     let operands = Operands::from_slice(operands);
-    (id, Instruction::new(opcode, Some(ty), Some(id), operands))
+    (id, Instruction::new(op, Some(ty), Some(id), operands))
 }
 
 /// A function under construction.
@@ -255,17 +246,17 @@ impl FnBuilder {
         let fn_type = b.type_function(ret, param_types);
         let id = b.id();
         let def = Instruction::new(
-            op::FUNCTION,
+            Op::Function,
             Some(ret),
             Some(id),
-            smallvec::smallvec![0, fn_type],
+            smallvec::smallvec![FunctionControl::NONE.bits(), fn_type],
         );
         let mut params = Vec::new();
         let mut ids = Vec::new();
         for &t in param_types {
             let p = b.id();
             params.push(Instruction::new(
-                op::FUNCTION_PARAMETER,
+                Op::FunctionParameter,
                 Some(t),
                 Some(p),
                 smallvec::smallvec![],
@@ -285,7 +276,7 @@ impl FnBuilder {
     /// Starts a new block with this label id.
     pub(crate) fn block(&mut self, label: u32) {
         self.blocks.push(Block {
-            label: Instruction::new(op::LABEL, None, Some(label), smallvec::smallvec![]),
+            label: Instruction::new(Op::Label, None, Some(label), smallvec::smallvec![]),
             instructions: Vec::new(),
         });
     }
@@ -297,16 +288,16 @@ impl FnBuilder {
     }
 
     /// An instruction with a result; returns the result id.
-    pub(crate) fn op(&mut self, b: &mut Builder, opcode: u16, ty: u32, operands: &[u32]) -> u32 {
-        let (id, inst) = with_result(b, opcode, ty, operands);
+    pub(crate) fn op(&mut self, b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> u32 {
+        let (id, inst) = with_result(b, op, ty, operands);
         self.push(inst);
         id
     }
 
     /// An instruction without a result.
-    pub(crate) fn op_void(&mut self, opcode: u16, operands: &[u32]) {
+    pub(crate) fn op_void(&mut self, op: Op, operands: &[u32]) {
         self.push(Instruction::new(
-            opcode,
+            op,
             None,
             None,
             Operands::from_slice(operands),
@@ -320,7 +311,7 @@ impl FnBuilder {
             def: self.def,
             params: self.params,
             blocks: self.blocks,
-            end: Instruction::new(op::FUNCTION_END, None, None, smallvec::smallvec![]),
+            end: Instruction::new(Op::FunctionEnd, None, None, smallvec::smallvec![]),
         }
     }
 }

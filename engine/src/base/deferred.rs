@@ -8,10 +8,11 @@
 //! order; each still makes its exact test. So the common path has one branch per group, and a group never
 //! outlives its block, so the application's control flow is not touched.
 
+use spirv::{Op, SelectionControl};
+
 use super::builder::{Emit, FnBuilder};
 use super::values;
 use super::Base;
-use crate::grammar::op;
 use crate::module::Instruction;
 use crate::record::ScalarType;
 
@@ -28,26 +29,28 @@ pub(crate) struct Group {
     arguments: usize,
 }
 
-/// Whether a group must end before `opcode`: merges and terminators end the block; a call may not return
+/// Whether a group must end before `inst`: merges and terminators end the block; a call may not return
 /// (a `discard` in the callee) and its own sites must come after the ones before it.
-pub(crate) fn ends_group(opcode: u16) -> bool {
+pub(crate) fn ends_group(inst: &Instruction) -> bool {
     matches!(
-        opcode,
-        op::SELECTION_MERGE
-            | op::LOOP_MERGE
-            | op::FUNCTION_CALL
-            | op::BRANCH
-            | op::BRANCH_CONDITIONAL
-            | op::SWITCH
-            | op::RETURN
-            | op::RETURN_VALUE
-            | op::UNREACHABLE
-            | op::KILL
-            | op::TERMINATE_INVOCATION
-            | op::DEMOTE_TO_HELPER_INVOCATION
-            | op::IGNORE_INTERSECTION_KHR
-            | op::TERMINATE_RAY_KHR
-            | op::EMIT_MESH_TASKS_EXT
+        inst.op(),
+        Some(
+            Op::SelectionMerge
+                | Op::LoopMerge
+                | Op::FunctionCall
+                | Op::Branch
+                | Op::BranchConditional
+                | Op::Switch
+                | Op::Return
+                | Op::ReturnValue
+                | Op::Unreachable
+                | Op::Kill
+                | Op::TerminateInvocation
+                | Op::DemoteToHelperInvocation
+                | Op::IgnoreIntersectionKHR
+                | Op::TerminateRayKHR
+                | Op::EmitMeshTasksEXT
+        )
     )
 }
 
@@ -80,7 +83,7 @@ impl Base<'_> {
         let bool_t = self.b.type_bool();
         group.flag = Some(match group.flag {
             None => test,
-            Some(prev) => out.emit(&mut self.b, op::LOGICAL_OR, bool_t, &[prev, test]),
+            Some(prev) => out.emit(&mut self.b, Op::LogicalOr, bool_t, &[prev, test]),
         });
         group.arguments += call.operands.len().saturating_sub(4);
         group.calls.push(call);
@@ -111,8 +114,8 @@ impl Base<'_> {
         let void = self.b.type_void();
         let (mut fb, group_fn, params) = FnBuilder::new(&mut self.b, void, &param_types);
         let (run, end) = (self.b.id(), self.b.id());
-        fb.op_void(op::SELECTION_MERGE, &[end, 0]);
-        fb.op_void(op::BRANCH_CONDITIONAL, &[params[0], run, end]);
+        fb.op_void(Op::SelectionMerge, &[end, SelectionControl::NONE.bits()]);
+        fb.op_void(Op::BranchConditional, &[params[0], run, end]);
         fb.block(run);
         let mut next_param = 1;
         for call in &calls {
@@ -120,14 +123,14 @@ impl Base<'_> {
             let n = call.operands.len() - 4;
             operands.extend_from_slice(&params[next_param..next_param + n]);
             next_param += n;
-            fb.op(&mut self.b, op::FUNCTION_CALL, void, &operands);
+            fb.op(&mut self.b, Op::FunctionCall, void, &operands);
         }
-        fb.op_void(op::BRANCH, &[end]);
+        fb.op_void(Op::Branch, &[end]);
         fb.block(end);
-        fb.op_void(op::RETURN, &[]);
+        fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
         let mut operands = vec![group_fn];
         operands.extend(arguments);
-        out.emit(&mut self.b, op::FUNCTION_CALL, void, &operands);
+        out.emit(&mut self.b, Op::FunctionCall, void, &operands);
     }
 }

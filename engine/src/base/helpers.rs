@@ -1,38 +1,26 @@
 //! The helper functions the base builds, and the module-level changes that give shaders the error buffer.
 
-use super::builder::{storage, Builder, FnBuilder};
+use spirv::{
+    AddressingModel, BuiltIn, Capability, Decoration, MemoryAccess, MemorySemantics, Op, Scope,
+    SelectionControl, StorageClass,
+};
+
+use super::builder::{Builder, FnBuilder};
 use super::values::{self, Shape};
 use super::{Base, HelperKind};
 use crate::analysis::Type;
 use crate::error::NotInstrumented;
-use crate::grammar::op;
 use crate::info::Stage;
 use crate::module::{decode_string, encode_string, Instruction, Module};
-use crate::record::{header, CRASH_ADDRESS, RECORD_HEADER_WORDS};
+use crate::record::{header, CRASH_ADDRESS, NO_STAGE, RECORD_HEADER_WORDS, STAGE_SHIFT};
 
-/// `PhysicalStorageBuffer64` addressing model.
-pub(crate) const ADDRESSING_PSB64: u32 = 5348;
-/// The `PhysicalStorageBufferAddresses` capability.
-const CAP_PSB: u32 = 5347;
-/// The extension that brings it below SPIR-V 1.5.
+/// The extension that brings `PhysicalStorageBufferAddresses` below SPIR-V 1.5.
 const EXT_PSB: &str = "SPV_KHR_physical_storage_buffer";
-/// Memory operand `Aligned`.
-const ALIGNED: u32 = 0x2;
-
-/// Decorations.
-const DECORATION_BLOCK: u32 = 2;
-const DECORATION_ARRAY_STRIDE: u32 = 6;
-const DECORATION_BUILTIN: u32 = 11;
-const DECORATION_OFFSET: u32 = 35;
-
-/// Builtins the prologues read.
-const BUILTIN_PRIMITIVE_ID: u32 = 7;
-const BUILTIN_INVOCATION_ID: u32 = 8;
-const BUILTIN_FRAG_COORD: u32 = 15;
-const BUILTIN_GLOBAL_INVOCATION_ID: u32 = 28;
-const BUILTIN_VERTEX_INDEX: u32 = 42;
-const BUILTIN_INSTANCE_INDEX: u32 = 43;
-const BUILTIN_LAUNCH_ID: u32 = 5319;
+/// The memory operand `Aligned` (followed by the alignment in bytes) that loads and stores through the
+/// buffer's pointers need.
+const ALIGNED: u32 = MemoryAccess::ALIGNED.bits();
+/// The selection control of every `OpSelectionMerge` the helpers write.
+const NO_SELECTION_CONTROL: u32 = SelectionControl::NONE.bits();
 
 /// What generated code needs to reach the error buffer.
 #[derive(Clone, Copy)]
@@ -67,17 +55,21 @@ impl Base<'_> {
             let b = &mut self.b;
             let uint = b.type_uint();
             let array = b.new_runtime_array(uint);
-            b.decorate(array, DECORATION_ARRAY_STRIDE, &[4]);
+            b.decorate(array, Decoration::ArrayStride, &[4]);
             let st = b.new_struct(&[array]);
-            b.decorate(st, DECORATION_BLOCK, &[]);
-            b.member_decorate(st, 0, DECORATION_OFFSET, &[0]);
-            let struct_ptr = b.type_pointer(storage::PHYSICAL_STORAGE_BUFFER, st);
-            let uint_ptr = b.type_pointer(storage::PHYSICAL_STORAGE_BUFFER, uint);
+            b.decorate(st, Decoration::Block, &[]);
+            b.member_decorate(st, 0, Decoration::Offset, &[0]);
+            let struct_ptr = b.type_pointer(StorageClass::PhysicalStorageBuffer, st);
+            let uint_ptr = b.type_pointer(StorageClass::PhysicalStorageBuffer, uint);
             let address = b.const_address(self.options.error_buffer_address);
             // Device scope; queue-family scope under the Vulkan memory model, where device scope needs
             // an extra capability.
-            let scope = b.const_u32(if self.vulkan_memory_model { 5 } else { 1 });
-            let semantics = b.const_u32(0);
+            let scope = b.const_u32(if self.vulkan_memory_model {
+                Scope::QueueFamily as u32
+            } else {
+                Scope::Device as u32
+            });
+            let semantics = b.const_u32(MemorySemantics::RELAXED.bits());
             let a = BufferAccess {
                 address,
                 struct_ptr,
@@ -97,12 +89,12 @@ impl Base<'_> {
         let b = &mut self.b;
         let uint = b.type_uint();
         let v4 = b.type_vector(uint, 4);
-        let p_v4 = b.type_pointer(storage::PRIVATE, v4);
-        let p_uint = b.type_pointer(storage::PRIVATE, uint);
+        let p_v4 = b.type_pointer(StorageClass::Private, v4);
+        let p_uint = b.type_pointer(StorageClass::Private, uint);
         let zero4 = b.const_null(v4);
-        let unknown_stage = b.const_u32(0xFF);
-        let invocation = b.variable(p_v4, storage::PRIVATE, Some(zero4));
-        let stage = b.variable(p_uint, storage::PRIVATE, Some(unknown_stage));
+        let unknown_stage = b.const_u32(u32::from(NO_STAGE));
+        let invocation = b.variable(p_v4, StorageClass::Private, Some(zero4));
+        let stage = b.variable(p_uint, StorageClass::Private, Some(unknown_stage));
         let p = PrivateVars { invocation, stage };
         self.private = Some(p);
         p
@@ -112,14 +104,14 @@ impl Base<'_> {
     fn word_ptr(&mut self, fb: &mut FnBuilder, buf: u32, index: u32) -> u32 {
         let uint_ptr = self.buffer().uint_ptr;
         let zero = self.b.const_u32(0);
-        fb.op(&mut self.b, op::ACCESS_CHAIN, uint_ptr, &[buf, zero, index])
+        fb.op(&mut self.b, Op::AccessChain, uint_ptr, &[buf, zero, index])
     }
 
     fn load_header(&mut self, fb: &mut FnBuilder, buf: u32, word: usize) -> u32 {
         let index = self.b.const_u32(word as u32);
         let p = self.word_ptr(fb, buf, index);
         let uint = self.b.type_uint();
-        fb.op(&mut self.b, op::LOAD, uint, &[p, ALIGNED, 4])
+        fb.op(&mut self.b, Op::Load, uint, &[p, ALIGNED, 4])
     }
 
     fn atomic_add(&mut self, fb: &mut FnBuilder, pointer: u32, value: u32) -> u32 {
@@ -129,7 +121,7 @@ impl Base<'_> {
         let uint = self.b.type_uint();
         fb.op(
             &mut self.b,
-            op::ATOMIC_I_ADD,
+            Op::AtomicIAdd,
             uint,
             &[pointer, scope, semantics, value],
         )
@@ -155,7 +147,7 @@ impl Base<'_> {
             struct_ptr,
             ..
         } = self.buffer();
-        let buf = fb.op(&mut self.b, op::BITCAST, struct_ptr, &[address]);
+        let buf = fb.op(&mut self.b, Op::Bitcast, struct_ptr, &[address]);
         let zero = self.b.const_u32(0);
         let one = self.b.const_u32(1);
         let labels: Vec<u32> = (0..8).map(|_| self.b.id()).collect();
@@ -165,19 +157,19 @@ impl Base<'_> {
 
         // if (site < counter_count)
         let count = self.load_header(&mut fb, buf, header::COUNTER_COUNT);
-        let in_range = fb.op(&mut self.b, op::U_LESS_THAN, bool_t, &[site, count]);
-        fb.op_void(op::SELECTION_MERGE, &[m_site, 0]);
-        fb.op_void(op::BRANCH_CONDITIONAL, &[in_range, l_count, m_site]);
+        let in_range = fb.op(&mut self.b, Op::ULessThan, bool_t, &[site, count]);
+        fb.op_void(Op::SelectionMerge, &[m_site, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[in_range, l_count, m_site]);
 
         // prev = atomicAdd(counters[site], 1); if (prev < cap)
         fb.block(l_count);
         let counters = self.load_header(&mut fb, buf, header::COUNTERS_OFFSET);
-        let index = fb.op(&mut self.b, op::I_ADD, uint, &[counters, site]);
+        let index = fb.op(&mut self.b, Op::IAdd, uint, &[counters, site]);
         let counter = self.word_ptr(&mut fb, buf, index);
         let prev = self.atomic_add(&mut fb, counter, one);
-        let below = fb.op(&mut self.b, op::U_LESS_THAN, bool_t, &[prev, cap]);
-        fb.op_void(op::SELECTION_MERGE, &[m_count, 0]);
-        fb.op_void(op::BRANCH_CONDITIONAL, &[below, l_alloc, m_count]);
+        let below = fb.op(&mut self.b, Op::ULessThan, bool_t, &[prev, cap]);
+        fb.op_void(Op::SelectionMerge, &[m_count, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[below, l_alloc, m_count]);
 
         // off = atomicAdd(cursor, size); if (off + size <= capacity) write else drop
         fb.block(l_alloc);
@@ -185,46 +177,46 @@ impl Base<'_> {
         let cursor = self.word_ptr(&mut fb, buf, cursor_index);
         let off = self.atomic_add(&mut fb, cursor, size);
         let capacity = self.load_header(&mut fb, buf, header::RECORDS_CAPACITY);
-        let end = fb.op(&mut self.b, op::I_ADD, uint, &[off, size]);
-        let fits = fb.op(&mut self.b, op::U_LESS_THAN_EQUAL, bool_t, &[end, capacity]);
-        let no_wrap = fb.op(&mut self.b, op::U_GREATER_THAN_EQUAL, bool_t, &[end, off]);
-        let ok = fb.op(&mut self.b, op::LOGICAL_AND, bool_t, &[fits, no_wrap]);
-        fb.op_void(op::SELECTION_MERGE, &[m_alloc, 0]);
-        fb.op_void(op::BRANCH_CONDITIONAL, &[ok, l_write, l_drop]);
+        let end = fb.op(&mut self.b, Op::IAdd, uint, &[off, size]);
+        let fits = fb.op(&mut self.b, Op::ULessThanEqual, bool_t, &[end, capacity]);
+        let no_wrap = fb.op(&mut self.b, Op::UGreaterThanEqual, bool_t, &[end, off]);
+        let ok = fb.op(&mut self.b, Op::LogicalAnd, bool_t, &[fits, no_wrap]);
+        fb.op_void(Op::SelectionMerge, &[m_alloc, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[ok, l_write, l_drop]);
 
         fb.block(l_write);
         let records = self.load_header(&mut fb, buf, header::RECORDS_OFFSET);
-        let base = fb.op(&mut self.b, op::I_ADD, uint, &[records, off]);
-        let stage = fb.op(&mut self.b, op::LOAD, uint, &[private.stage]);
-        let shift = self.b.const_u32(24);
-        let stage_bits = fb.op(&mut self.b, op::SHIFT_LEFT_LOGICAL, uint, &[stage, shift]);
-        let sized = fb.op(&mut self.b, op::BITWISE_OR, uint, &[kind_word, size]);
-        let first = fb.op(&mut self.b, op::BITWISE_OR, uint, &[sized, stage_bits]);
-        let invocation = fb.op(&mut self.b, op::LOAD, v4, &[private.invocation]);
+        let base = fb.op(&mut self.b, Op::IAdd, uint, &[records, off]);
+        let stage = fb.op(&mut self.b, Op::Load, uint, &[private.stage]);
+        let shift = self.b.const_u32(STAGE_SHIFT);
+        let stage_bits = fb.op(&mut self.b, Op::ShiftLeftLogical, uint, &[stage, shift]);
+        let sized = fb.op(&mut self.b, Op::BitwiseOr, uint, &[kind_word, size]);
+        let first = fb.op(&mut self.b, Op::BitwiseOr, uint, &[sized, stage_bits]);
+        let invocation = fb.op(&mut self.b, Op::Load, v4, &[private.invocation]);
         let mut words = vec![first, site];
         for i in 0..4 {
-            words.push(fb.op(&mut self.b, op::COMPOSITE_EXTRACT, uint, &[invocation, i]));
+            words.push(fb.op(&mut self.b, Op::CompositeExtract, uint, &[invocation, i]));
         }
         words.push(zero);
         self.store_words(&mut fb, buf, base, &words);
         let header_words = self.b.const_u32(RECORD_HEADER_WORDS as u32);
-        let payload = fb.op(&mut self.b, op::I_ADD, uint, &[base, header_words]);
-        fb.op_void(op::RETURN_VALUE, &[payload]);
+        let payload = fb.op(&mut self.b, Op::IAdd, uint, &[base, header_words]);
+        fb.op_void(Op::ReturnValue, &[payload]);
 
         fb.block(l_drop);
         let dropped_index = self.b.const_u32(header::DROPPED as u32);
         let dropped = self.word_ptr(&mut fb, buf, dropped_index);
         self.atomic_add(&mut fb, dropped, one);
-        fb.op_void(op::BRANCH, &[m_alloc]);
+        fb.op_void(Op::Branch, &[m_alloc]);
 
         fb.block(m_alloc);
-        fb.op_void(op::BRANCH, &[m_count]);
+        fb.op_void(Op::Branch, &[m_count]);
         fb.block(m_count);
-        fb.op_void(op::BRANCH, &[m_site]);
+        fb.op_void(Op::Branch, &[m_site]);
         fb.block(m_site);
-        fb.op_void(op::BRANCH, &[l_return]);
+        fb.op_void(Op::Branch, &[l_return]);
         fb.block(l_return);
-        fb.op_void(op::RETURN_VALUE, &[zero]);
+        fb.op_void(Op::ReturnValue, &[zero]);
         self.b.add_function(fb.finish());
         self.begin = Some(id);
         id
@@ -238,10 +230,10 @@ impl Base<'_> {
                 base
             } else {
                 let k = self.b.const_u32(k as u32);
-                fb.op(&mut self.b, op::I_ADD, uint, &[base, k])
+                fb.op(&mut self.b, Op::IAdd, uint, &[base, k])
             };
             let ptr = self.word_ptr(fb, buf, index);
-            fb.op_void(op::STORE, &[ptr, w, ALIGNED, 4]);
+            fb.op_void(Op::Store, &[ptr, w, ALIGNED, 4]);
         }
     }
 
@@ -291,7 +283,7 @@ impl Base<'_> {
                             let nf = values::non_finite(fb, b, c, &shapes[i]);
                             any = Some(match any {
                                 None => nf,
-                                Some(prev) => fb.op(b, op::LOGICAL_OR, bool_t, &[prev, nf]),
+                                Some(prev) => fb.op(b, Op::LogicalOr, bool_t, &[prev, nf]),
                             });
                         }
                     }
@@ -303,7 +295,7 @@ impl Base<'_> {
                 let nf = values::maybe_non_finite(&mut fb, &mut self.b, &comps[i], &shapes[i]);
                 quick = Some(match quick {
                     None => nf,
-                    Some(prev) => fb.op(&mut self.b, op::LOGICAL_OR, bool_t, &[prev, nf]),
+                    Some(prev) => fb.op(&mut self.b, Op::LogicalOr, bool_t, &[prev, nf]),
                 });
             }
             let Some(maybe_bad) = quick else {
@@ -313,10 +305,10 @@ impl Base<'_> {
             };
             let exact = self.b.id();
             let finite = self.b.id();
-            fb.op_void(op::SELECTION_MERGE, &[finite, 0]);
-            fb.op_void(op::BRANCH_CONDITIONAL, &[maybe_bad, exact, finite]);
+            fb.op_void(Op::SelectionMerge, &[finite, NO_SELECTION_CONTROL]);
+            fb.op_void(Op::BranchConditional, &[maybe_bad, exact, finite]);
             fb.block(finite);
-            fb.op_void(op::RETURN, &[]);
+            fb.op_void(Op::Return, &[]);
             fb.block(exact);
             // Exact: some output component is not finite, and every input is (a NaN that came in is not new).
             let bad_output = non_finite_any(&mut fb, &mut self.b, inputs..shapes.len())
@@ -324,34 +316,34 @@ impl Base<'_> {
             let fire = match non_finite_any(&mut fb, &mut self.b, 0..inputs) {
                 None => bad_output,
                 Some(bad_input) => {
-                    let finite_in = fb.op(&mut self.b, op::LOGICAL_NOT, bool_t, &[bad_input]);
+                    let finite_in = fb.op(&mut self.b, Op::LogicalNot, bool_t, &[bad_input]);
                     fb.op(
                         &mut self.b,
-                        op::LOGICAL_AND,
+                        Op::LogicalAnd,
                         bool_t,
                         &[finite_in, bad_output],
                     )
                 }
             };
             let record = self.b.id();
-            fb.op_void(op::SELECTION_MERGE, &[end, 0]);
-            fb.op_void(op::BRANCH_CONDITIONAL, &[fire, record, end]);
+            fb.op_void(Op::SelectionMerge, &[end, NO_SELECTION_CONTROL]);
+            fb.op_void(Op::BranchConditional, &[fire, record, end]);
             fb.block(record);
         }
         let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
         let at = fb.op(
             &mut self.b,
-            op::FUNCTION_CALL,
+            Op::FunctionCall,
             uint,
             &[begin, p[0], p[1], p[2], size],
         );
         if words > 0 {
             let zero = self.b.const_u32(0);
-            let writing = fb.op(&mut self.b, op::I_NOT_EQUAL, bool_t, &[at, zero]);
+            let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
             let store = self.b.id();
             let stored = self.b.id();
-            fb.op_void(op::SELECTION_MERGE, &[stored, 0]);
-            fb.op_void(op::BRANCH_CONDITIONAL, &[writing, store, stored]);
+            fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
+            fb.op_void(Op::BranchConditional, &[writing, store, stored]);
             fb.block(store);
             let mut payload = Vec::with_capacity(words);
             for (i, shape) in shapes.iter().enumerate() {
@@ -364,14 +356,14 @@ impl Base<'_> {
                 struct_ptr,
                 ..
             } = self.buffer();
-            let buf = fb.op(&mut self.b, op::BITCAST, struct_ptr, &[address]);
+            let buf = fb.op(&mut self.b, Op::Bitcast, struct_ptr, &[address]);
             self.store_words(&mut fb, buf, at, &payload);
-            fb.op_void(op::BRANCH, &[stored]);
+            fb.op_void(Op::Branch, &[stored]);
             fb.block(stored);
         }
-        fb.op_void(op::BRANCH, &[end]);
+        fb.op_void(Op::Branch, &[end]);
         fb.block(end);
-        fb.op_void(op::RETURN, &[]);
+        fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
         self.helpers.insert(key, id);
         Ok(id)
@@ -384,13 +376,15 @@ impl Base<'_> {
         }
         let void = self.b.type_void();
         let uint = self.b.type_uint();
-        let ptr = self.b.type_pointer(storage::PHYSICAL_STORAGE_BUFFER, uint);
+        let ptr = self
+            .b
+            .type_pointer(StorageClass::PhysicalStorageBuffer, uint);
         let address = self.b.const_address(CRASH_ADDRESS);
         let (mut fb, id, _) = FnBuilder::new(&mut self.b, void, &[]);
-        let p = fb.op(&mut self.b, op::BITCAST, ptr, &[address]);
+        let p = fb.op(&mut self.b, Op::Bitcast, ptr, &[address]);
         let value = self.b.const_u32(0xdead);
-        fb.op_void(op::STORE, &[p, value, ALIGNED, 4]);
-        fb.op_void(op::RETURN, &[]);
+        fb.op_void(Op::Store, &[p, value, ALIGNED, 4]);
+        fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
         self.crash = Some(id);
         id
@@ -398,26 +392,30 @@ impl Base<'_> {
 
     /// The Input variable of a builtin: the module's own, or a new one of `new_type`. Returns the variable
     /// and its pointee type.
-    fn builtin_var(&mut self, builtin: u32, new_type: u32) -> Result<(u32, u32), NotInstrumented> {
+    fn builtin_var(
+        &mut self,
+        builtin: BuiltIn,
+        new_type: u32,
+    ) -> Result<(u32, u32), NotInstrumented> {
         for &(b, var) in &self.an.builtin_vars {
-            if b != builtin {
+            if b != Some(builtin) {
                 continue;
             }
             let Some(ptr) = self.an.type_of(var) else {
                 continue;
             };
             if let Some(Type::Pointer {
-                storage: storage::INPUT,
+                storage: Some(StorageClass::Input),
                 pointee,
             }) = self.b.types.get(ptr)
             {
                 return Ok((var, *pointee));
             }
         }
-        let ptr = self.b.type_pointer(storage::INPUT, new_type);
-        let var = self.b.variable(ptr, storage::INPUT, None);
-        self.b.decorate(var, DECORATION_BUILTIN, &[builtin]);
-        self.an.builtin_vars.push((builtin, var));
+        let ptr = self.b.type_pointer(StorageClass::Input, new_type);
+        let var = self.b.variable(ptr, StorageClass::Input, None);
+        self.b.decorate(var, Decoration::BuiltIn, &[builtin as u32]);
+        self.an.builtin_vars.push((Some(builtin), var));
         Ok((var, new_type))
     }
 
@@ -425,7 +423,7 @@ impl Base<'_> {
     fn read_builtin(
         &mut self,
         fb: &mut FnBuilder,
-        builtin: u32,
+        builtin: BuiltIn,
         new_type: u32,
         count: usize,
         used: &mut Vec<u32>,
@@ -436,18 +434,19 @@ impl Base<'_> {
             .filter(|s| s.width == 32 && s.rows == 0 && s.components() as usize >= count)
             .ok_or_else(|| {
                 NotInstrumented::unsupported(format!(
-                    "builtin {builtin} is declared with an unexpected type"
+                    "builtin {} is declared with an unexpected type",
+                    builtin as u32
                 ))
             })?;
-        let value = fb.op(&mut self.b, op::LOAD, ty, &[var]);
+        let value = fb.op(&mut self.b, Op::Load, ty, &[var]);
         let comps = values::components(fb, &mut self.b, value, &shape);
         let uint = self.b.type_uint();
         let mut out = Vec::new();
         for &c in comps.iter().take(count) {
             out.push(if shape.is_float() {
-                fb.op(&mut self.b, op::CONVERT_F_TO_U, uint, &[c])
+                fb.op(&mut self.b, Op::ConvertFToU, uint, &[c])
             } else if shape.signed {
-                fb.op(&mut self.b, op::BITCAST, uint, &[c])
+                fb.op(&mut self.b, Op::Bitcast, uint, &[c])
             } else {
                 c
             });
@@ -470,36 +469,36 @@ impl Base<'_> {
         let zero = self.b.const_u32(0);
         let words: Vec<u32> = match stage {
             Stage::Compute | Stage::Task | Stage::Mesh => {
-                self.read_builtin(&mut fb, BUILTIN_GLOBAL_INVOCATION_ID, v3, 3, &mut used)?
+                self.read_builtin(&mut fb, BuiltIn::GlobalInvocationId, v3, 3, &mut used)?
             }
             Stage::Fragment => {
-                self.read_builtin(&mut fb, BUILTIN_FRAG_COORD, vec4, 2, &mut used)?
+                self.read_builtin(&mut fb, BuiltIn::FragCoord, vec4, 2, &mut used)?
             }
             Stage::Vertex => {
-                let mut w = self.read_builtin(&mut fb, BUILTIN_VERTEX_INDEX, uint, 1, &mut used)?;
-                w.extend(self.read_builtin(&mut fb, BUILTIN_INSTANCE_INDEX, uint, 1, &mut used)?);
+                let mut w = self.read_builtin(&mut fb, BuiltIn::VertexIndex, uint, 1, &mut used)?;
+                w.extend(self.read_builtin(&mut fb, BuiltIn::InstanceIndex, uint, 1, &mut used)?);
                 w
             }
             Stage::TessellationControl | Stage::Geometry => {
                 let mut w =
-                    self.read_builtin(&mut fb, BUILTIN_INVOCATION_ID, uint, 1, &mut used)?;
-                w.extend(self.read_builtin(&mut fb, BUILTIN_PRIMITIVE_ID, uint, 1, &mut used)?);
+                    self.read_builtin(&mut fb, BuiltIn::InvocationId, uint, 1, &mut used)?;
+                w.extend(self.read_builtin(&mut fb, BuiltIn::PrimitiveId, uint, 1, &mut used)?);
                 w
             }
             Stage::TessellationEvaluation => {
                 let mut w = vec![zero];
-                w.extend(self.read_builtin(&mut fb, BUILTIN_PRIMITIVE_ID, uint, 1, &mut used)?);
+                w.extend(self.read_builtin(&mut fb, BuiltIn::PrimitiveId, uint, 1, &mut used)?);
                 w
             }
-            _ => self.read_builtin(&mut fb, BUILTIN_LAUNCH_ID, v3, 3, &mut used)?,
+            _ => self.read_builtin(&mut fb, BuiltIn::LaunchIdKHR, v3, 3, &mut used)?,
         };
         let mut parts = words;
         parts.resize(4, zero);
-        let inv = fb.op(&mut self.b, 80 /* OpCompositeConstruct */, v4, &parts);
-        fb.op_void(op::STORE, &[private.invocation, inv]);
+        let inv = fb.op(&mut self.b, Op::CompositeConstruct, v4, &parts);
+        fb.op_void(Op::Store, &[private.invocation, inv]);
         let code = self.b.const_u32(u32::from(stage.code()));
-        fb.op_void(op::STORE, &[private.stage, code]);
-        fb.op_void(op::RETURN, &[]);
+        fb.op_void(Op::Store, &[private.stage, code]);
+        fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
         Ok((id, used))
     }
@@ -553,7 +552,7 @@ impl Base<'_> {
             };
             let void = self.b.type_void();
             let call = Instruction::new(
-                op::FUNCTION_CALL,
+                Op::FunctionCall,
                 Some(void),
                 Some(self.b.id()),
                 smallvec::smallvec![prologue],
@@ -561,7 +560,7 @@ impl Base<'_> {
             let at = block
                 .instructions
                 .iter()
-                .position(|i| !(i.opcode == op::VARIABLE || i.is_line() || self.is_non_semantic(i)))
+                .position(|i| !(i.is(Op::Variable) || i.is_line() || self.is_non_semantic(i)))
                 .unwrap_or(block.instructions.len());
             block.instructions.insert(at, call);
         }
@@ -570,7 +569,7 @@ impl Base<'_> {
 
     /// `true` for an `OpExtInst` of a `NonSemantic.*` set.
     pub(crate) fn is_non_semantic(&self, inst: &Instruction) -> bool {
-        matches!(inst.opcode, op::EXT_INST | op::EXT_INST_WITH_FORWARD_REFS)
+        (inst.is(Op::ExtInst) || inst.is(Op::ExtInstWithForwardRefsKHR))
             && inst
                 .operand(0)
                 .and_then(|s| self.an.ext_set(s))
@@ -595,16 +594,13 @@ fn add_interface(entry_point: &mut Instruction, ids: &[u32]) {
 /// Declares what device addresses need: the capability, the extension below SPIR-V 1.5, and the
 /// `PhysicalStorageBuffer64` addressing model.
 pub(super) fn enable_buffer_addresses(module: &mut Module) {
-    if !module
-        .capabilities
-        .iter()
-        .any(|c| c.operand(0) == Some(CAP_PSB))
-    {
+    let capability = Capability::PhysicalStorageBufferAddresses;
+    if !module.has_capability(capability) {
         module.capabilities.push(Instruction::new(
-            op::CAPABILITY,
+            Op::Capability,
             None,
             None,
-            smallvec::smallvec![CAP_PSB],
+            smallvec::smallvec![capability as u32],
         ));
     }
     if module.version() < (1, 5)
@@ -614,7 +610,7 @@ pub(super) fn enable_buffer_addresses(module: &mut Module) {
             .any(|e| decode_string(&e.operands).0 == EXT_PSB)
     {
         module.extensions.push(Instruction::new(
-            op::EXTENSION,
+            Op::Extension,
             None,
             None,
             encode_string(EXT_PSB),
@@ -622,7 +618,7 @@ pub(super) fn enable_buffer_addresses(module: &mut Module) {
     }
     if let Some(model) = module.memory_model.first_mut() {
         if let Some(addressing) = model.operands.first_mut() {
-            *addressing = ADDRESSING_PSB64;
+            *addressing = AddressingModel::PhysicalStorageBuffer64 as u32;
         }
     }
 }

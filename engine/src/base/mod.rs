@@ -29,12 +29,14 @@ mod deferred;
 mod helpers;
 pub(crate) mod values;
 
+use spirv::{AddressingModel, Capability, MemoryModel, Op};
+
 use crate::analysis::source::{DebugSources, LineTracker};
 use crate::analysis::Analysis;
 use crate::error::NotInstrumented;
 use crate::info::{Site, SiteKind, SourceLocation, Stage};
 use crate::module::{Instruction, Module};
-use crate::record::{ScalarType, ValueLayout, MAX_PAYLOAD_WORDS};
+use crate::record::{self, ScalarType, ValueLayout, MAX_PAYLOAD_WORDS};
 use crate::util::FastMap;
 use crate::Options;
 
@@ -115,7 +117,7 @@ impl<'o> Base<'o> {
     /// The context for `module`. Fails for modules the engine cannot instrument at all.
     pub(crate) fn new(module: &Module, options: &'o Options) -> Result<Base<'o>, NotInstrumented> {
         let an = Analysis::new(module)?;
-        if module.capabilities.iter().any(|c| c.operand(0) == Some(6)) {
+        if module.has_capability(Capability::Kernel) {
             return Err(NotInstrumented::unsupported(
                 "kernel modules (the Kernel capability) are not instrumented",
             ));
@@ -125,15 +127,16 @@ impl<'o> Base<'o> {
                 "the module needs exactly one OpMemoryModel",
             ));
         };
-        match model.operand(0) {
-            Some(0 | helpers::ADDRESSING_PSB64) => {}
-            other => {
-                return Err(NotInstrumented::unsupported(format!(
-                    "addressing model {other:?} is not Logical"
-                )));
-            }
+        let addressing = model.operand(0);
+        if !matches!(
+            addressing.and_then(AddressingModel::from_u32),
+            Some(AddressingModel::Logical | AddressingModel::PhysicalStorageBuffer64)
+        ) {
+            return Err(NotInstrumented::unsupported(format!(
+                "addressing model {addressing:?} is not Logical"
+            )));
         }
-        let vulkan_memory_model = model.operand(1) == Some(3);
+        let vulkan_memory_model = model.operand(1) == Some(MemoryModel::Vulkan as u32);
         let sources = DebugSources::new(module, &an);
         Ok(Base {
             options,
@@ -143,7 +146,7 @@ impl<'o> Base<'o> {
             sources,
             version: module.version(),
             vulkan_memory_model,
-            float16: module.capabilities.iter().any(|c| c.operand(0) == Some(9)),
+            float16: module.has_capability(Capability::Float16),
             buffer: None,
             private: None,
             begin: None,
@@ -181,7 +184,7 @@ impl<'o> Base<'o> {
                     let mut new = Vec::with_capacity(old.len());
                     let mut group = deferred::Group::default();
                     for inst in old {
-                        if deferred::ends_group(inst.opcode) {
+                        if deferred::ends_group(&inst) {
                             self.end_group(&mut group, &mut new);
                         }
                         lines.observe(&self.an, &self.b.types, &self.sources, &inst);
@@ -266,7 +269,7 @@ impl<'o> Base<'o> {
                 };
                 let wide = self.b.id();
                 out.push(Instruction::new(
-                    crate::grammar::op::F_CONVERT,
+                    Op::FConvert,
                     Some(ty),
                     Some(wide),
                     smallvec::smallvec![id],
@@ -299,7 +302,7 @@ impl<'o> Base<'o> {
             SiteKind::Printf => self.options.printf_records_per_site,
             _ => self.options.full_records_per_site,
         };
-        let kind_word = u32::from(kind.record_kind().code()) << 16;
+        let kind_word = u32::from(kind.record_kind().code()) << record::KIND_SHIFT;
         let helper_fn = self.value_helper(helper, &types, words)?;
         self.sites.push(Site {
             local_index,
@@ -320,7 +323,7 @@ impl<'o> Base<'o> {
         ];
         operands.extend(args);
         out.push(Instruction::new(
-            crate::grammar::op::FUNCTION_CALL,
+            Op::FunctionCall,
             Some(void),
             Some(call_id),
             operands,
@@ -334,7 +337,7 @@ impl<'o> Base<'o> {
         let void = self.b.type_void();
         let id = self.b.id();
         Instruction::new(
-            crate::grammar::op::FUNCTION_CALL,
+            Op::FunctionCall,
             Some(void),
             Some(id),
             smallvec::smallvec![f],

@@ -3,8 +3,8 @@
 
 use super::builder::{Builder, Emit, FnBuilder};
 use crate::analysis::{Type, TypeTable};
-use crate::grammar::op;
 use crate::record::ScalarType;
+use spirv::Op;
 
 /// How a recordable value is laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,14 +104,14 @@ pub(crate) fn components(
     match (shape.outer, shape.rows) {
         (0, _) => vec![value],
         (n, 0) => (0..n)
-            .map(|i| fb.emit(b, op::COMPOSITE_EXTRACT, shape.scalar_type, &[value, i]))
+            .map(|i| fb.emit(b, Op::CompositeExtract, shape.scalar_type, &[value, i]))
             .collect(),
         (c, r) => (0..c)
             .flat_map(|col| (0..r).map(move |row| (col, row)))
             .map(|(col, row)| {
                 fb.emit(
                     b,
-                    op::COMPOSITE_EXTRACT,
+                    Op::CompositeExtract,
                     shape.scalar_type,
                     &[value, col, row],
                 )
@@ -129,39 +129,39 @@ pub(crate) fn component_words(
 ) -> Vec<u32> {
     let uint = b.type_uint();
     match shape.scalar {
-        ScalarType::F32 => vec![fb.op(b, op::BITCAST, uint, &[c])],
+        ScalarType::F32 => vec![fb.op(b, Op::Bitcast, uint, &[c])],
         ScalarType::F16 => {
             let f32t = b.type_float(32);
-            let wide = fb.op(b, op::F_CONVERT, f32t, &[c]);
-            vec![fb.op(b, op::BITCAST, uint, &[wide])]
+            let wide = fb.op(b, Op::FConvert, f32t, &[c]);
+            vec![fb.op(b, Op::Bitcast, uint, &[wide])]
         }
         ScalarType::F64 | ScalarType::I64 | ScalarType::U64 => {
             let v2 = b.type_vector(uint, 2);
-            let pair = fb.op(b, op::BITCAST, v2, &[c]);
+            let pair = fb.op(b, Op::Bitcast, v2, &[c]);
             vec![
-                fb.op(b, op::COMPOSITE_EXTRACT, uint, &[pair, 0]),
-                fb.op(b, op::COMPOSITE_EXTRACT, uint, &[pair, 1]),
+                fb.op(b, Op::CompositeExtract, uint, &[pair, 0]),
+                fb.op(b, Op::CompositeExtract, uint, &[pair, 1]),
             ]
         }
         ScalarType::I32 | ScalarType::U32 => {
             if shape.width == 32 {
                 if shape.signed {
-                    vec![fb.op(b, op::BITCAST, uint, &[c])]
+                    vec![fb.op(b, Op::Bitcast, uint, &[c])]
                 } else {
                     vec![c]
                 }
             } else if shape.signed {
                 let int = b.type_int(32, true);
-                let wide = fb.op(b, op::S_CONVERT, int, &[c]);
-                vec![fb.op(b, op::BITCAST, uint, &[wide])]
+                let wide = fb.op(b, Op::SConvert, int, &[c]);
+                vec![fb.op(b, Op::Bitcast, uint, &[wide])]
             } else {
-                vec![fb.op(b, op::U_CONVERT, uint, &[c])]
+                vec![fb.op(b, Op::UConvert, uint, &[c])]
             }
         }
         ScalarType::Bool => {
             let one = b.const_u32(1);
             let zero = b.const_u32(0);
-            vec![fb.op(b, op::SELECT, uint, &[c, one, zero])]
+            vec![fb.op(b, Op::Select, uint, &[c, one, zero])]
         }
     }
 }
@@ -174,22 +174,22 @@ pub(crate) fn non_finite(fb: &mut impl Emit, b: &mut Builder, c: u32, shape: &Sh
     let (high, mask) = match shape.scalar {
         ScalarType::F64 => {
             let v2 = b.type_vector(uint, 2);
-            let pair = fb.emit(b, op::BITCAST, v2, &[c]);
+            let pair = fb.emit(b, Op::Bitcast, v2, &[c]);
             (
-                fb.emit(b, op::COMPOSITE_EXTRACT, uint, &[pair, 1]),
+                fb.emit(b, Op::CompositeExtract, uint, &[pair, 1]),
                 0x7ff0_0000,
             )
         }
         ScalarType::F16 => {
             let f32t = b.type_float(32);
-            let wide = fb.emit(b, op::F_CONVERT, f32t, &[c]);
-            (fb.emit(b, op::BITCAST, uint, &[wide]), 0x7f80_0000)
+            let wide = fb.emit(b, Op::FConvert, f32t, &[c]);
+            (fb.emit(b, Op::Bitcast, uint, &[wide]), 0x7f80_0000)
         }
-        _ => (fb.emit(b, op::BITCAST, uint, &[c]), 0x7f80_0000),
+        _ => (fb.emit(b, Op::Bitcast, uint, &[c]), 0x7f80_0000),
     };
     let mask = b.const_u32(mask);
-    let exponent = fb.emit(b, op::BITWISE_AND, uint, &[high, mask]);
-    fb.emit(b, op::I_EQUAL, bool_t, &[exponent, mask])
+    let exponent = fb.emit(b, Op::BitwiseAnd, uint, &[high, mask]);
+    fb.emit(b, Op::IEqual, bool_t, &[exponent, mask])
 }
 
 /// A bool that is true when some float component in `comps` (of one value of `shape`) may be NaN or Inf,
@@ -205,14 +205,14 @@ pub(crate) fn maybe_non_finite(
     let bool_t = b.type_bool();
     if matches!(shape.scalar, ScalarType::F32 | ScalarType::F64) && comps.len() > 1 {
         let sum = comps[1..].iter().fold(comps[0], |acc, &c| {
-            fb.emit(b, op::F_ADD, shape.scalar_type, &[acc, c])
+            fb.emit(b, Op::FAdd, shape.scalar_type, &[acc, c])
         });
         return non_finite(fb, b, sum, shape);
     }
     let mut any = non_finite(fb, b, comps[0], shape);
     for &c in &comps[1..] {
         let nf = non_finite(fb, b, c, shape);
-        any = fb.emit(b, op::LOGICAL_OR, bool_t, &[any, nf]);
+        any = fb.emit(b, Op::LogicalOr, bool_t, &[any, nf]);
     }
     any
 }

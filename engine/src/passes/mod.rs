@@ -12,9 +12,10 @@ pub(crate) mod nan_guard;
 pub(crate) mod printf;
 pub(crate) mod strip;
 
+use spirv::{NonsemanticDebugprintfOp, Op};
+
 use crate::analysis::DEBUG_PRINTF_SET;
 use crate::base::Base;
-use crate::grammar::op;
 use crate::module::Instruction;
 
 /// If `inst` is a `NonSemantic.DebugPrintf` `DebugPrintf`, its format string and argument ids.
@@ -22,11 +23,13 @@ pub(crate) fn debug_printf<'i>(
     base: &Base<'_>,
     inst: &'i Instruction,
 ) -> Option<(String, &'i [u32])> {
-    if inst.opcode != op::EXT_INST {
+    if !inst.is(Op::ExtInst) {
         return None;
     }
     let (&set, rest) = inst.operands.split_first()?;
-    if base.an.ext_set(set)? != DEBUG_PRINTF_SET || rest.first() != Some(&1) {
+    if base.an.ext_set(set)? != DEBUG_PRINTF_SET
+        || rest.first() != Some(&(NonsemanticDebugprintfOp::DebugPrintf as u32))
+    {
         return None;
     }
     let format = rest

@@ -18,11 +18,12 @@
 //! `f32` first, `f64` bit-cast to two words; scalars, vectors and matrices (column by column) are handled.
 //! The check and the record live in a helper function; the site is one call right after the instruction.
 
-use crate::base::builder::storage;
+use spirv::{GlslStd450Op, Op, StorageClass};
+
+use crate::analysis::GLSL_STD_450_SET;
 use crate::base::values::shape;
 use crate::base::{At, Base, Edit, HelperKind, Pass};
 use crate::error::NotInstrumented;
-use crate::grammar::op;
 use crate::info::SiteKind;
 use crate::module::Instruction;
 use crate::NanLevel;
@@ -36,27 +37,28 @@ pub(crate) struct NanGuardPass {
 }
 
 /// The GLSL.std.450 instructions checked at the `ops` level, with their GLSL names.
-fn glsl_op_name(number: u32) -> Option<&'static str> {
-    Some(match number {
-        15 => "tan",
-        16 => "asin",
-        17 => "acos",
-        19 => "sinh",
-        20 => "cosh",
-        23 => "acosh",
-        24 => "atanh",
-        25 => "atan2",
-        26 => "pow",
-        27 => "exp",
-        28 => "log",
-        29 => "exp2",
-        30 => "log2",
-        31 => "sqrt",
-        32 => "inversesqrt",
-        34 => "inverse",
-        49 => "smoothstep",
-        69 => "normalize",
-        72 => "refract",
+fn glsl_op_name(op: GlslStd450Op) -> Option<&'static str> {
+    use GlslStd450Op as G;
+    Some(match op {
+        G::Tan => "tan",
+        G::Asin => "asin",
+        G::Acos => "acos",
+        G::Sinh => "sinh",
+        G::Cosh => "cosh",
+        G::Acosh => "acosh",
+        G::Atanh => "atanh",
+        G::Atan2 => "atan2",
+        G::Pow => "pow",
+        G::Exp => "exp",
+        G::Log => "log",
+        G::Exp2 => "exp2",
+        G::Log2 => "log2",
+        G::Sqrt => "sqrt",
+        G::InverseSqrt => "inversesqrt",
+        G::MatrixInverse => "inverse",
+        G::SmoothStep => "smoothstep",
+        G::Normalize => "normalize",
+        G::Refract => "refract",
         _ => return None,
     })
 }
@@ -64,17 +66,17 @@ fn glsl_op_name(number: u32) -> Option<&'static str> {
 impl NanGuardPass {
     /// The name and float operands of an instruction checked at the `ops` level.
     fn checked_op<'i>(base: &Base<'_>, inst: &'i Instruction) -> Option<(&'static str, &'i [u32])> {
-        match inst.opcode {
-            op::F_DIV => Some(("division", &inst.operands)),
-            op::F_REM => Some(("remainder", &inst.operands)),
-            op::F_MOD => Some(("mod", &inst.operands)),
-            op::EXT_INST => {
+        match inst.op()? {
+            Op::FDiv => Some(("division", &inst.operands)),
+            Op::FRem => Some(("remainder", &inst.operands)),
+            Op::FMod => Some(("mod", &inst.operands)),
+            Op::ExtInst => {
                 let (&set, rest) = inst.operands.split_first()?;
-                if base.an.ext_set(set)? != "GLSL.std.450" {
+                if base.an.ext_set(set)? != GLSL_STD_450_SET {
                     return None;
                 }
                 let (&number, args) = rest.split_first()?;
-                Some((glsl_op_name(number)?, args))
+                Some((glsl_op_name(GlslStd450Op::from_u32(number)?)?, args))
             }
             _ => None,
         }
@@ -222,7 +224,7 @@ fn flatten(
         }
         let id = base.b.id();
         extracts.push(Instruction::new(
-            op::COMPOSITE_EXTRACT,
+            Op::CompositeExtract,
             Some(member_ty),
             Some(id),
             smallvec::smallvec![value, i as u32],
@@ -265,24 +267,26 @@ impl Pass for NanGuardPass {
                 return self.visit_op(base, at, inst, name, &operands);
             }
         }
-        match inst.opcode {
-            op::STORE => {
+        match inst.op() {
+            Some(Op::Store) => {
                 let (Some(pointer), Some(value)) = (inst.operand(0), inst.operand(1)) else {
                     return Ok(Edit::Keep);
                 };
                 let what = match base.an.type_of(pointer).and_then(|t| base.b.types.get(t)) {
-                    Some(crate::analysis::Type::Pointer { storage: s, .. }) => match *s {
-                        storage::OUTPUT => "output",
-                        storage::STORAGE_BUFFER
-                        | storage::PHYSICAL_STORAGE_BUFFER
-                        | storage::UNIFORM => "storage buffer store",
+                    Some(crate::analysis::Type::Pointer { storage: s, .. }) => match s {
+                        Some(StorageClass::Output) => "output",
+                        Some(
+                            StorageClass::StorageBuffer
+                            | StorageClass::PhysicalStorageBuffer
+                            | StorageClass::Uniform,
+                        ) => "storage buffer store",
                         _ => return Ok(Edit::Keep),
                     },
                     _ => return Ok(Edit::Keep),
                 };
                 self.visit_store(base, at, value, what)
             }
-            op::IMAGE_WRITE => match inst.operand(2) {
+            Some(Op::ImageWrite) => match inst.operand(2) {
                 Some(texel) => self.visit_store(base, at, texel, "image store"),
                 None => Ok(Edit::Keep),
             },

@@ -10,10 +10,10 @@
 //! and every other `NonSemantic.*` instruction, so the instrumented module loads on such drivers (lavapipe
 //! among them). With the option off it is kept as it was, and the device must support the extension.
 
-use crate::util::FastSet;
+use spirv::Op;
 
-use crate::grammar::op;
 use crate::module::{decode_string, Instruction, Module};
+use crate::util::FastSet;
 
 fn non_semantic_sets(module: &Module) -> FastSet<u32> {
     module
@@ -25,7 +25,7 @@ fn non_semantic_sets(module: &Module) -> FastSet<u32> {
 }
 
 fn is_ext_inst(inst: &Instruction) -> bool {
-    matches!(inst.opcode, op::EXT_INST | op::EXT_INST_WITH_FORWARD_REFS)
+    inst.is(Op::ExtInst) || inst.is(Op::ExtInstWithForwardRefsKHR)
 }
 
 /// Removes every instruction of a `NonSemantic.*` set, module-level and in functions, and the names and
@@ -58,10 +58,10 @@ pub(crate) fn strip_non_semantic(module: &mut Module) {
     module.debug_names.retain(|i| !targets_removed(i));
     module.annotations.retain(|i| !targets_removed(i));
     for group_decorate in module.annotations.iter_mut().filter(|i| {
-        matches!(i.opcode, op::GROUP_DECORATE | op::GROUP_MEMBER_DECORATE) && !i.operands.is_empty()
+        (i.is(Op::GroupDecorate) || i.is(Op::GroupMemberDecorate)) && !i.operands.is_empty()
     }) {
         // Operands: the group, then targets (with a member index each for the member form).
-        let stride = if group_decorate.opcode == op::GROUP_DECORATE {
+        let stride = if group_decorate.is(Op::GroupDecorate) {
             1
         } else {
             2
@@ -85,7 +85,7 @@ pub(crate) fn remove_unused_imports(module: &mut Module) {
     for inst in module.all_instructions() {
         if is_ext_inst(inst) {
             used.extend(inst.operand(0));
-            forward_refs |= inst.opcode == op::EXT_INST_WITH_FORWARD_REFS;
+            forward_refs |= inst.is(Op::ExtInstWithForwardRefsKHR);
         }
     }
     module.ext_inst_imports.retain(|i| {

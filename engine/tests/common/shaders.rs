@@ -59,14 +59,6 @@ fn shaders_dir() -> PathBuf {
     super::workspace().join("shaders")
 }
 
-fn fnv(data: &[u8], mut h: u64) -> u64 {
-    for b in data {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
-}
-
 fn glslang() -> PathBuf {
     let found = std::env::var_os("PATH")
         .into_iter()
@@ -181,9 +173,11 @@ fn compile_variants() -> Vec<Variant> {
                 ]);
             }
             args.push(format!("-I{}", shaders_dir().display()));
-            let mut h = fnv(text.as_bytes(), 0xcbf2_9ce4_8422_2325);
-            h = fnv(&headers, h);
-            h = fnv(args.join(" ").as_bytes(), h);
+            let mut hash = blackbox_engine::Fnv1a64::new();
+            hash.write(text.as_bytes());
+            hash.write(&headers);
+            hash.write(args.join(" ").as_bytes());
+            let h = hash.finish();
             let dbg = match debug {
                 Debug::None => "",
                 Debug::Lines => ".g",
