@@ -36,8 +36,8 @@ pub struct InstrumentArgs {
     #[arg(short, long, value_name = "OUT.spv", required = true)]
     pub output: PathBuf,
     /// NaN/Inf checks
-    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = NanChoice::Off)]
-    pub nan: NanChoice,
+    #[arg(long, value_name = "LEVEL", value_parser = nan_levels(), default_value = "off")]
+    pub nan: NanLevel,
     /// Remove BB_ASSERTs instead of turning them into records
     #[arg(long)]
     pub no_asserts: bool,
@@ -64,25 +64,13 @@ pub struct InstrumentArgs {
     pub sites: bool,
 }
 
-/// `--nan`: the engine's [`NanLevel`]s by name (the variants' docs are the help).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum NanChoice {
-    /// No checks
-    Off,
-    /// Float values leaving the shader (stage outputs, storage-buffer and image stores)
-    Outputs,
-    /// Every float operation that can make NaN or Inf from finite operands, and outputs
-    Ops,
-}
-
-impl From<NanChoice> for NanLevel {
-    fn from(choice: NanChoice) -> NanLevel {
-        match choice {
-            NanChoice::Off => NanLevel::Off,
-            NanChoice::Outputs => NanLevel::Outputs,
-            NanChoice::Ops => NanLevel::Ops,
-        }
-    }
+/// `--nan`: the engine's [`NanLevel`]s, by the engine's names, with their descriptions as the help.
+fn nan_levels() -> impl clap::builder::TypedValueParser<Value = NanLevel> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        NanLevel::ALL.map(|l| clap::builder::PossibleValue::new(l.name()).help(l.describe())),
+    )
+    .map(|name| name.parse::<NanLevel>().unwrap_or_default())
 }
 
 impl InstrumentArgs {
@@ -102,7 +90,7 @@ impl InstrumentArgs {
                 site_base: self.site_base,
                 asserts: !self.no_asserts,
                 printf: !self.no_printf,
-                nan: self.nan.into(),
+                nan: self.nan,
                 assert_crash: self.assert_crash,
                 strip_non_semantic: !self.keep_debug_info,
                 ..Options::default()

@@ -71,6 +71,51 @@ pub enum NanLevel {
     Ops,
 }
 
+impl NanLevel {
+    /// Every level, in order.
+    pub const ALL: [NanLevel; 3] = [NanLevel::Off, NanLevel::Outputs, NanLevel::Ops];
+
+    /// The level's name, as `VK_BLACKBOX_NAN`, `blackbox instrument --nan` and reports spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            NanLevel::Off => "off",
+            NanLevel::Outputs => "outputs",
+            NanLevel::Ops => "ops",
+        }
+    }
+
+    /// What the level checks, in a line.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            NanLevel::Off => "no checks",
+            NanLevel::Outputs => {
+                "float values leaving the shader (stage outputs, storage-buffer and image stores)"
+            }
+            NanLevel::Ops => {
+                "every float operation that can make NaN or Inf from finite operands, and outputs"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for NanLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for NanLevel {
+    type Err = String;
+
+    /// A level by name, in any case.
+    fn from_str(s: &str) -> Result<Self, String> {
+        NanLevel::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("{s:?} is not one of off, outputs, ops"))
+    }
+}
+
 /// What to instrument, and where records go.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Options {

@@ -3,6 +3,7 @@
 //! A bad value never stops the app: it becomes a warning that names the variable, the value and what is
 //! accepted, and the default is used. The warnings are kept until the log is set up, then logged.
 
+use blackbox_engine::NanLevel;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -108,22 +109,14 @@ keywords!(AssertMode {
     "crash" => AssertMode::Crash,
 });
 
-/// `VK_BLACKBOX_NAN`: where NaN/Inf values are looked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NanMode {
-    /// Not at all.
-    Off,
-    /// In every float value that leaves a shader.
-    Outputs,
-    /// At the first operation that turns finite inputs into NaN or Inf.
-    Ops,
+/// `VK_BLACKBOX_NAN` takes the engine's levels, by the engine's names.
+impl Keyword for NanLevel {
+    const WORDS: &'static [(&'static str, Self)] = &[
+        (NanLevel::Off.name(), NanLevel::Off),
+        (NanLevel::Outputs.name(), NanLevel::Outputs),
+        (NanLevel::Ops.name(), NanLevel::Ops),
+    ];
 }
-
-keywords!(NanMode {
-    "off" => NanMode::Off,
-    "outputs" => NanMode::Outputs,
-    "ops" => NanMode::Ops,
-});
 
 /// `VK_BLACKBOX_BREADCRUMBS`: how finely GPU progress is tracked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -172,7 +165,7 @@ pub struct Config {
     /// Whether `debugPrintf` calls become records.
     pub printf: bool,
     /// NaN/Inf guards.
-    pub nan: NanMode,
+    pub nan: NanLevel,
     /// Instrument only shaders whose id starts with, or whose debug name equals, one of these; empty is all.
     pub shader_filter: Vec<String>,
     /// Where original and instrumented modules are written, if anywhere.
@@ -186,7 +179,7 @@ pub struct Config {
 impl Config {
     /// Whether any shader instrumentation is on (asserts, printf or NaN guards).
     pub fn instruments_shaders(&self) -> bool {
-        self.assert != AssertMode::Off || self.printf || self.nan != NanMode::Off
+        self.assert != AssertMode::Off || self.printf || self.nan != NanLevel::Off
     }
 }
 
@@ -263,7 +256,7 @@ impl Config {
 
         let assert = keyword(&var, "VK_BLACKBOX_ASSERT", AssertMode::Log, &mut warnings);
         let Switch(printf) = keyword(&var, "VK_BLACKBOX_PRINTF", Switch(true), &mut warnings);
-        let nan = keyword(&var, "VK_BLACKBOX_NAN", NanMode::Off, &mut warnings);
+        let nan = keyword(&var, "VK_BLACKBOX_NAN", NanLevel::Off, &mut warnings);
         let breadcrumbs = keyword(
             &var,
             "VK_BLACKBOX_BREADCRUMBS",
@@ -454,7 +447,7 @@ mod tests {
         let c = p.config;
         assert_eq!(
             (c.assert, c.printf, c.nan, c.breadcrumbs),
-            (AssertMode::Abort, false, NanMode::Ops, Breadcrumbs::Pass)
+            (AssertMode::Abort, false, NanLevel::Ops, Breadcrumbs::Pass)
         );
         assert_eq!(c.watchdog_ms, None);
         assert_eq!(
@@ -475,7 +468,7 @@ mod tests {
         let c = &p.config;
         assert_eq!(
             (c.assert, c.nan, c.breadcrumbs, c.printf),
-            (AssertMode::Log, NanMode::Off, Breadcrumbs::Command, true)
+            (AssertMode::Log, NanLevel::Off, Breadcrumbs::Command, true)
         );
         assert_eq!(c.watchdog_ms, Some(10_000));
         let w = p.warnings.join("\n");

@@ -2,6 +2,7 @@
 //! the CPU can read what the GPU wrote at any moment (after a device loss too, as best effort).
 
 use ash::vk;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::dispatch::DeviceDispatch;
 
@@ -14,6 +15,11 @@ pub struct HostBuffer {
     ptr: *mut u32,
     /// Size in bytes.
     pub size: u64,
+    /// Words that may be read and written: `size / 4`, and 0 once destroyed, so that a recording that
+    /// outlives its device's buffers reads zeros instead of freed memory.
+    mapped_words: AtomicUsize,
+    /// Set by the first [`HostBuffer::destroy`]: a second one frees nothing.
+    destroyed: AtomicBool,
     /// The buffer's device address, when it was created for one.
     pub address: Option<u64>,
 }
@@ -79,6 +85,8 @@ impl HostBuffer {
             memory: vk::DeviceMemory::null(),
             ptr: std::ptr::null_mut(),
             size,
+            mapped_words: AtomicUsize::new(0),
+            destroyed: AtomicBool::new(false),
             address: None,
         };
         // SAFETY: valid create info; the handle is written on success.
@@ -126,6 +134,8 @@ impl HostBuffer {
             this.ptr = ptr as *mut u32;
             // SAFETY: the mapping is `size` bytes long.
             unsafe { std::ptr::write_bytes(this.ptr as *mut u8, 0, size as usize) };
+            this.mapped_words
+                .store((size / 4) as usize, Ordering::Release);
             if device_address {
                 let get = next
                     .get_buffer_device_address
@@ -155,13 +165,15 @@ impl HostBuffer {
             memory: vk::DeviceMemory::null(),
             ptr: memory.as_mut_ptr(),
             size: u64::from(words) * 4,
+            mapped_words: AtomicUsize::new(words as usize),
+            destroyed: AtomicBool::new(true),
             address: None,
         }
     }
 
-    /// Number of u32 words.
+    /// Number of u32 words (0 once destroyed).
     pub fn words(&self) -> usize {
-        (self.size / 4) as usize
+        self.mapped_words.load(Ordering::Acquire)
     }
 
     /// Reads word `index` as the GPU last made it visible.
@@ -181,11 +193,15 @@ impl HostBuffer {
         }
     }
 
-    /// Frees the buffer and its memory (which unmaps it).
+    /// Frees the buffer and its memory (which unmaps it). Reads and writes through it then do nothing.
     ///
     /// # Safety
-    /// No pending GPU work may use the buffer.
-    pub unsafe fn destroy(&mut self, device: vk::Device, next: &DeviceDispatch) {
+    /// No pending GPU work may use the buffer, and no other thread may be reading or writing it now.
+    pub unsafe fn destroy(&self, device: vk::Device, next: &DeviceDispatch) {
+        self.mapped_words.store(0, Ordering::Release);
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return;
+        }
         // SAFETY: handles created by `new` on this device (null ones are ignored by Vulkan).
         unsafe {
             if let Some(destroy) = next.destroy_buffer {
@@ -195,9 +211,5 @@ impl HostBuffer {
                 free(device, self.memory, std::ptr::null());
             }
         }
-        self.buffer = vk::Buffer::null();
-        self.memory = vk::DeviceMemory::null();
-        self.ptr = std::ptr::null_mut();
-        self.size = 0;
     }
 }

@@ -8,13 +8,13 @@
 //! When no work is pending the buffer is reset, so each site's full records are available again.
 
 use ash::vk;
-use blackbox_engine::record::{self, header, RecordKind};
-use blackbox_engine::{NanLevel, Options, ShaderInfo, Site, SiteKind, Stage};
+use blackbox_engine::record::{self, header};
+use blackbox_engine::{Options, ShaderInfo, Site, SiteKind, Stage};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::config::{AssertMode, NanMode};
+use crate::config::AssertMode;
 use crate::device::Device;
 use crate::memory::HostBuffer;
 
@@ -100,11 +100,7 @@ impl ErrorBuffer {
             site_base: 0,
             asserts: config.assert != AssertMode::Off,
             printf: config.printf,
-            nan: match config.nan {
-                NanMode::Off => NanLevel::Off,
-                NanMode::Outputs => NanLevel::Outputs,
-                NanMode::Ops => NanLevel::Ops,
-            },
+            nan: config.nan,
             assert_crash: config.assert == AssertMode::Crash,
             ..Options::default()
         };
@@ -216,23 +212,9 @@ pub fn drain(device: &Arc<Device>) {
     let cursor = buf.read(header::CURSOR).min(capacity);
     let mut first_record: HashMap<u32, record::RawRecord> = HashMap::new();
     let mut printf_lines: HashMap<u32, Vec<String>> = HashMap::new();
-    let mut pos = state.read;
-    while pos < cursor {
-        let base = records_offset + pos as usize;
-        let head = buf.read(base);
-        let size = head & 0xffff;
-        if size == 0 || (size as usize) < record::RECORD_HEADER_WORDS || pos + size > cursor {
-            break; // allocated but not yet written (or garbage): read it next time
-        }
-        let words: Vec<u32> = (0..size as usize).map(|i| buf.read(base + i)).collect();
-        let raw = record::RawRecord {
-            kind: RecordKind::from_code(((head >> 16) & 0xff) as u8),
-            stage: Stage::from_code((head >> 24) as u8),
-            site: words[1],
-            invocation: [words[2], words[3], words[4], words[5]],
-            reserved: words[6],
-            payload: words[record::RECORD_HEADER_WORDS..].to_vec(),
-        };
+    // Up to the first record not fully written yet (read it next time).
+    let read = record::read_records(|i| buf.read(i), records_offset, state.read, cursor);
+    for raw in read.records {
         if let Some((shader, local)) = sites.get(raw.site as usize) {
             if let Some(site) = shader.info.sites.get(*local as usize) {
                 if matches!(site.kind, SiteKind::Printf) {
@@ -244,9 +226,8 @@ pub fn drain(device: &Arc<Device>) {
             }
         }
         first_record.entry(raw.site).or_insert(raw);
-        pos += size;
     }
-    state.read = pos;
+    state.read = read.next;
     let dropped = buf.read(header::DROPPED) as u64;
     let newly_dropped = dropped.saturating_sub(state.dropped);
     state.dropped = dropped;

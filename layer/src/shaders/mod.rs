@@ -150,16 +150,10 @@ impl Registry {
     }
 }
 
-/// The shader id of a module: FNV-1a 64 of its words, as 16 hex digits (the same function as the engine's
-/// when it has one; kept here so the layer can name modules the engine refused).
+/// The shader id of a module: the engine's (FNV-1a 64 of its bytes, as 16 hex digits), which it gives any
+/// words, modules it refuses included.
 pub fn shader_id(words: &[u32]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for w in words {
-        for b in w.to_le_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
+    blackbox_engine::ShaderId::of(words).to_string()
 }
 
 /// `compute`, `vertex`, ... for a single stage flag.
