@@ -305,7 +305,7 @@ impl DeviceCreatePatch {
         };
         // SAFETY: the app's array of NUL-terminated names.
         let app_extensions = unsafe {
-            crate::instance::names(app.pp_enabled_extension_names, app.enabled_extension_count)
+            crate::raw::names(app.pp_enabled_extension_names, app.enabled_extension_count)
         };
         let mut extensions: Vec<*const c_char> =
             app_extensions.iter().map(|e| e.as_ptr()).collect();

@@ -533,15 +533,13 @@ impl CommandBuffer {
                 self.secondary && flags.contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
             self.start_recording(continues);
         });
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(self.handle, info) }
+        forward!(next, self.handle, info)
     }
 
     /// `vkEndCommandBuffer`: the recording is frozen for the submissions that will hold it.
     pub(crate) unsafe fn end(&self, next: vk::PFN_vkEndCommandBuffer) -> vk::Result {
         crate::contained("finishing a recording", || self.finish_recording());
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(self.handle) }
+        forward!(next, self.handle)
     }
 
     /// `vkResetCommandBuffer`.
@@ -551,8 +549,7 @@ impl CommandBuffer {
         flags: vk::CommandBufferResetFlags,
     ) -> vk::Result {
         crate::contained("resetting a recording", || self.forget_recording());
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(self.handle, flags) }
+        forward!(next, self.handle, flags)
     }
 
     /// `vkCmdBindPipeline`.
@@ -563,8 +560,7 @@ impl CommandBuffer {
         pipeline: vk::Pipeline,
     ) {
         self.note_pipeline(point, pipeline);
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(self.handle, point, pipeline) }
+        forward!(next, self.handle, point, pipeline)
     }
 
     /// `vkCmdBeginRenderPass`.
@@ -576,9 +572,8 @@ impl CommandBuffer {
     ) {
         // SAFETY: the app's valid begin info.
         let params = unsafe { render_pass_params(info) };
-        // SAFETY: the app's arguments, forwarded as they came.
-        self.enter_render_pass("vkCmdBeginRenderPass", &params, || unsafe {
-            next(self.handle, info, contents)
+        self.enter_render_pass("vkCmdBeginRenderPass", &params, || {
+            forward!(next, self.handle, info, contents)
         })
     }
 
@@ -591,9 +586,8 @@ impl CommandBuffer {
     ) {
         // SAFETY: the app's valid begin info.
         let params = unsafe { render_pass_params(info) };
-        // SAFETY: the app's arguments, forwarded as they came.
-        self.enter_render_pass("vkCmdBeginRenderPass2", &params, || unsafe {
-            next(self.handle, info, subpass)
+        self.enter_render_pass("vkCmdBeginRenderPass2", &params, || {
+            forward!(next, self.handle, info, subpass)
         })
     }
 
@@ -610,16 +604,14 @@ impl CommandBuffer {
             u64::from(i.render_area.extent.height),
             u64::from(i.color_attachment_count),
         ];
-        // SAFETY: the app's arguments, forwarded as they came.
-        self.enter_render_pass("vkCmdBeginRendering", &params, || unsafe {
-            next(self.handle, info)
+        self.enter_render_pass("vkCmdBeginRendering", &params, || {
+            forward!(next, self.handle, info)
         })
     }
 
     /// `vkCmdEndRenderPass`.
     pub(crate) unsafe fn end_render_pass(&self, next: vk::PFN_vkCmdEndRenderPass) {
-        // SAFETY: the app's arguments, forwarded as they came.
-        self.leave_render_pass("vkCmdEndRenderPass", || unsafe { next(self.handle) })
+        self.leave_render_pass("vkCmdEndRenderPass", || forward!(next, self.handle))
     }
 
     /// `vkCmdEndRenderPass2`.
@@ -628,14 +620,12 @@ impl CommandBuffer {
         next: vk::PFN_vkCmdEndRenderPass2,
         end: *const vk::SubpassEndInfo,
     ) {
-        // SAFETY: the app's arguments, forwarded as they came.
-        self.leave_render_pass("vkCmdEndRenderPass2", || unsafe { next(self.handle, end) })
+        self.leave_render_pass("vkCmdEndRenderPass2", || forward!(next, self.handle, end))
     }
 
     /// `vkCmdEndRendering`.
     pub(crate) unsafe fn end_rendering(&self, next: vk::PFN_vkCmdEndRendering) {
-        // SAFETY: the app's arguments, forwarded as they came.
-        self.leave_render_pass("vkCmdEndRendering", || unsafe { next(self.handle) })
+        self.leave_render_pass("vkCmdEndRendering", || forward!(next, self.handle))
     }
 
     /// `vkCmdBeginDebugUtilsLabelEXT`.
@@ -646,8 +636,7 @@ impl CommandBuffer {
     ) {
         // SAFETY: the app's valid label.
         self.open_label(unsafe { label_text(label) }, false);
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(self.handle, label) }
+        forward!(next, self.handle, label)
     }
 
     /// `vkCmdInsertDebugUtilsLabelEXT`.
@@ -658,15 +647,13 @@ impl CommandBuffer {
     ) {
         // SAFETY: the app's valid label.
         self.open_label(unsafe { label_text(label) }, true);
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(self.handle, label) }
+        forward!(next, self.handle, label)
     }
 
     /// `vkCmdEndDebugUtilsLabelEXT`.
     pub(crate) unsafe fn end_label(&self, next: vk::PFN_vkCmdEndDebugUtilsLabelEXT) {
         self.close_label();
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(self.handle) }
+        forward!(next, self.handle)
     }
 
     /// `vkCmdExecuteCommands`: an action whose work is the secondaries'.
@@ -690,10 +677,7 @@ impl CommandBuffer {
                 command_buffer: s,
             })
             .collect();
-        // SAFETY: the app's arguments, forwarded as they came.
-        self.run_secondaries(executed, || unsafe {
-            next(self.handle, count, secondaries)
-        })
+        self.run_secondaries(executed, || forward!(next, self.handle, count, secondaries))
     }
 }
 
@@ -715,14 +699,12 @@ unsafe fn render_pass_params(info: *const vk::RenderPassBeginInfo) -> [u64; 2] {
 /// # Safety
 /// `label` is the app's valid label struct with a NUL-terminated name (or null).
 unsafe fn label_text(label: *const vk::DebugUtilsLabelEXT) -> String {
-    // SAFETY: forwarded to the caller.
-    let Some(label) = (unsafe { label.as_ref() }).filter(|l| !l.p_label_name.is_null()) else {
-        return String::new();
-    };
-    // SAFETY: as above.
-    unsafe { std::ffi::CStr::from_ptr(label.p_label_name) }
-        .to_string_lossy()
-        .into_owned()
+    // SAFETY: null or the app's valid label (the caller's contract), whose name is null or NUL-terminated.
+    unsafe {
+        label
+            .as_ref()
+            .map_or_else(String::new, |l| crate::raw::text(l.p_label_name))
+    }
 }
 
 /// The hooks of command pools and buffers' lifetime.
@@ -740,8 +722,7 @@ impl Device {
         let Some(next) = self.next.allocate_command_buffers else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, info, out) };
+        let result = forward!(next, device, info, out);
         if result == vk::Result::SUCCESS {
             crate::contained("tracking command buffers", || {
                 // SAFETY: the app's valid allocate info; `out` holds that many handles now.
@@ -778,8 +759,7 @@ impl Device {
             });
         }
         if let Some(next) = self.next.free_command_buffers {
-            // SAFETY: the app's arguments, forwarded as they came.
-            unsafe { next(device, pool, count, handles) };
+            forward!(next, device, pool, count, handles);
         }
     }
 
@@ -796,8 +776,7 @@ impl Device {
             });
         }
         if let Some(next) = self.next.destroy_command_pool {
-            // SAFETY: the app's arguments, forwarded as they came.
-            unsafe { next(device, pool, allocator) };
+            forward!(next, device, pool, allocator);
         }
     }
 
@@ -811,8 +790,7 @@ impl Device {
         let Some(next) = self.next.reset_command_pool else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, pool, flags) };
+        let result = forward!(next, device, pool, flags);
         if result == vk::Result::SUCCESS {
             crate::contained("resetting a command pool", || {
                 of_pool(pool).iter().for_each(|cb| cb.forget_recording())

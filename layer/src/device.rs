@@ -184,8 +184,7 @@ impl Device {
             unsafe { self.destroy_own_objects() };
         });
         if let Some(destroy) = self.next.destroy_device {
-            // SAFETY: the app's arguments, forwarded as they came.
-            unsafe { destroy(device, allocator) };
+            forward!(destroy, device, allocator);
         }
         crate::contained("stopping the watchdog", || {
             crate::watchdog::stop_if_unused();
@@ -207,8 +206,7 @@ impl Device {
         let Some(get) = self.next.get_device_queue else {
             return;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { get(device, family, index, out_queue) };
+        forward!(get, device, family, index, out_queue);
         // SAFETY: the driver wrote a queue handle (or null for invalid arguments).
         let queue = unsafe { *out_queue };
         if queue != vk::Queue::null() {
@@ -229,8 +227,7 @@ impl Device {
         let Some(get) = self.next.get_device_queue2 else {
             return;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { get(device, queue_info, out_queue) };
+        forward!(get, device, queue_info, out_queue);
         // SAFETY: the app's valid queue info; the driver wrote a queue handle (or null).
         let (queue, info) = unsafe { (*out_queue, &*queue_info) };
         if queue != vk::Queue::null() {
@@ -266,8 +263,7 @@ impl Device {
                 names.insert(info.object_handle, name);
             }
         });
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(device, info) }
+        forward!(next, device, info)
     }
 
     /// Creates the device's marker buffer when breadcrumbs are on.

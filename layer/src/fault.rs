@@ -52,7 +52,7 @@ pub fn read(device: &Device, kind: model::Kind) -> (Option<model::DeviceFault>, 
     };
     // SAFETY: arrays sized from the counts query.
     let result = unsafe { get(device.handle, &mut counts, &mut info) };
-    let description = crate::instance::c_chars(&info.description);
+    let description = crate::raw::c_chars(&info.description);
     let addresses = addresses
         .iter()
         .take(counts.address_info_count as usize)
@@ -69,7 +69,7 @@ pub fn read(device: &Device, kind: model::Kind) -> (Option<model::DeviceFault>, 
         .map(|v| {
             format!(
                 "{} (code {:#x}, data {:#x})",
-                crate::instance::c_chars(&v.description),
+                crate::raw::c_chars(&v.description),
                 v.vendor_fault_code,
                 v.vendor_fault_data
             )

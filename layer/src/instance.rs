@@ -51,20 +51,6 @@ const INSTANCE_EXTENSIONS_BELOW_1_1: [&CStr; 2] = [
     c"VK_KHR_device_group_creation",
 ];
 
-/// The names of an app's array of `count` NUL-terminated strings.
-///
-/// # Safety
-/// `names` points to `count` valid NUL-terminated strings (or `count` is 0).
-pub unsafe fn names<'a>(names: *const *const std::ffi::c_char, count: u32) -> Vec<&'a CStr> {
-    if names.is_null() {
-        return Vec::new();
-    }
-    // SAFETY: forwarded to the caller.
-    (0..count as usize)
-        .map(|i| unsafe { CStr::from_ptr(*names.add(i)) })
-        .collect()
-}
-
 /// `vkCreateInstance`, once the loader's chain is advanced: creates the instance through `next_create` and
 /// records it.
 ///
@@ -87,7 +73,7 @@ pub unsafe fn create(
     let api_version = app_api_version(info);
     // SAFETY: the app's array of NUL-terminated names.
     let app_extensions: Vec<&CStr> = unsafe {
-        names(
+        crate::raw::names(
             info.pp_enabled_extension_names,
             info.enabled_extension_count,
         )
@@ -147,8 +133,7 @@ impl Instance {
             crate::address_bindings::destroy_messenger(self)
         });
         if let Some(destroy) = self.next.destroy_instance {
-            // SAFETY: the app's arguments, forwarded as they came.
-            unsafe { destroy(instance, allocator) };
+            forward!(destroy, instance, allocator);
         }
     }
 
@@ -180,7 +165,7 @@ impl Instance {
             .unwrap_or_else(process_name);
         // SAFETY: the app's array of NUL-terminated extension names.
         let extensions = unsafe {
-            names(
+            crate::raw::names(
                 create_info.pp_enabled_extension_names,
                 create_info.enabled_extension_count,
             )
@@ -214,7 +199,7 @@ impl Instance {
             // SAFETY: valid physical device, valid output struct.
             unsafe { get(physical_device, &mut props) };
         }
-        let name = c_chars(&props.device_name);
+        let name = crate::raw::c_chars(&props.device_name);
         let mut driver = None;
         // VkPhysicalDeviceDriverProperties is core in 1.2 (of the instance's and the device's versions).
         let can_ask_driver =
@@ -226,8 +211,8 @@ impl Instance {
             unsafe { get2(physical_device, &mut props2) };
             driver = Some(format!(
                 "{} {}",
-                c_chars(&driver_props.driver_name),
-                c_chars(&driver_props.driver_info)
+                crate::raw::c_chars(&driver_props.driver_name),
+                crate::raw::c_chars(&driver_props.driver_info)
             ));
         }
         let driver =
@@ -255,16 +240,6 @@ fn process_name() -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// A fixed-size NUL-terminated char array from a Vulkan struct.
-pub fn c_chars(chars: &[std::ffi::c_char]) -> String {
-    let bytes: Vec<u8> = chars
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// `driverVersion` as its vendor encodes it (NVIDIA packs 10.8.8.6 bits; most others use `VK_MAKE_VERSION`).

@@ -33,6 +33,18 @@ macro_rules! warn { ($($arg:tt)+) => { log_at!(warn, $($arg)+) }; }
 macro_rules! info { ($($arg:tt)+) => { log_at!(info, $($arg)+) }; }
 macro_rules! debug { ($($arg:tt)+) => { log_at!(debug, $($arg)+) }; }
 
+/// Calls the next layer's command with the arguments the app gave the hook, unchanged: the one place the
+/// hooks' pass-through calls are written, and their one reason to be sound.
+macro_rules! forward {
+    ($next:expr, $($arg:expr),* $(,)?) => {{
+        #[allow(unused_unsafe)]
+        // SAFETY: `$next` is the next layer's command of the hook's own type (from the dispatch table of
+        // the object the hook was called on), and the arguments are the ones the app passed to the hook,
+        // which the command's valid-usage rules make valid and which the layer has not changed.
+        unsafe { ($next)($($arg),*) }
+    }};
+}
+
 // The one list of commands, a macro the modules below expand: it must come first.
 #[macro_use]
 mod commands;
@@ -51,6 +63,7 @@ pub mod instance;
 pub mod logging;
 pub mod memory;
 pub mod queue;
+pub mod raw;
 pub mod registry;
 pub mod report;
 pub mod run_status;

@@ -16,6 +16,7 @@ use std::time::{Instant, SystemTime};
 use crate::chain::{ChainCopy, Found};
 use crate::command_buffer::{CommandBuffer, RecordedLog};
 use crate::device::Device;
+use crate::raw::slice;
 
 /// A command buffer as submitted: its state and the recording it held.
 #[derive(Clone)]
@@ -285,8 +286,7 @@ impl Device {
         let Some(next) = self.next.queue_present_khr else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(queue, info) };
+        let result = forward!(next, queue, info);
         self.check_lost("vkQueuePresentKHR", result);
         crate::contained("counting a frame", || crate::shader_errors::end_frame(self));
         self.after_progress("vkQueuePresentKHR");
@@ -301,8 +301,7 @@ impl Device {
         let Some(next) = self.next.queue_wait_idle else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(queue) };
+        let result = forward!(next, queue);
         if result == vk::Result::SUCCESS {
             if let Some(state) = self.queue(queue) {
                 crate::contained("retiring a queue's work", || state.complete_all());
@@ -321,8 +320,7 @@ impl Device {
         let Some(next) = self.next.device_wait_idle else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device) };
+        let result = forward!(next, device);
         if result == vk::Result::SUCCESS {
             crate::contained("retiring the device's work", || {
                 self.queues.read().iter().for_each(|q| q.complete_all())
@@ -348,8 +346,7 @@ impl Device {
         let Some(next) = self.next.wait_for_fences else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, count, fences, wait_all, timeout) };
+        let result = forward!(next, device, count, fences, wait_all, timeout);
         if result == vk::Result::SUCCESS && (wait_all == vk::TRUE || count == 1) {
             crate::contained("retiring fenced work", || {
                 // SAFETY: the app's array of `count` fences.
@@ -378,8 +375,7 @@ impl Device {
         let Some(next) = self.next.get_fence_status else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, fence) };
+        let result = forward!(next, device, fence);
         if result == vk::Result::SUCCESS {
             crate::contained("retiring fenced work", || {
                 self.queues
@@ -406,8 +402,7 @@ impl Device {
         let Some(next) = self.next.wait_semaphores else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, info, timeout) };
+        let result = forward!(next, device, info, timeout);
         self.check_lost("vkWaitSemaphores", result);
         self.after_progress("vkWaitSemaphores");
         result
@@ -426,8 +421,7 @@ impl Device {
         let Some(next) = self.next.get_semaphore_counter_value else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, semaphore, value) };
+        let result = forward!(next, device, semaphore, value);
         self.check_lost("vkGetSemaphoreCounterValue", result);
         if result == vk::Result::SUCCESS {
             self.after_poll("vkGetSemaphoreCounterValue");
@@ -447,8 +441,7 @@ impl Device {
         let Some(next) = self.next.get_event_status else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, event) };
+        let result = forward!(next, device, event);
         self.check_lost("vkGetEventStatus", result);
         if result == vk::Result::EVENT_SET {
             self.after_poll("vkGetEventStatus");
@@ -472,8 +465,7 @@ impl Device {
         let Some(next) = self.next.acquire_next_image_khr else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, swapchain, timeout, semaphore, fence, index) };
+        let result = forward!(next, device, swapchain, timeout, semaphore, fence, index);
         self.check_lost("vkAcquireNextImageKHR", result);
         result
     }
@@ -497,8 +489,7 @@ impl Device {
         let Some(next) = self.next.get_query_pool_results else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, pool, first, count, size, data, stride, flags) };
+        let result = forward!(next, device, pool, first, count, size, data, stride, flags);
         self.check_lost("vkGetQueryPoolResults", result);
         // SUCCESS: every result asked for was available, so the work that wrote them had run.
         if result == vk::Result::SUCCESS {
@@ -517,19 +508,6 @@ fn snapshot(handles: &[vk::CommandBuffer]) -> Vec<Submitted> {
             command_buffer: cb,
         })
         .collect()
-}
-
-/// The app's command buffers of a batch.
-///
-/// # Safety
-/// `ptr` must point to `count` handles, or be null with `count` 0.
-unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
-    if ptr.is_null() || count == 0 {
-        &[]
-    } else {
-        // SAFETY: forwarded to the caller.
-        unsafe { std::slice::from_raw_parts(ptr, count as usize) }
-    }
 }
 
 /// The layer's timeline signal added to a copy of the last batch of a `VkSubmitInfo`/`VkBindSparseInfo`

@@ -9,6 +9,7 @@ use super::select::{instrumented, record_for};
 use super::{stage_name, PipelineRecord, StageRecord};
 use crate::chain::{ChainCopy, Found};
 use crate::device::Device;
+use crate::raw::slice;
 use crate::shader_errors::InstrumentedShader;
 
 /// The words of a `VkShaderModuleCreateInfo`.
@@ -21,19 +22,6 @@ pub(super) unsafe fn words<'a>(info: &'a vk::ShaderModuleCreateInfo) -> &'a [u32
     }
     // SAFETY: forwarded to the caller; code_size is a multiple of 4 for valid SPIR-V.
     unsafe { std::slice::from_raw_parts(info.p_code, info.code_size / 4) }
-}
-
-/// Slices of the app's arrays.
-///
-/// # Safety
-/// `ptr` must point to `count` items or be null.
-unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
-    if ptr.is_null() || count == 0 {
-        &[]
-    } else {
-        // SAFETY: forwarded.
-        unsafe { std::slice::from_raw_parts(ptr, count as usize) }
-    }
 }
 
 /// The stages of a pipeline as the layer records them.
@@ -222,8 +210,7 @@ impl Device {
                 shader.info.id
             );
         }
-        // SAFETY: the app's arguments, forwarded as they came.
-        let result = unsafe { next(device, info, allocator, out) };
+        let result = forward!(next, device, info, allocator, out);
         if result == vk::Result::SUCCESS {
             self.record_module(out, code, None);
         }
@@ -254,8 +241,7 @@ impl Device {
             self.shaders.remove_module(module)
         });
         if let Some(next) = self.next.destroy_shader_module {
-            // SAFETY: the app's arguments, forwarded as they came.
-            unsafe { next(device, module, allocator) };
+            forward!(next, device, module, allocator);
         }
     }
 
@@ -385,8 +371,7 @@ impl Device {
             self.shaders.remove_pipeline(pipeline)
         });
         if let Some(next) = self.next.destroy_pipeline {
-            // SAFETY: the app's arguments, forwarded as they came.
-            unsafe { next(device, pipeline, allocator) };
+            forward!(next, device, pipeline, allocator);
         }
     }
 
@@ -433,7 +418,6 @@ impl Device {
                 "the driver refused instrumented shader objects ({result:?}): using the app's own"
             );
         }
-        // SAFETY: the app's arguments, forwarded as they came.
-        unsafe { next(device, count, infos, allocator, out) }
+        forward!(next, device, count, infos, allocator, out)
     }
 }
