@@ -428,6 +428,7 @@ fn commands(
         .map(|(i, c)| model::Command {
             index: i as u32,
             name: c.name.to_owned(),
+            class: c.class,
             params: c.params[..c.param_count as usize].to_vec(),
             state: if c.unit == NONE {
                 State::Unknown
@@ -516,6 +517,7 @@ fn last_command(device: &Device, s: &Submitted) -> Option<model::Location> {
     let cmd = model::Command {
         index: c.0 as u32,
         name: c.1.name.to_owned(),
+        class: c.1.class,
         params: c.1.params[..c.1.param_count as usize].to_vec(),
         state: State::Finished,
         scope: (c.1.scope != NONE).then_some(c.1.scope),

@@ -114,10 +114,9 @@ macro_rules! recorded {
     (@state $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
         $cb.state($name, $params, $call)
     };
-    (@sync $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {{
-        $cb.finish_units();
-        $cb.state($name, $params, $call)
-    }};
+    (@sync $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
+        $cb.sync($name, $params, $call)
+    };
 }
 
 recorded! {
