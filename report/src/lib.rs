@@ -4,12 +4,15 @@
 //! or on a failing shader assert in `abort` mode; it writes `report.json` ([`Report::to_json`]) and
 //! `report.txt` ([`text::render`]) side by side. The CLI reads the JSON back ([`Report::from_json`]) to print
 //! and group reports. [`signature`] computes the crash signature that groups reports of one bug.
+//! [`progress`] is the heart of a report: from a snapshot of what was recorded and what the markers say,
+//! it infers which command had finished, which was in flight and which had not started.
 //!
 //! The JSON schema is this module's types, serialized by serde with `snake_case` names; `docs/report.md`
 //! describes it field by field. [`SCHEMA_VERSION`] changes whenever a field changes meaning or goes away;
 //! new optional fields do not change it, and readers ignore fields they do not know.
 #![deny(missing_docs)]
 
+pub mod progress;
 pub mod signature;
 pub mod text;
 
