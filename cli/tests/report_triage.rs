@@ -147,6 +147,7 @@ fn make(spec: &Spec) -> Report {
                     .into(),
             timeline_semaphores: true,
         },
+        notes: Vec::new(),
         queues: vec![model::Queue {
             family: 0,
             index: 0,

@@ -4,6 +4,7 @@ use ash::vk;
 use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::breadcrumbs::Markers;
 use crate::capabilities::Capabilities;
@@ -122,6 +123,42 @@ impl Device {
             queue.complete_up_to(value);
         }
         Ok(())
+    }
+
+    /// As [`Device::poll_completion`], with every lock waited for at most `wait`: for reports, which can be
+    /// built while another thread holds one, or in a signal handler that interrupted its holder. False when
+    /// some queue could not be polled for its lock.
+    pub fn try_poll_completion(&self, wait: Duration) -> Result<bool, vk::Result> {
+        let Some(get) = self.next.get_semaphore_counter_value else {
+            return Ok(true);
+        };
+        let Some(queues) = self.queues.try_read_for(wait).map(|q| q.clone()) else {
+            return Ok(false);
+        };
+        let mut all = true;
+        for queue in queues {
+            let Some(timeline) = queue.timeline else {
+                continue;
+            };
+            let mut value = 0u64;
+            // SAFETY: our own live semaphore; the query needs no external synchronization.
+            let result = unsafe { get(self.handle, timeline, &mut value) };
+            if result != vk::Result::SUCCESS {
+                return Err(result);
+            }
+            // Queue::complete_up_to's rule, under a lock taken with a timeout.
+            let Some(mut tracker) = queue.tracker.try_lock_for(wait) else {
+                all = false;
+                continue;
+            };
+            if value > tracker.completed {
+                tracker.completed = value;
+                while tracker.pending.front().is_some_and(|s| s.seq <= value) {
+                    tracker.last_finished = tracker.pending.pop_front();
+                }
+            }
+        }
+        Ok(all)
     }
 
     /// Whether any queue has work not known to be finished.

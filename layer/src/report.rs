@@ -5,8 +5,10 @@
 //! folder `<output>/<app>-<pid>-<n>/`, each through a temporary name and a rename, so a reader never sees a
 //! half-written file and no report is ever overwritten.
 //!
-//! Reports can be written from the watchdog thread or a signal handler while other threads hold the
-//! layer's locks, so every lock here is taken with a timeout and skipped (with a note) when it cannot be.
+//! Reports can be written from the watchdog thread or a signal handler while other threads (or the thread
+//! the signal interrupted) hold the layer's locks, so every lock taken to build one is waited for at most
+//! [`LOCK_WAIT`], and what it guards is left out, with a note in the report, when it cannot be had. (The
+//! shader-error drain that `device_lost` and `signal` run first is `shader_errors::drain`'s own.)
 
 use ash::vk;
 use blackbox_report as model;
@@ -22,6 +24,7 @@ use crate::breadcrumbs::Markers;
 use crate::command_buffer::{CommandBuffer, RecordedLog, NONE};
 use crate::device::Device;
 use crate::queue::{Submission, Submitted};
+use crate::shaders::{Busy, PipelineRecord};
 
 /// How long to wait for a lock while building a report.
 const LOCK_WAIT: Duration = Duration::from_millis(200);
@@ -78,7 +81,14 @@ pub fn build(
     reason: String,
     signal: Option<model::Signal>,
 ) -> Built {
-    let _ = device.poll_completion();
+    let mut notes = Vec::new();
+    if let Ok(false) = device.try_poll_completion(LOCK_WAIT) {
+        notes.push(
+            "completion could not be polled on every queue (a lock was held): finished work may be shown \
+             pending"
+                .to_owned(),
+        );
+    }
     let now = Instant::now();
     let wall = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -86,6 +96,12 @@ pub fn build(
     let unix_ms = wall.as_millis() as u64;
     let config = crate::config();
     let markers = device.markers.try_read_for(LOCK_WAIT);
+    if markers.is_none() {
+        notes.push(
+            "the marker buffer could not be read (a lock was held): progress is known per submission at best"
+                .to_owned(),
+        );
+    }
     let markers = markers.as_ref().and_then(|m| m.as_ref());
     let (marker_text, coverage) = match markers {
         Some(m) => (
@@ -100,13 +116,16 @@ pub fn build(
         ),
         None => ("none".to_owned(), "no markers: progress is known per submission at best".to_owned()),
     };
-    let snapshot = Snapshotter {
+    let mut snapshotter = Snapshotter {
         device,
         markers,
         now,
         pipelines: HashMap::new(),
-    }
-    .snapshot();
+        names_busy: false,
+        registry_busy: false,
+        notes: &mut notes,
+    };
+    let snapshot = snapshotter.snapshot();
     let progress::Inferred {
         queues,
         in_flight,
@@ -127,6 +146,10 @@ pub fn build(
             if config.printf { "on" } else { "off" }
         ),
     ];
+    let shader_errors = crate::shader_errors::reported(device, LOCK_WAIT).unwrap_or_else(|| {
+        notes.push("shader errors could not be read (a lock was held)".to_owned());
+        Vec::new()
+    });
     let (device_fault, vendor_binary) = crate::fault::read(device, kind);
     let mut report = model::Report {
         version: model::SCHEMA_VERSION,
@@ -156,10 +179,11 @@ pub fn build(
             coverage,
             timeline_semaphores: device.capabilities.timeline_semaphore,
         },
+        notes,
         queues,
         in_flight,
         last_finished,
-        shader_errors: crate::shader_errors::reported(device),
+        shader_errors,
         device_fault,
         checkpoints: crate::fault::checkpoints(device),
         signal,
@@ -194,7 +218,9 @@ impl Copied {
     }
 }
 
-/// Copies what progress inference needs out of the layer's state.
+/// Copies what progress inference needs out of the layer's state, every lock waited for at most
+/// [`LOCK_WAIT`]. A lock that could not be had once is not waited for again: a stuck lock costs one wait,
+/// not one per object named.
 struct Snapshotter<'a> {
     device: &'a Device,
     /// The marker buffer, read under the caller's lock.
@@ -203,19 +229,34 @@ struct Snapshotter<'a> {
     now: Instant,
     /// Pipelines already described, by handle.
     pipelines: HashMap<u64, model::Pipeline>,
+    /// The debug names' lock could not be had.
+    names_busy: bool,
+    /// The shader registry's lock could not be had.
+    registry_busy: bool,
+    /// The report's notes, for what could not be read.
+    notes: &'a mut Vec<String>,
 }
 
 impl Snapshotter<'_> {
     fn snapshot(&mut self) -> progress::Snapshot {
-        let queue_list = self
+        let Some(queue_list) = self
             .device
             .queues
             .try_read_for(LOCK_WAIT)
             .map(|q| q.clone())
-            .unwrap_or_default();
+        else {
+            self.notes.push(
+                "the queues could not be read (a lock was held): no submission is shown".to_owned(),
+            );
+            return progress::Snapshot::default();
+        };
         let mut queues = Vec::with_capacity(queue_list.len());
         for queue in &queue_list {
             let Some(tracker) = queue.tracker.try_lock_for(LOCK_WAIT) else {
+                self.notes.push(format!(
+                    "queue {}.{}: its submissions could not be read (a lock was held)",
+                    queue.family, queue.index
+                ));
                 continue;
             };
             let completed = tracker.completed;
@@ -254,7 +295,7 @@ impl Snapshotter<'_> {
         let handle = vk::Handle::as_raw(cb.handle);
         progress::CommandBufferSnapshot {
             handle,
-            name: self.device.name_of(handle),
+            name: self.name_of(handle),
             secondary: cb.secondary,
             progress: log
                 .and_then(|l| l.slot)
@@ -313,9 +354,7 @@ impl Snapshotter<'_> {
             return p.clone();
         }
         let shaders = self
-            .device
-            .shaders
-            .pipeline(handle)
+            .record_of(handle)
             .map(|p| {
                 p.stages
                     .iter()
@@ -330,11 +369,46 @@ impl Snapshotter<'_> {
             .unwrap_or_default();
         let pipeline = model::Pipeline {
             handle: format!("{raw:#x}"),
-            name: self.device.name_of(raw),
+            name: self.name_of(raw),
             shaders,
         };
         self.pipelines.insert(raw, pipeline.clone());
         pipeline
+    }
+
+    /// The debug name of an object, if the app gave one and the names could be read.
+    fn name_of(&mut self, handle: u64) -> Option<String> {
+        if self.names_busy {
+            return None;
+        }
+        let Some(names) = self.device.names.try_lock_for(LOCK_WAIT) else {
+            self.names_busy = true;
+            self.notes.push(
+                "debug names could not be read (a lock was held): objects are shown by handle"
+                    .to_owned(),
+            );
+            return None;
+        };
+        names.get(&handle).cloned()
+    }
+
+    /// What the shader registry knows of a pipeline, if it could be read.
+    fn record_of(&mut self, handle: vk::Pipeline) -> Option<Arc<PipelineRecord>> {
+        if self.registry_busy {
+            return None;
+        }
+        match self.device.shaders.try_pipeline(handle, LOCK_WAIT) {
+            Ok(record) => record,
+            Err(Busy) => {
+                self.registry_busy = true;
+                self.notes.push(
+                    "the shader registry could not be read (a lock was held): pipelines are shown without \
+                     their shaders"
+                        .to_owned(),
+                );
+                None
+            }
+        }
     }
 }
 

@@ -490,22 +490,18 @@ pub fn end_frame(device: &Arc<Device>) {
     }
 }
 
-/// The shader errors reported so far, for a report.
-pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
-    let guard = match device
-        .error_buffer
-        .try_read_for(std::time::Duration::from_millis(200))
-    {
-        Some(g) => g,
-        None => return Vec::new(),
-    };
+/// The shader errors reported so far, for a report, each lock waited for at most `wait`: `None` when one
+/// could not be had.
+pub fn reported(
+    device: &Device,
+    wait: std::time::Duration,
+) -> Option<Vec<blackbox_report::ShaderError>> {
+    let guard = device.error_buffer.try_read_for(wait)?;
     let Some(eb) = guard.as_ref() else {
-        return Vec::new();
+        return Some(Vec::new());
     };
-    let Some(state) = eb.state.try_lock_for(std::time::Duration::from_millis(200)) else {
-        return Vec::new();
-    };
-    let sites = eb.sites.read();
+    let state = eb.state.try_lock_for(wait)?;
+    let sites = eb.sites.try_read_for(wait)?;
     let mut out: Vec<_> = state
         .totals
         .iter()
@@ -534,5 +530,5 @@ pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
         })
         .collect();
     out.sort_by_key(|e| std::cmp::Reverse(e.count));
-    out
+    Some(out)
 }

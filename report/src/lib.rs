@@ -114,6 +114,9 @@ pub struct Report {
     pub blackbox: Blackbox,
     /// How progress was tracked on this device.
     pub progress: Progress,
+    /// Caveats about the report itself, e.g. layer state it could not read because a lock was held.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// Per queue, the submissions not known to be finished.
     pub queues: Vec<Queue>,
     /// The commands in flight (or, when none is known, the first not finished), with their pipelines.
