@@ -119,7 +119,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Per queue, the submissions not known to be finished.
     pub queues: Vec<Queue>,
-    /// The commands in flight (or, when none is known, the first not finished), with their pipelines.
+    /// The commands in flight (or, when none is known on any queue, each queue's first not finished), with
+    /// their pipelines.
     pub in_flight: Vec<Location>,
     /// The last command known to be finished.
     pub last_finished: Option<Location>,
@@ -270,7 +271,7 @@ pub struct Command {
     /// The last finished command of the whole report.
     #[serde(default)]
     pub last_finished: bool,
-    /// The first unfinished command of the whole report.
+    /// The first unfinished command of its queue.
     #[serde(default)]
     pub first_unfinished: bool,
 }

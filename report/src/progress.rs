@@ -131,8 +131,8 @@ pub struct LabelScope {
 pub struct Inferred {
     /// Per queue, its pending submissions with every command's state.
     pub queues: Vec<Queue>,
-    /// The action commands in flight (at most [`MAX_IN_FLIGHT`]), or, when none is known, the first
-    /// command not known to be finished.
+    /// The action commands in flight (at most [`MAX_IN_FLIGHT`]), or, when none is known on any queue,
+    /// each queue's first command not known to be finished.
     pub in_flight: Vec<Location>,
     /// The last action command known to be finished.
     pub last_finished: Option<Location>,
@@ -162,6 +162,8 @@ pub fn infer(snapshot: &Snapshot) -> Inferred {
         let mut earlier_unfinished = false;
         // A command buffer pending twice shares one slot: its progress is credited to the earliest run.
         let mut seen: HashSet<u64> = HashSet::new();
+        // Each queue has one first unfinished command.
+        let mut first_unfinished_marked = false;
         for (i, sub) in queue.pending.iter().enumerate() {
             let mut cbs = Vec::with_capacity(sub.command_buffers.len());
             for submitted in &sub.command_buffers {
@@ -191,7 +193,13 @@ pub fn infer(snapshot: &Snapshot) -> Inferred {
                 },
                 command_buffers: cbs,
             };
-            mark_progress(&mut s, &queue_name, &mut in_flight, &mut last_finished);
+            mark_progress(
+                &mut s,
+                &queue_name,
+                &mut first_unfinished_marked,
+                &mut in_flight,
+                &mut last_finished,
+            );
             submissions.push(s);
         }
         if last_finished.is_none() {
@@ -212,6 +220,19 @@ pub fn infer(snapshot: &Snapshot) -> Inferred {
             completed: queue.completed,
             submissions,
         });
+    }
+    if in_flight.is_empty() {
+        // Nothing is known to be running on any queue: name each queue's first unfinished command instead.
+        for q in &queues {
+            let queue_name = format!("{}.{}", q.family, q.index);
+            for s in &q.submissions {
+                for cb in &s.command_buffers {
+                    if let Some(c) = cb.commands.iter().find(|c| c.first_unfinished) {
+                        in_flight.push(location(&queue_name, s.seq, cb, c));
+                    }
+                }
+            }
+        }
     }
     Inferred {
         queues,
@@ -477,14 +498,15 @@ fn last_command(cb: &CommandBufferSnapshot) -> Option<Location> {
     })
 }
 
-/// Marks the last finished and first unfinished commands, and collects what is in flight.
+/// Marks the last finished command and, unless `first_unfinished_marked` says its queue has one, the
+/// first unfinished; collects the actions in flight.
 fn mark_progress(
     sub: &mut Submission,
     queue: &str,
+    first_unfinished_marked: &mut bool,
     in_flight: &mut Vec<Location>,
     last_finished: &mut Option<Location>,
 ) {
-    let mut first_unfinished_seen = in_flight.iter().any(|l| l.queue == queue);
     let mut last: Option<(usize, usize)> = None;
     for (ci, cb) in sub.command_buffers.iter_mut().enumerate() {
         for (i, c) in cb.commands.iter_mut().enumerate() {
@@ -492,10 +514,10 @@ fn mark_progress(
             match c.state {
                 State::Finished if notable => last = Some((ci, i)),
                 State::InFlight | State::NotStarted | State::Unknown
-                    if !first_unfinished_seen && (c.state != State::Unknown || notable) =>
+                    if !*first_unfinished_marked && (c.state != State::Unknown || notable) =>
                 {
                     c.first_unfinished = true;
-                    first_unfinished_seen = true;
+                    *first_unfinished_marked = true;
                 }
                 _ => {}
             }
@@ -510,14 +532,6 @@ fn mark_progress(
         let cb = &mut sub.command_buffers[ci];
         cb.commands[i].last_finished = true;
         *last_finished = Some(locate(cb, &cb.commands[i]));
-    }
-    if in_flight.is_empty() {
-        // Nothing is known to be running: name the first unfinished command instead.
-        for cb in &sub.command_buffers {
-            if let Some(c) = cb.commands.iter().find(|c| c.first_unfinished) {
-                in_flight.push(locate(cb, c));
-            }
-        }
     }
 }
 

@@ -593,16 +593,60 @@ fn a_queue_stuck_on_a_semaphore_shows_not_started_beside_another_queue_in_flight
         states(&q1.submissions[0].command_buffers[0]),
         [Finished, InFlight]
     );
+    // Only the dispatch really in flight: queue 0's command is marked first unfinished, not listed.
     assert_eq!(
         in_flight(&inferred),
+        [at("1.0", 3, 1, "vkCmdDispatch", &[])]
+    );
+    assert_eq!(
+        flags(&inferred),
         [
-            at("0.0", 5, 0, "vkCmdDispatch", &[]),
-            at("1.0", 3, 1, "vkCmdDispatch", &[]),
+            (5, 0, false, true),
+            (3, 0, true, false),
+            (3, 1, false, true)
         ]
     );
     assert_eq!(
         inferred.last_finished.as_ref().map(place),
         Some(at("1.0", 3, 0, "vkCmdDispatch", &[]))
+    );
+}
+
+#[test]
+fn each_queue_marks_one_first_unfinished_command_named_only_when_nothing_is_in_flight() {
+    let running = || primary(0x10, Some((1, 0)), log(1, vec![dispatch(Some(1))]));
+    let unmarked = || primary(0x20, None, log(0, vec![dispatch(None)]));
+    // Queue 0 is in flight; queue 1 (no markers) has two submissions: one first unfinished, in its first.
+    let inferred = infer(&Snapshot {
+        queues: vec![
+            queue(0, vec![submission(1, vec![running()])]),
+            queue(
+                1,
+                vec![
+                    submission(2, vec![unmarked()]),
+                    submission(3, vec![named("other", unmarked())]),
+                ],
+            ),
+        ],
+    });
+    assert_eq!(flags(&inferred), [(1, 0, false, true), (2, 0, false, true)]);
+    assert_eq!(
+        in_flight(&inferred),
+        [at("0.0", 1, 0, "vkCmdDispatch", &[])]
+    );
+    // Nothing in flight on any queue: each queue's first unfinished command, in queue order.
+    let inferred = infer(&Snapshot {
+        queues: vec![
+            queue(0, vec![submission(1, vec![unmarked()])]),
+            queue(1, vec![submission(2, vec![unmarked()])]),
+        ],
+    });
+    assert_eq!(
+        in_flight(&inferred),
+        [
+            at("0.0", 1, 0, "vkCmdDispatch", &[]),
+            at("1.0", 2, 0, "vkCmdDispatch", &[]),
+        ]
     );
 }
 
