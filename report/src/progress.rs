@@ -143,6 +143,8 @@ pub fn infer(snapshot: &Snapshot) -> Inferred {
     let mut queues = Vec::with_capacity(snapshot.queues.len());
     let mut in_flight = Vec::new();
     let mut last_finished: Option<Location> = None;
+    // Where the last finished command is (queue, submission, command buffer, command), to flag it.
+    let mut last_finished_at: Option<(usize, usize, usize, usize)> = None;
     // A command buffer pending in two submissions at once (simultaneous use) shares one marker slot: its
     // progress cannot be told apart between them, and the report says so.
     let mut pending_count: HashMap<u64, u32> = HashMap::new();
@@ -193,13 +195,15 @@ pub fn infer(snapshot: &Snapshot) -> Inferred {
                 },
                 command_buffers: cbs,
             };
-            mark_progress(
+            if let Some((ci, i)) = mark_progress(
                 &mut s,
                 &queue_name,
                 &mut first_unfinished_marked,
                 &mut in_flight,
                 &mut last_finished,
-            );
+            ) {
+                last_finished_at = Some((queues.len(), submissions.len(), ci, i));
+            }
             submissions.push(s);
         }
         if last_finished.is_none() {
@@ -220,6 +224,16 @@ pub fn infer(snapshot: &Snapshot) -> Inferred {
             completed: queue.completed,
             submissions,
         });
+    }
+    if let Some((qi, si, ci, i)) = last_finished_at {
+        let command = queues
+            .get_mut(qi)
+            .and_then(|q| q.submissions.get_mut(si))
+            .and_then(|s| s.command_buffers.get_mut(ci))
+            .and_then(|cb| cb.commands.get_mut(i));
+        if let Some(c) = command {
+            c.last_finished = true;
+        }
     }
     if in_flight.is_empty() {
         // Nothing is known to be running on any queue: name each queue's first unfinished command instead.
@@ -498,15 +512,16 @@ fn last_command(cb: &CommandBufferSnapshot) -> Option<Location> {
     })
 }
 
-/// Marks the last finished command and, unless `first_unfinished_marked` says its queue has one, the
-/// first unfinished; collects the actions in flight.
+/// Marks the first unfinished command, unless `first_unfinished_marked` says its queue has one; collects
+/// the actions in flight; makes the submission's last finished action, if any, the report's, and gives
+/// back where it is (command buffer, command) for the caller to flag.
 fn mark_progress(
     sub: &mut Submission,
     queue: &str,
     first_unfinished_marked: &mut bool,
     in_flight: &mut Vec<Location>,
     last_finished: &mut Option<Location>,
-) {
+) -> Option<(usize, usize)> {
     let mut last: Option<(usize, usize)> = None;
     for (ci, cb) in sub.command_buffers.iter_mut().enumerate() {
         for (i, c) in cb.commands.iter_mut().enumerate() {
@@ -529,10 +544,10 @@ fn mark_progress(
         collect(cb, &[], &locate, in_flight);
     }
     if let Some((ci, i)) = last {
-        let cb = &mut sub.command_buffers[ci];
-        cb.commands[i].last_finished = true;
+        let cb = &sub.command_buffers[ci];
         *last_finished = Some(locate(cb, &cb.commands[i]));
     }
+    last
 }
 
 /// Where `c` of `cb` is.

@@ -773,3 +773,24 @@ fn a_scope_left_open_ends_with_the_log_and_label_paths_survive_a_bad_parent() {
         [at("0.0", 1, 0, "vkCmdDispatch", &["loop"])]
     );
 }
+
+#[test]
+fn only_the_reports_last_finished_command_is_flagged() {
+    let cb = |handle, progress| {
+        primary(
+            handle,
+            Some(progress),
+            log(2, vec![dispatch(Some(1)), dispatch(Some(2))]),
+        )
+    };
+    // Submission 1 finished (its queue has not said so yet); submission 2 is in its second dispatch.
+    let inferred = one_queue(vec![
+        submission(1, vec![cb(0x10, (2, 2))]),
+        submission(2, vec![cb(0x20, (2, 1))]),
+    ]);
+    assert_eq!(
+        inferred.last_finished.as_ref().map(place),
+        Some(at("0.0", 2, 0, "vkCmdDispatch", &[]))
+    );
+    assert_eq!(flags(&inferred), [(2, 0, true, false), (2, 1, false, true)]);
+}
