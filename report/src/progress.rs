@@ -320,10 +320,12 @@ fn command_buffer(
         return out;
     };
     out.unlogged_commands = log.unlogged;
+    // A run not credited with its shared slot reads as not started; without a reading there is nothing to
+    // credit, and it stays unknown like the first run.
     let read = if reading.credited {
         submitted.progress
     } else {
-        Some((0, 0))
+        submitted.progress.map(|_| (0, 0))
     };
     let progress = read.map(|(top, bottom)| {
         let complete = top == log.units && bottom == log.units;

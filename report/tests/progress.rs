@@ -414,6 +414,22 @@ fn a_command_buffer_pending_twice_credits_its_slot_to_the_first_run_and_says_so(
         assert_eq!(states(cb), [InFlight, NotStarted]);
         assert!(cb.note.is_some());
     }
+    // Without markers there is no slot to credit: the second run is as unknown as the first.
+    let unmarked = || primary(0x10, None, log(0, vec![dispatch(None)]));
+    let inferred = one_queue(vec![
+        submission(1, vec![unmarked()]),
+        submission(2, vec![unmarked()]),
+    ]);
+    for s in 0..2 {
+        let cb = first_cb(&inferred, s);
+        assert_eq!(
+            (states(cb), cb.state),
+            (vec![Unknown], Unknown),
+            "submission {s}"
+        );
+        assert!(cb.units.is_none(), "submission {s}");
+        assert!(cb.note.is_some(), "submission {s}");
+    }
     // A command buffer pending once has no note.
     let inferred = one_queue(vec![submission(1, vec![twice()])]);
     assert_eq!(first_cb(&inferred, 0).note, None);
