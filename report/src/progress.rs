@@ -10,7 +10,8 @@
 //! - a command with a marker unit `u` is finished if `u <= bottom`, in flight if `u <= top`, else not
 //!   started; a command between units takes its state from the units around it ([`commands`]);
 //! - a slot showing every unit finished is read as an earlier run's, `(0, 0)`, when an earlier command
-//!   buffer on the queue is unfinished or the submission is not the queue's first pending one;
+//!   buffer on the queue is unfinished or the submission is not the queue's first pending one; likewise
+//!   for a secondary behind an unfinished sibling or under a `vkCmdExecuteCommands` not started;
 //! - a command buffer pending twice on a queue (simultaneous use) shares one slot: its progress is credited
 //!   to the earlier submission, and every copy gets a note;
 //! - a secondary without markers of its own takes the state of the `vkCmdExecuteCommands` that ran it;
@@ -366,6 +367,11 @@ fn command_buffer(
             }
         })
         .collect();
+    // A secondary zeroes its slot when it starts, so until then the slot shows its previous run. Like the
+    // command buffers of a queue, secondaries are read in order: behind unfinished work (an earlier
+    // secondary, or what this command buffer is behind), or under a vkCmdExecuteCommands not started, a
+    // complete slot is that previous run's.
+    let mut siblings_unfinished = *earlier_unfinished;
     out.secondaries = log
         .executed
         .iter()
@@ -377,8 +383,11 @@ fn command_buffer(
                     i >= first && u64::from(i - first) < c.params.first().copied().unwrap_or(0)
                 })
             });
-            let mut unfinished = false;
-            command_buffer(executed, reading, &mut unfinished, runner.map(|c| c.state))
+            let runner_state = runner.map(|c| c.state);
+            let mut behind = siblings_unfinished || runner_state == Some(State::NotStarted);
+            let secondary = command_buffer(executed, reading, &mut behind, runner_state);
+            siblings_unfinished |= secondary.state != State::Finished;
+            secondary
         })
         .collect();
     out.state = match progress {

@@ -810,3 +810,58 @@ fn only_the_reports_last_finished_command_is_flagged() {
     );
     assert_eq!(flags(&inferred), [(2, 0, true, false), (2, 1, false, true)]);
 }
+
+#[test]
+fn a_secondary_behind_unfinished_work_is_not_credited_with_its_previous_run() {
+    // Pre-recorded secondaries, executed every frame: each zeroes its slot when it starts, so until then
+    // the slot shows the previous frame's complete run.
+    let frame = |primary_progress, slots: [(u32, u32); 3]| {
+        let mut main = log(
+            2,
+            vec![execute(Some(1), 0, 2), barrier(), execute(Some(2), 2, 1)],
+        );
+        main.executed = slots
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                secondary(
+                    0x20 + i as u64,
+                    Some(p),
+                    log(2, vec![draw(Some(1)), draw(Some(2))]),
+                )
+            })
+            .collect();
+        one_queue(vec![submission(
+            1,
+            vec![primary(0x10, Some(primary_progress), main)],
+        )])
+    };
+    let secondary_states = |inferred: &Inferred| -> Vec<State> {
+        first_cb(inferred, 0)
+            .secondaries
+            .iter()
+            .map(|s| s.state)
+            .collect()
+    };
+    // The first secondary is in its first draw: the second (same vkCmdExecuteCommands) and the third
+    // (under a vkCmdExecuteCommands not started) have not started, whatever their slots say.
+    let inferred = frame((1, 0), [(1, 0), (2, 2), (2, 2)]);
+    assert_eq!(
+        secondary_states(&inferred),
+        [InFlight, NotStarted, NotStarted]
+    );
+    assert_eq!(
+        states(&first_cb(&inferred, 0).secondaries[1]),
+        [NotStarted, NotStarted]
+    );
+    // Once the first vkCmdExecuteCommands finished, its secondaries' complete slots are this frame's; the
+    // third is still behind a vkCmdExecuteCommands not started.
+    let inferred = frame((1, 1), [(2, 2), (2, 2), (2, 2)]);
+    assert_eq!(
+        secondary_states(&inferred),
+        [Finished, Finished, NotStarted]
+    );
+    // The whole frame done: every slot is this frame's.
+    let inferred = frame((2, 2), [(2, 2), (2, 2), (2, 2)]);
+    assert_eq!(secondary_states(&inferred), [Finished; 3]);
+}
