@@ -135,7 +135,8 @@ pub struct Inferred {
     /// The action commands in flight (at most [`MAX_IN_FLIGHT`]), or, when none is known on any queue,
     /// each queue's first command not known to be finished.
     pub in_flight: Vec<Location>,
-    /// The last action command known to be finished.
+    /// The last action command known to be finished; when nothing pending finished one, the last command
+    /// with a unit or a pipeline of a queue's last finished submission.
     pub last_finished: Option<Location>,
 }
 
