@@ -93,6 +93,7 @@ fn make(spec: &Spec) -> Report {
     let command = |index: u32, name: &str, state: State| model::Command {
         index,
         name: name.into(),
+        class: model::CommandClass::Action,
         params: vec![64, 1, 1],
         state,
         scope: Some(1),
@@ -146,6 +147,7 @@ fn make(spec: &Spec) -> Report {
                     .into(),
             timeline_semaphores: true,
         },
+        notes: Vec::new(),
         queues: vec![model::Queue {
             family: 0,
             index: 0,

@@ -7,6 +7,7 @@
 //! one), not per command.
 
 use ash::vk;
+use blackbox_report::CommandClass;
 use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
@@ -30,6 +31,8 @@ pub const MAX_LOGGED_COMMANDS: usize = 1 << 16;
 pub struct Command {
     /// The Vulkan command, e.g. `vkCmdDispatch`.
     pub name: &'static str,
+    /// What kind of work it does, from the method that logged it.
+    pub class: CommandClass,
     /// Its key parameters (counts, offsets, handles), as the command defines them.
     pub params: [u64; 4],
     /// How many of `params` are meaningful.
@@ -372,7 +375,7 @@ impl CommandBuffer {
         } else {
             rec.pass_unit.unwrap_or(NONE)
         };
-        rec.push(name, bind, params, unit);
+        rec.push(name, CommandClass::Action, bind, params, unit);
         let word = rec.word_for(standalone_unit, Mark::Started(unit));
         drop(rec);
         self.mark(word, Mark::Started(unit));
@@ -404,18 +407,29 @@ impl CommandBuffer {
         }
     }
 
-    /// Records a synchronization command (barrier, event wait) around `call`: the "finished" marker owed
-    /// for the units before it goes first.
-    pub fn sync(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
-        self.finish_units();
-        self.state(name, params, call);
+    /// Records a command that does no work of its own (query, timestamp, event set or reset, subpass
+    /// change...) after `call`.
+    pub fn state(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
+        self.without_work(name, CommandClass::State, params, call);
     }
 
-    /// Records a command that does no work of its own (barrier, query, event...) after `call`.
-    pub fn state(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
+    /// Records a synchronization command (pipeline barrier, event wait) after `call`, with the "finished"
+    /// marker owed for the units before it written first (see `finish_units`).
+    pub fn sync(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
+        self.finish_units();
+        self.without_work(name, CommandClass::Sync, params, call);
+    }
+
+    fn without_work(
+        &self,
+        name: &'static str,
+        class: CommandClass,
+        params: &[u64],
+        call: impl FnOnce(),
+    ) {
         let mut rec = self.recording.lock();
         let unit = rec.pass_unit.unwrap_or(NONE);
-        rec.push(name, BindPoint::None, params, unit);
+        rec.push(name, class, BindPoint::None, params, unit);
         drop(rec);
         call();
     }
@@ -428,7 +442,8 @@ impl CommandBuffer {
     }
 
     /// A render pass begins (classic or dynamic). With markers that cannot go inside it, the pass is one
-    /// unit, marked before it begins.
+    /// unit, marked before it begins. The begin is logged as an action: its load operations are work, and
+    /// on that path it stands for the whole pass.
     fn enter_render_pass(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
         let mut rec = self.recording.lock();
         // Where commands inside can be units, the pass is the scope they share; otherwise it is one unit.
@@ -442,7 +457,7 @@ impl CommandBuffer {
         } else {
             NONE
         };
-        rec.push(name, BindPoint::None, params, unit);
+        rec.push(name, CommandClass::Action, BindPoint::None, params, unit);
         let word = rec.word_for(pass_is_unit, Mark::Started(unit));
         drop(rec);
         self.mark(word, Mark::Started(unit));
@@ -450,12 +465,12 @@ impl CommandBuffer {
         self.recording.lock().inside_render_pass = true;
     }
 
-    /// A render pass ends. Its "finished" marker waits for the next synchronization point (see
-    /// `finish_units`).
+    /// A render pass ends (logged as a state command, like a subpass change). Its "finished" marker waits
+    /// for the next synchronization point (see `finish_units`).
     fn leave_render_pass(&self, name: &'static str, call: impl FnOnce()) {
         let mut rec = self.recording.lock();
         let unit = rec.pass_unit.take().unwrap_or(NONE);
-        rec.push(name, BindPoint::None, &[], unit);
+        rec.push(name, CommandClass::State, BindPoint::None, &[], unit);
         rec.inside_render_pass = false;
         drop(rec);
         call();
@@ -809,7 +824,14 @@ impl Recording {
         self.marks.as_mut()?.next(mark)
     }
 
-    fn push(&mut self, name: &'static str, bind: BindPoint, params: &[u64], unit: u32) {
+    fn push(
+        &mut self,
+        name: &'static str,
+        class: CommandClass,
+        bind: BindPoint,
+        params: &[u64],
+        unit: u32,
+    ) {
         if self.commands.len() >= MAX_LOGGED_COMMANDS {
             self.unlogged += 1;
             return;
@@ -822,6 +844,7 @@ impl Recording {
             .map_or(vk::Pipeline::null(), |i| self.pipelines[i]);
         self.commands.push(Command {
             name,
+            class,
             params: p,
             param_count: n as u8,
             scope: self.open.last().copied().unwrap_or(NONE),
@@ -840,7 +863,13 @@ mod tests {
     fn the_log_is_bounded_and_counts_what_it_leaves_out() {
         let mut rec = Recording::default();
         for _ in 0..MAX_LOGGED_COMMANDS + 5 {
-            rec.push("vkCmdDraw", BindPoint::Graphics, &[3, 1, 0, 0], NONE);
+            rec.push(
+                "vkCmdDraw",
+                CommandClass::Action,
+                BindPoint::Graphics,
+                &[3, 1, 0, 0],
+                NONE,
+            );
         }
         assert_eq!(rec.commands.len(), MAX_LOGGED_COMMANDS);
         assert_eq!(rec.unlogged, 5);

@@ -6,6 +6,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::breadcrumbs::{MarkerPath, Markers};
 use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
@@ -436,27 +437,51 @@ impl Device {
         Some(semaphore)
     }
 
-    /// Reads every queue's timeline and retires finished submissions. Safe from any thread.
-    /// `true` when it retired a submission.
+    /// Reads every queue's timeline and retires finished submissions. Safe from any thread. `true` when it
+    /// retired a submission.
     pub fn poll_completion(&self) -> Result<bool, vk::Result> {
+        self.poll(None).map(|(retired, _)| retired)
+    }
+
+    /// As [`Device::poll_completion`], with every lock waited for at most `wait`: for reports, which can be
+    /// built while another thread holds one, or in a signal handler that interrupted its holder. `false`
+    /// when some queue could not be polled for its lock.
+    pub fn try_poll_completion(&self, wait: Duration) -> Result<bool, vk::Result> {
+        self.poll(Some(wait)).map(|(_, all)| all)
+    }
+
+    /// `(retired a submission, polled every queue)`; locks waited for at most `wait` when given.
+    fn poll(&self, wait: Option<Duration>) -> Result<(bool, bool), vk::Result> {
         let Some(get) = self.next.get_semaphore_counter_value else {
-            return Ok(false);
+            return Ok((false, true));
         };
-        let queues = self.queues.read().clone();
-        let mut retired = false;
+        let queues = match wait {
+            None => self.queues.read().clone(),
+            Some(wait) => match self.queues.try_read_for(wait) {
+                Some(q) => q.clone(),
+                None => return Ok((false, false)),
+            },
+        };
+        let (mut retired, mut all) = (false, true);
         for queue in queues {
             let Some(timeline) = queue.timeline else {
                 continue;
             };
             let mut value = 0u64;
-            // SAFETY: our own live semaphore; the query needs no external synchronization.
+            // SAFETY: the layer's own live semaphore; the query needs no external synchronization.
             let result = unsafe { get(self.handle, timeline, &mut value) };
             if result != vk::Result::SUCCESS {
                 return Err(result);
             }
-            retired |= queue.complete_up_to(value);
+            match wait {
+                None => retired |= queue.complete_up_to(value),
+                Some(wait) => match queue.try_complete_up_to(value, wait) {
+                    Some(r) => retired |= r,
+                    None => all = false,
+                },
+            }
         }
-        Ok(retired)
+        Ok((retired, all))
     }
 
     /// Whether any queue has work not known to be finished.

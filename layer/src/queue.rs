@@ -68,6 +68,25 @@ pub struct Tracker {
     pub last_finished: Option<Submission>,
 }
 
+impl Tracker {
+    /// Retires every pending submission up to `seq`; `true` when there was one.
+    fn retire_up_to(&mut self, seq: u64) -> bool {
+        if seq <= self.completed {
+            return false;
+        }
+        self.completed = seq;
+        let mut retired = false;
+        while self.pending.front().is_some_and(|s| s.seq <= seq) {
+            if let Some(done) = self.pending.pop_front() {
+                done.retire();
+                self.last_finished = Some(done);
+            }
+            retired = true;
+        }
+        retired
+    }
+}
+
 /// A queue the app retrieved.
 pub struct Queue {
     /// The app's handle.
@@ -117,20 +136,13 @@ impl Queue {
 
     /// Marks everything up to `seq` finished; `true` when that retired a submission.
     pub fn complete_up_to(&self, seq: u64) -> bool {
-        let mut t = self.tracker.lock();
-        if seq <= t.completed {
-            return false;
-        }
-        t.completed = seq;
-        let mut retired = false;
-        while t.pending.front().is_some_and(|s| s.seq <= seq) {
-            if let Some(done) = t.pending.pop_front() {
-                done.retire();
-                t.last_finished = Some(done);
-            }
-            retired = true;
-        }
-        retired
+        self.tracker.lock().retire_up_to(seq)
+    }
+
+    /// As [`Queue::complete_up_to`], waiting at most `wait` for the tracker's lock (`None` if it could not
+    /// be had): for reports, which may be written while another thread holds it.
+    pub fn try_complete_up_to(&self, seq: u64, wait: std::time::Duration) -> Option<bool> {
+        Some(self.tracker.try_lock_for(wait)?.retire_up_to(seq))
     }
 
     /// Marks everything submitted so far finished (after a queue or device wait-idle).

@@ -169,7 +169,19 @@ impl ErrorBuffer {
 
 /// Reads what shaders reported since the last drain, logs it, and keeps totals for reports.
 pub fn drain(device: &Arc<Device>) {
-    let guard = device.error_buffer.read();
+    drain_within(device, None);
+}
+
+/// As [`drain`], giving up (and draining nothing) when a lock cannot be had within `wait`: for reports
+/// written from a signal handler, which may have interrupted a drain on its own thread.
+pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
+    let guard = match wait {
+        None => device.error_buffer.read(),
+        Some(wait) => match device.error_buffer.try_read_for(wait) {
+            Some(g) => g,
+            None => return,
+        },
+    };
     let Some(eb) = guard.as_ref() else { return };
     // With nothing pending, nothing can be writing: this drain reads final counts and may start the buffer
     // afresh. Only such a drain takes the submit gate, held to the end to keep new submissions out; with
@@ -185,9 +197,21 @@ pub fn drain(device: &Arc<Device>) {
         .flatten()
         .filter(|_| !device.has_pending());
     let quiescent = gate.is_some();
-    let mut state = eb.state.lock();
+    let mut state = match wait {
+        None => eb.state.lock(),
+        Some(wait) => match eb.state.try_lock_for(wait) {
+            Some(s) => s,
+            None => return,
+        },
+    };
     let buf = &eb.buffer;
-    let sites = eb.sites.read();
+    let sites = match wait {
+        None => eb.sites.read(),
+        Some(wait) => match eb.sites.try_read_for(wait) {
+            Some(s) => s,
+            None => return,
+        },
+    };
     let site_count = sites.len().min(SITES as usize);
     let counters_offset = buf.read(header::COUNTERS_OFFSET) as usize;
     let records_offset = buf.read(header::RECORDS_OFFSET) as usize;
@@ -486,22 +510,18 @@ pub fn end_frame(device: &Arc<Device>) {
     }
 }
 
-/// The shader errors reported so far, for a report.
-pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
-    let guard = match device
-        .error_buffer
-        .try_read_for(std::time::Duration::from_millis(200))
-    {
-        Some(g) => g,
-        None => return Vec::new(),
-    };
+/// The shader errors reported so far, for a report, each lock waited for at most `wait`: `None` when one
+/// could not be had.
+pub fn reported(
+    device: &Device,
+    wait: std::time::Duration,
+) -> Option<Vec<blackbox_report::ShaderError>> {
+    let guard = device.error_buffer.try_read_for(wait)?;
     let Some(eb) = guard.as_ref() else {
-        return Vec::new();
+        return Some(Vec::new());
     };
-    let Some(state) = eb.state.try_lock_for(std::time::Duration::from_millis(200)) else {
-        return Vec::new();
-    };
-    let sites = eb.sites.read();
+    let state = eb.state.try_lock_for(wait)?;
+    let sites = eb.sites.try_read_for(wait)?;
     let mut out: Vec<_> = state
         .totals
         .iter()
@@ -530,5 +550,5 @@ pub fn reported(device: &Device) -> Vec<blackbox_report::ShaderError> {
         })
         .collect();
     out.sort_by_key(|e| std::cmp::Reverse(e.count));
-    out
+    Some(out)
 }

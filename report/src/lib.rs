@@ -4,6 +4,8 @@
 //! or on a failing shader assert in `abort` mode; it writes `report.json` ([`Report::to_json`]) and
 //! `report.txt` ([`text::render`]) side by side. The CLI reads the JSON back ([`Report::from_json`]) to print
 //! and group reports. [`signature`] computes the crash signature that groups reports of one bug.
+//! [`progress`] is the heart of a report: from a snapshot of what was recorded and what the markers say,
+//! it infers which command had finished, which was in flight and which had not started.
 //!
 //! The JSON schema is this module's types, serialized by serde with `snake_case` names; `docs/report.md`
 //! describes it field by field. [`SCHEMA_VERSION`] changes whenever a field changes meaning or goes away;
@@ -11,6 +13,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod progress;
 pub mod signature;
 pub mod text;
 
@@ -71,6 +74,26 @@ impl State {
     }
 }
 
+/// What kind of work a command does, as the layer's recording table classes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandClass {
+    /// GPU work of its own: draws, dispatches, trace rays, copies, clears, blits, resolves, fills and
+    /// updates, query-result copies, acceleration-structure builds, `vkCmdExecuteCommands`, and the
+    /// beginning of a render pass (its load operations, and on the fill-buffer path the unit that stands
+    /// for the whole pass).
+    Action,
+    /// No work of its own: queries, timestamps, setting or resetting events, subpass changes, the end of a
+    /// render pass.
+    State,
+    /// A synchronization point (pipeline barrier, event wait): no work of its own, and where the layer
+    /// writes the "finished" marker owed for the units before it.
+    Sync,
+    /// Not classed: a command from a report written before commands carried a class.
+    #[default]
+    Other,
+}
+
 /// A crash report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
@@ -92,9 +115,13 @@ pub struct Report {
     pub blackbox: Blackbox,
     /// How progress was tracked on this device.
     pub progress: Progress,
+    /// Caveats about the report itself, e.g. layer state it could not read because a lock was held.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// Per queue, the submissions not known to be finished.
     pub queues: Vec<Queue>,
-    /// The commands in flight (or, when none is known, the first not finished), with their pipelines.
+    /// The commands in flight (or, when none is known on any queue, each queue's first not finished), with
+    /// their pipelines.
     pub in_flight: Vec<Location>,
     /// The last command known to be finished.
     pub last_finished: Option<Location>,
@@ -229,6 +256,9 @@ pub struct Command {
     pub index: u32,
     /// The Vulkan command.
     pub name: String,
+    /// What kind of work it does (absent in older reports: [`CommandClass::Other`]).
+    #[serde(default)]
+    pub class: CommandClass,
     /// Its key parameters.
     pub params: Vec<u64>,
     /// Its state.
@@ -242,7 +272,7 @@ pub struct Command {
     /// The last finished command of the whole report.
     #[serde(default)]
     pub last_finished: bool,
-    /// The first unfinished command of the whole report.
+    /// The first unfinished command of its queue.
     #[serde(default)]
     pub first_unfinished: bool,
 }
@@ -378,20 +408,9 @@ pub struct Signal {
 
 impl Command {
     /// Whether the command does GPU work of its own (draws, dispatches, copies, clears, render passes...),
-    /// as opposed to barriers, queries, events and subpass changes.
+    /// as opposed to barriers, queries, events and subpass changes: its class is [`CommandClass::Action`].
     pub fn is_action(&self) -> bool {
-        const STATE: [&str; 9] = [
-            "Barrier",
-            "Query",
-            "Timestamp",
-            "Event",
-            "NextSubpass",
-            "EndRender",
-            "Label",
-            "Bind",
-            "Push",
-        ];
-        self.pipeline.is_some() || !STATE.iter().any(|s| self.name.contains(s))
+        self.class == CommandClass::Action
     }
 }
 
@@ -473,6 +492,21 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
         assert_eq!(rfc3339(1_796_015_553_123), "2026-11-30T05:12:33.123Z");
+    }
+
+    #[test]
+    fn a_command_without_a_class_loads_as_other_and_classes_are_kebab_case() {
+        let older = r#"{"index": 0, "name": "vkCmdDispatch", "params": [64, 1, 1], "state": "in-flight",
+            "scope": null, "pipeline": null, "secondaries_from": null}"#;
+        let command: Command = serde_json::from_str(older).expect("a command of an older report");
+        assert_eq!(command.class, CommandClass::Other);
+        assert!(!command.is_action());
+        let written = serde_json::to_value(Command {
+            class: CommandClass::Sync,
+            ..command
+        })
+        .expect("serializable");
+        assert_eq!(written["class"], "sync");
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub fn render(report: &Report, color: bool) -> String {
         report.progress.markers, report.progress.granularity
     );
     let _ = writeln!(out, "             {}", report.progress.coverage);
+    for note in &report.notes {
+        let _ = writeln!(out, "  note       {note}");
+    }
     let _ = writeln!(out, "  signature  {}", st.bold(&report.signature));
     if let Some(signal) = &report.signal {
         let address = signal

@@ -12,6 +12,7 @@ use ash::vk;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A shader module as the app created it.
 pub struct ShaderRecord {
@@ -148,7 +149,22 @@ impl Registry {
             .get(&vk::Handle::as_raw(pipeline))
             .cloned()
     }
+
+    /// As [`Registry::pipeline`], waiting at most `wait` for the registry's lock: for reports, which can be
+    /// built while another thread holds it.
+    pub fn try_pipeline(
+        &self,
+        pipeline: vk::Pipeline,
+        wait: Duration,
+    ) -> Result<Option<Arc<PipelineRecord>>, Busy> {
+        let pipelines = self.pipelines.try_lock_for(wait).ok_or(Busy)?;
+        Ok(pipelines.get(&vk::Handle::as_raw(pipeline)).cloned())
+    }
 }
+
+/// A lock of the registry was held for longer than the caller would wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy;
 
 /// The shader id of a module: the engine's (FNV-1a 64 of its bytes, as 16 hex digits), which it gives any
 /// words, modules it refuses included.
