@@ -221,6 +221,13 @@ pub fn lookup(handle: vk::CommandBuffer) -> Option<Arc<CommandBuffer>> {
     Some(found)
 }
 
+/// The handle of the command buffer with this [`CommandBuffer::id`], if the layer still knows it (for
+/// reports: it looks at every command buffer).
+pub fn handle_of(id: u32) -> Option<vk::CommandBuffer> {
+    let map = COMMAND_BUFFERS.try_read_for(std::time::Duration::from_millis(200))?;
+    map.values().find(|cb| cb.id == id).map(|cb| cb.handle)
+}
+
 /// Records newly allocated command buffers.
 pub fn register(
     device: &Arc<Device>,

@@ -104,7 +104,8 @@ fn address_kind(t: vk::DeviceFaultAddressTypeEXT) -> &'static str {
     }
 }
 
-/// The last NV diagnostic checkpoints per queue, decoded to the command buffer's number and marker unit.
+/// The last NV diagnostic checkpoints per queue, decoded to the command buffer (by handle, while the layer
+/// knows it) and marker unit.
 pub fn checkpoints(device: &Device) -> Vec<model::Checkpoint> {
     if !device.capabilities.checkpoints {
         return Vec::new();
@@ -123,14 +124,17 @@ pub fn checkpoints(device: &Device) -> Vec<model::Checkpoint> {
         // SAFETY: a live queue of this device; two-call idiom.
         unsafe { get(q.handle, &mut count, std::ptr::null_mut()) };
         let mut data = vec![vk::CheckpointDataNV::default(); count as usize];
-        // SAFETY: as above, with room for `count` entries.
+        // SAFETY: the same queue, with room for the `count` entries the first call gave.
         unsafe { get(q.handle, &mut count, data.as_mut_ptr()) };
         for d in data.iter().take(count as usize) {
             let tag = d.p_checkpoint_marker as usize as u64;
+            let id = (tag >> 32) as u32;
+            let command_buffer = crate::command_buffer::handle_of(id)
+                .map_or_else(|| format!("#{id}"), |h| format!("{:#x}", vk::Handle::as_raw(h)));
             out.push(model::Checkpoint {
                 queue: format!("{}.{}", q.family, q.index),
                 stage: format!("{:?}", d.stage),
-                marker: format!("command buffer #{}, unit {}", tag >> 32, tag & 0xffff_ffff),
+                marker: format!("command buffer {command_buffer}, unit {}", tag & 0xffff_ffff),
             });
         }
     }
