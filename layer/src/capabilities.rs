@@ -283,7 +283,7 @@ impl DeviceCreatePatch {
     ) -> Self {
         // SAFETY: forwarded to the caller.
         let supported = unsafe { query_supported(instance, physical_device, device_api_version) };
-        // SAFETY: as above.
+        // SAFETY: the physical device belongs to `instance` (the caller's contract).
         let (marker_memory_type, error_memory_type) = unsafe {
             (
                 host_memory_type(

@@ -27,7 +27,8 @@ pub struct HostBuffer {
 // SAFETY: the mapping is plain host memory shared with the GPU; all access goes through volatile reads and
 // writes of u32 words, which are fine from any thread.
 unsafe impl Send for HostBuffer {}
-// SAFETY: as above.
+// SAFETY: shared references only read and write words volatilely (no references into the mapping are
+// handed out), and `destroy` needs the device idle and no other user (its contract).
 unsafe impl Sync for HostBuffer {}
 
 /// Why a buffer could not be made.

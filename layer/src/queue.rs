@@ -626,7 +626,7 @@ macro_rules! batch_with_signal_semaphores {
                 timeline: vk::Semaphore,
                 seq: u64,
             ) -> Option<Box<dyn std::any::Any>> {
-                // SAFETY: forwarded.
+                // SAFETY: a copy of the app's valid batch: its array of `signal_semaphore_count` semaphores.
                 let signals =
                     unsafe { slice(self.p_signal_semaphores, self.signal_semaphore_count) };
                 // SAFETY: the batch's valid chain.
@@ -649,7 +649,7 @@ batch_with_signal_semaphores!(vk::BindSparseInfo<'_>, |_b| Vec::new());
 
 impl Batch for vk::SubmitInfo2<'_> {
     unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer> {
-        // SAFETY: forwarded.
+        // SAFETY: the app's valid batch: its array of `command_buffer_info_count` infos.
         let infos = unsafe { slice(self.p_command_buffer_infos, self.command_buffer_info_count) };
         infos.iter().map(|i| i.command_buffer).collect()
     }
@@ -659,7 +659,7 @@ impl Batch for vk::SubmitInfo2<'_> {
         timeline: vk::Semaphore,
         seq: u64,
     ) -> Option<Box<dyn std::any::Any>> {
-        // SAFETY: forwarded.
+        // SAFETY: a copy of the app's valid batch: its array of `signal_semaphore_info_count` infos.
         let mut signals = unsafe {
             slice(
                 self.p_signal_semaphore_infos,

@@ -162,7 +162,7 @@ impl ErrorBuffer {
     /// # Safety
     /// No pending work may use it.
     pub unsafe fn destroy(&mut self, device: &Device) {
-        // SAFETY: forwarded.
+        // SAFETY: no pending work uses the buffer (the caller's contract), on the device that made it.
         unsafe { self.buffer.destroy(device.handle, &device.next) };
     }
 }

@@ -127,7 +127,7 @@ impl ChainCopy {
         }
         // SAFETY: the shared part is the app's valid chain, which outlives the copy.
         match unsafe { find::<T>(self.shared) } {
-            // SAFETY: as above.
+            // SAFETY: a struct of the app's chain, of type `T` by its sType, valid as long as the chain.
             Some(p) => Found::Shared(unsafe { &*p }),
             None => Found::Absent,
         }
@@ -186,7 +186,7 @@ mod tests {
                 vk::StructureType::PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
             ]
         );
-        // SAFETY: as above.
+        // SAFETY: the copy's chain, alive while `copy` is.
         let found = unsafe { find::<vk::PhysicalDeviceVulkan12Features>(copy.head()) }.unwrap();
         // SAFETY: a struct of the copy.
         assert_eq!(unsafe { (*found).buffer_device_address }, vk::TRUE);

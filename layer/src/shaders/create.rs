@@ -38,7 +38,7 @@ unsafe fn stages(dev: &Device, stages: &[vk::PipelineShaderStageCreateInfo]) -> 
                 // maintenance5 / graphics pipeline library: the code comes inline.
                 // SAFETY: the app's valid chain; the struct found is valid for the call.
                 let info = unsafe { crate::chain::find::<vk::ShaderModuleCreateInfo>(s.p_next) }?;
-                // SAFETY: as above.
+                // SAFETY: the struct found in the app's chain, valid for the call, its code `code_size` bytes.
                 let code = unsafe { words(&*info) };
                 record_for(code, None)
             };
@@ -199,7 +199,8 @@ impl Device {
             let mut patched = unsafe { *info };
             patched.code_size = shader.words.len() * 4;
             patched.p_code = shader.words.as_ptr();
-            // SAFETY: as above; the words outlive the call.
+            // SAFETY: the next layer's command, with the app's arguments but for a copy of its create info
+            // pointing at the instrumented words, which the cached shader keeps alive past the call.
             let result = unsafe { next(device, &patched, allocator, out) };
             if result == vk::Result::SUCCESS {
                 self.record_module(out, code, Some(shader));
