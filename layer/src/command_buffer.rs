@@ -18,6 +18,7 @@ use std::sync::Arc;
 use crate::breadcrumbs::{Mark, MarkWords};
 use crate::config::Breadcrumbs;
 use crate::device::Device;
+use crate::fallback::Fallback;
 
 /// "No label scope" / "no unit".
 pub const NONE: u32 = u32::MAX;
@@ -742,7 +743,7 @@ impl Device {
         out: *mut vk::CommandBuffer,
     ) -> vk::Result {
         let Some(next) = self.next.allocate_command_buffers else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, info, out);
         if result == vk::Result::SUCCESS {
@@ -810,7 +811,7 @@ impl Device {
         flags: vk::CommandPoolResetFlags,
     ) -> vk::Result {
         let Some(next) = self.next.reset_command_pool else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, pool, flags);
         if result == vk::Result::SUCCESS {

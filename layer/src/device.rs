@@ -12,6 +12,7 @@ use crate::breadcrumbs::{MarkerPath, Markers};
 use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
 use crate::config::Breadcrumbs;
 use crate::dispatch::DeviceDispatch;
+use crate::fallback::Fallback;
 use crate::instance::{version_string, DeviceDescription, Instance};
 use crate::memory::HostBuffer;
 use crate::queue::Queue;
@@ -248,7 +249,7 @@ impl Device {
         info: *const vk::DebugUtilsObjectNameInfoEXT,
     ) -> vk::Result {
         let Some(next) = self.next.set_debug_utils_object_name_ext else {
-            return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
+            return Fallback::fallback();
         };
         crate::contained("noting an object name", || {
             // SAFETY: the app's valid name info.

@@ -129,12 +129,17 @@ pub fn checkpoints(device: &Device) -> Vec<model::Checkpoint> {
         for d in data.iter().take(count as usize) {
             let tag = d.p_checkpoint_marker as usize as u64;
             let id = (tag >> 32) as u32;
-            let command_buffer = crate::command_buffer::handle_of(id)
-                .map_or_else(|| format!("#{id}"), |h| format!("{:#x}", vk::Handle::as_raw(h)));
+            let command_buffer = crate::command_buffer::handle_of(id).map_or_else(
+                || format!("#{id}"),
+                |h| format!("{:#x}", vk::Handle::as_raw(h)),
+            );
             out.push(model::Checkpoint {
                 queue: format!("{}.{}", q.family, q.index),
                 stage: format!("{:?}", d.stage),
-                marker: format!("command buffer {command_buffer}, unit {}", tag & 0xffff_ffff),
+                marker: format!(
+                    "command buffer {command_buffer}, unit {}",
+                    tag & 0xffff_ffff
+                ),
             });
         }
     }

@@ -57,6 +57,7 @@ pub mod command_buffer;
 pub mod config;
 pub mod device;
 pub mod dispatch;
+pub mod fallback;
 pub mod fault;
 pub mod ffi;
 pub mod instance;

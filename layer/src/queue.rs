@@ -16,6 +16,7 @@ use std::time::{Instant, SystemTime};
 use crate::chain::{ChainCopy, Found};
 use crate::command_buffer::{CommandBuffer, RecordedLog};
 use crate::device::Device;
+use crate::fallback::Fallback;
 use crate::raw::slice;
 
 /// A command buffer as submitted: its state and the recording it held.
@@ -296,7 +297,7 @@ impl Device {
         info: *const vk::PresentInfoKHR,
     ) -> vk::Result {
         let Some(next) = self.next.queue_present_khr else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, queue, info);
         self.check_lost("vkQueuePresentKHR", result);
@@ -311,7 +312,7 @@ impl Device {
     /// The app's arguments.
     pub(crate) unsafe fn queue_wait_idle(self: &Arc<Self>, queue: vk::Queue) -> vk::Result {
         let Some(next) = self.next.queue_wait_idle else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, queue);
         if result == vk::Result::SUCCESS {
@@ -330,7 +331,7 @@ impl Device {
     /// The app's arguments.
     pub(crate) unsafe fn device_wait_idle(self: &Arc<Self>, device: vk::Device) -> vk::Result {
         let Some(next) = self.next.device_wait_idle else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device);
         if result == vk::Result::SUCCESS {
@@ -356,7 +357,7 @@ impl Device {
         timeout: u64,
     ) -> vk::Result {
         let Some(next) = self.next.wait_for_fences else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, count, fences, wait_all, timeout);
         if result == vk::Result::SUCCESS && (wait_all == vk::TRUE || count == 1) {
@@ -385,7 +386,7 @@ impl Device {
         fence: vk::Fence,
     ) -> vk::Result {
         let Some(next) = self.next.get_fence_status else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, fence);
         if result == vk::Result::SUCCESS {
@@ -412,7 +413,7 @@ impl Device {
         timeout: u64,
     ) -> vk::Result {
         let Some(next) = self.next.wait_semaphores else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, info, timeout);
         self.check_lost("vkWaitSemaphores", result);
@@ -431,7 +432,7 @@ impl Device {
         value: *mut u64,
     ) -> vk::Result {
         let Some(next) = self.next.get_semaphore_counter_value else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, semaphore, value);
         self.check_lost("vkGetSemaphoreCounterValue", result);
@@ -451,7 +452,7 @@ impl Device {
         event: vk::Event,
     ) -> vk::Result {
         let Some(next) = self.next.get_event_status else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, event);
         self.check_lost("vkGetEventStatus", result);
@@ -475,7 +476,7 @@ impl Device {
         index: *mut u32,
     ) -> vk::Result {
         let Some(next) = self.next.acquire_next_image_khr else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, swapchain, timeout, semaphore, fence, index);
         self.check_lost("vkAcquireNextImageKHR", result);
@@ -499,7 +500,7 @@ impl Device {
         flags: vk::QueryResultFlags,
     ) -> vk::Result {
         let Some(next) = self.next.get_query_pool_results else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let result = forward!(next, device, pool, first, count, size, data, stride, flags);
         self.check_lost("vkGetQueryPoolResults", result);
@@ -701,7 +702,7 @@ fn submit<B: Batch, F: Copy>(
     call: impl Fn(F, u32, *const B) -> vk::Result,
 ) -> vk::Result {
     let Some(next) = next else {
-        return vk::Result::ERROR_INITIALIZATION_FAILED;
+        return Fallback::fallback();
     };
     let state = device.queue(queue);
     // SAFETY: the app's array of `count` batches.

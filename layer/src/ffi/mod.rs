@@ -28,6 +28,7 @@ use std::collections::HashMap;
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::fallback::Fallback;
 use crate::registry;
 
 /// Where a command's first parameter comes from, which decides how it is dispatched.
@@ -51,33 +52,6 @@ pub struct Hook {
     pub recording: bool,
     /// Blackbox's trampoline.
     pub function: unsafe extern "system" fn(),
-}
-
-/// What a trampoline returns when it cannot reach the next layer at all: the object it was called on is
-/// unknown to the layer (its state was lost to an internal error) or the chain below lacks the command
-/// (then the trampoline is never handed out). Nothing else ever returns it.
-pub trait Fallback {
-    /// The value.
-    fn fallback() -> Self;
-}
-
-impl Fallback for () {
-    fn fallback() {}
-}
-
-impl Fallback for vk::Result {
-    /// `VK_ERROR_INITIALIZATION_FAILED`: the code the loader and layers give for a layer that could not do
-    /// its part, and the one an app can act on (it cannot have caused it).
-    fn fallback() -> Self {
-        vk::Result::ERROR_INITIALIZATION_FAILED
-    }
-}
-
-impl Fallback for vk::PFN_vkVoidFunction {
-    /// No command: the app sees it as absent.
-    fn fallback() -> Self {
-        None
-    }
 }
 
 /// Runs a trampoline's body. `None` (no state, no next command) and a panic (logged by the panic hook)

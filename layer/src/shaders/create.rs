@@ -9,6 +9,7 @@ use super::select::{instrumented, record_for};
 use super::{stage_name, PipelineRecord, StageRecord};
 use crate::chain::{ChainCopy, Found};
 use crate::device::Device;
+use crate::fallback::Fallback;
 use crate::raw::slice;
 use crate::shader_errors::InstrumentedShader;
 
@@ -188,7 +189,7 @@ impl Device {
         out: *mut vk::ShaderModule,
     ) -> vk::Result {
         let Some(next) = self.next.create_shader_module else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         // SAFETY: the app's valid create info.
         let code = unsafe { words(&*info) };
@@ -257,7 +258,7 @@ impl Device {
         out: *mut vk::Pipeline,
     ) -> vk::Result {
         let Some(next) = self.next.create_compute_pipelines else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         // SAFETY: the app's infos and their stages, which outlive the copies.
         let inline = crate::contained("instrumenting inline shaders", || unsafe {
@@ -292,7 +293,7 @@ impl Device {
         out: *mut vk::Pipeline,
     ) -> vk::Result {
         let Some(next) = self.next.create_graphics_pipelines else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         // SAFETY: the app's infos and their stages, which outlive the copies.
         let inline = crate::contained("instrumenting inline shaders", || unsafe {
@@ -329,7 +330,7 @@ impl Device {
         out: *mut vk::Pipeline,
     ) -> vk::Result {
         let Some(next) = self.next.create_ray_tracing_pipelines_khr else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         // With a deferred operation the driver may read the code after the call returns, when the copies
         // are gone: inline code stays the app's then.
@@ -386,7 +387,7 @@ impl Device {
         out: *mut vk::ShaderEXT,
     ) -> vk::Result {
         let Some(next) = self.next.create_shaders_ext else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
+            return Fallback::fallback();
         };
         let patched = crate::contained("instrumenting shader objects", || {
             // SAFETY: the app's array of `count` infos.
