@@ -535,6 +535,8 @@ unsafe extern "system" fn on_debug_message(
     let mut stderr = std::io::stderr();
     if is_env_var_note(severity, types, &id, &message) {
         let _ = writeln!(stderr, "bb-testapp: loader note (not counted): {message}");
+    } else if is_debug_utils_note(&id, &message) {
+        let _ = writeln!(stderr, "bb-testapp: validation note (not counted): {id}");
     } else {
         DEBUG_MESSAGES.fetch_add(1, Ordering::SeqCst);
         let _ = writeln!(
@@ -558,6 +560,14 @@ fn is_env_var_note(
         && types == vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
         && id == "Loader Message"
         && message.contains("env var '")
+}
+
+/// Best practices warns (`...-specialuse-extension-debugging`) that the app enables VK_EXT_debug_utils, a
+/// debugging extension: the app does so on purpose, on every instance, to name its objects and count
+/// these messages. Shown but not counted.
+fn is_debug_utils_note(id: &str, message: &str) -> bool {
+    id == "UNASSIGNED-BestPractices-vkCreateInstance-specialuse-extension-debugging"
+        && message.contains("VK_EXT_debug_utils")
 }
 
 fn messenger_info() -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
