@@ -1,7 +1,8 @@
 //! `validation-canary` (not in `all`): deliberate misuse that the validation layer reports only with
 //! synchronization validation and best practices on, so that a test can prove the settings the tests run
-//! with take effect. Two `vkCmdFillBuffer` write one buffer with no barrier between them (a
-//! write-after-write hazard: `SYNC-HAZARD-WRITE-AFTER-WRITE`), then a barrier with
+//! with take effect. `FILLS` `vkCmdFillBuffer` write one buffer with no barrier between them (each after
+//! the first a write-after-write hazard, `SYNC-HAZARD-WRITE-AFTER-WRITE`: more than the validation layer's
+//! default limit of 10 repeats of one message), then a barrier with
 //! `VK_PIPELINE_STAGE_ALL_COMMANDS_BIT` as its source stage (best practices' `pipeline-stage-flags`)
 //! orders them before the readback. Both are what Blackbox's fill-buffer breadcrumbs must never do to an app.
 //! The results are well defined (the second fill wins in practice, but the checksum is not compared).
@@ -14,6 +15,8 @@ use crate::context::{fnv1a, Access, Context, Memory};
 use crate::Options;
 
 const BYTES: vk::DeviceSize = 4096;
+/// Fills of the buffer, with no barrier between them.
+pub const FILLS: u32 = 12;
 
 pub fn run(cx: &Context, _options: &Options) -> Result<Outcome> {
     let d = &cx.device;
@@ -24,14 +27,13 @@ pub fn run(cx: &Context, _options: &Options) -> Result<Outcome> {
     )?;
     let readback = cx.create_buffer(BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
     eprintln!(
-        "bb-testapp: validation-canary: two fills of one buffer with no barrier, then an ALL_COMMANDS \
-         barrier (validation must report both)"
+        "bb-testapp: validation-canary: {FILLS} fills of one buffer with no barrier, then an \
+         ALL_COMMANDS barrier (validation must report both)"
     );
     cx.submit_and_wait(|cmd| {
         // SAFETY: a valid command buffer in the recording state; the buffer is the app's own.
-        unsafe {
-            d.cmd_fill_buffer(cmd, buffer.handle, 0, BYTES, 0x1111_1111);
-            d.cmd_fill_buffer(cmd, buffer.handle, 0, BYTES, 0x2222_2222);
+        for k in 0..FILLS {
+            unsafe { d.cmd_fill_buffer(cmd, buffer.handle, 0, BYTES, 0x1111_1111 * (k % 15 + 1)) };
         }
         // The readback's first barrier, from ALL_COMMANDS.
         let fills = Access {
