@@ -248,10 +248,14 @@ pub struct Run {
 
 impl Run {
     /// Everything it printed, for assertion messages, after a summary of its validation errors and
-    /// warnings by id (when there are any).
+    /// warnings by id (when there are any; less the test app's own note, as
+    /// [`validation::ValidationLog::unexpected`]).
     pub fn dump(&self) -> String {
         let log = self.validation();
-        let counts = log.counts();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in log.unexpected() {
+            *counts.entry(&m.id).or_insert(0) += 1;
+        }
         let summary = if counts.is_empty() {
             String::new()
         } else {
@@ -259,7 +263,10 @@ impl Run {
                 .iter()
                 .map(|(id, n)| format!("  {id}: {n}"))
                 .collect();
-            format!("validation errors and warnings:\n{}\n", lines.join("\n"))
+            format!(
+                "validation errors and warnings (less the test app's VK_EXT_debug_utils note):\n{}\n",
+                lines.join("\n")
+            )
         };
         format!(
             "{summary}status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
