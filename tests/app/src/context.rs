@@ -5,6 +5,11 @@
 //! `Context::destroy_owned` after the scenario finished (the run loop calls it). Scenarios therefore wait for
 //! their own GPU work (fence or semaphore) before returning, and never destroy helper-created objects
 //! themselves. This keeps the scenarios short and guarantees that nothing outlives the device.
+//!
+//! Memory: buffers and images are sub-allocated from blocks of at least `BLOCK_SIZE` bytes (one block list
+//! per memory type, allocation flags and resource kind), as the validation layer's best practices ask
+//! (no allocation under 256 KiB, no resource under 1 MiB alone in its memory). The blocks are owned like
+//! any other object and freed by `destroy_owned`, after the resources in them.
 
 use std::cell::RefCell;
 use std::ffi::CStr;
@@ -176,7 +181,7 @@ impl Buffer {
             self.size >= 4,
             "Buffer::poll_first_word on a buffer under 4 bytes"
         );
-        // SAFETY: in bounds; mappings are at least 4-byte aligned (minMemoryMapAlignment >= 64).
+        // SAFETY: in bounds; a buffer starts at its required alignment (at least 4) in a mapped block.
         unsafe { std::ptr::read_volatile(ptr.as_ptr().cast::<u32>()) }
     }
 }
@@ -199,6 +204,29 @@ impl Image {
         };
         u64::from(self.extent.width) * u64::from(self.extent.height) * texel
     }
+}
+
+/// The smallest `VkDeviceMemory` the context allocates: resources are placed in such blocks. Best practices
+/// report allocations under 256 KiB, and resources under 1 MiB that fill their memory alone.
+const BLOCK_SIZE: vk::DeviceSize = 4 << 20;
+
+/// A `VkDeviceMemory` that resources are placed in one after the other, until the scenario ends.
+struct Block {
+    memory: vk::DeviceMemory,
+    /// Which resources it holds: memory type, allocation flags, images (true) or buffers (false), kept
+    /// apart so that `bufferImageGranularity` never matters, and whether it is mapped (host memory).
+    key: (u32, vk::MemoryAllocateFlags, bool, bool),
+    size: vk::DeviceSize,
+    used: vk::DeviceSize,
+    /// The whole block mapped, for host memory.
+    mapped: Option<NonNull<u8>>,
+}
+
+/// Where a resource was placed: its memory, the offset in it, and the host address there (host memory).
+struct Placement {
+    memory: vk::DeviceMemory,
+    offset: vk::DeviceSize,
+    mapped: Option<NonNull<u8>>,
 }
 
 /// Objects created through the context, destroyed in reverse creation order by `destroy_owned`.
@@ -239,6 +267,8 @@ pub struct Context {
     /// Pool for `submit_and_wait`'s command buffers (main thread only).
     one_shot_pool: vk::CommandPool,
     owned: RefCell<Vec<Owned>>,
+    /// Memory blocks of the running scenario (each also in `owned`).
+    blocks: RefCell<Vec<Block>>,
 }
 
 impl Context {
@@ -430,6 +460,7 @@ impl Context {
             memory_properties,
             one_shot_pool,
             owned: RefCell::new(Vec::new()),
+            blocks: RefCell::new(Vec::new()),
         })
     }
 
@@ -455,6 +486,8 @@ impl Context {
     pub fn destroy_owned(&self) {
         let d = &self.device;
         let objects = std::mem::take(&mut *self.owned.borrow_mut());
+        // Their memory is freed below (it is owned too).
+        self.blocks.borrow_mut().clear();
         // SAFETY: every handle was created on this device and is destroyed exactly once, after its users.
         for object in objects.into_iter().rev() {
             unsafe {
@@ -491,12 +524,15 @@ impl Context {
         })
     }
 
+    /// Places a resource with `requirements` in a block of `memory` allocated with `flags` (`image` says
+    /// which kind of resource), allocating a new block when none has room.
     fn allocate(
         &self,
         requirements: vk::MemoryRequirements,
         memory: Memory,
         flags: vk::MemoryAllocateFlags,
-    ) -> Result<vk::DeviceMemory> {
+        image: bool,
+    ) -> Result<Placement> {
         let type_index = match memory {
             // Prefer device-local, but any type works (all memory is "device-local" on a CPU driver anyway).
             Memory::Device => self
@@ -521,17 +557,64 @@ impl Context {
                 requirements.memory_type_bits
             )
         })?;
-        let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(flags);
-        let mut info = vk::MemoryAllocateInfo::default()
-            .allocation_size(requirements.size)
-            .memory_type_index(type_index);
-        if !flags.is_empty() {
-            info = info.push_next(&mut flags_info);
-        }
-        let handle =
-            unsafe { self.device.allocate_memory(&info, None) }.vk_context("vkAllocateMemory")?;
-        self.own(Owned::Memory(handle));
-        Ok(handle)
+        let key = (type_index, flags, image, memory == Memory::Host);
+        let alignment = requirements.alignment.max(1);
+        let mut blocks = self.blocks.borrow_mut();
+        let fits = |b: &Block| {
+            b.key == key && b.used.next_multiple_of(alignment) + requirements.size <= b.size
+        };
+        let index = match blocks.iter().position(fits) {
+            Some(index) => index,
+            None => {
+                let size = requirements.size.max(BLOCK_SIZE);
+                let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(flags);
+                let mut info = vk::MemoryAllocateInfo::default()
+                    .allocation_size(size)
+                    .memory_type_index(type_index);
+                if !flags.is_empty() {
+                    info = info.push_next(&mut flags_info);
+                }
+                let handle = unsafe { self.device.allocate_memory(&info, None) }
+                    .vk_context("vkAllocateMemory")?;
+                self.own(Owned::Memory(handle));
+                let mapped = match memory {
+                    Memory::Device => None,
+                    Memory::Host => {
+                        // SAFETY: host-visible memory, mapped once, unmapped when it is freed.
+                        let ptr = unsafe {
+                            self.device.map_memory(
+                                handle,
+                                0,
+                                vk::WHOLE_SIZE,
+                                vk::MemoryMapFlags::empty(),
+                            )
+                        }
+                        .vk_context("vkMapMemory")?;
+                        NonNull::new(ptr.cast::<u8>())
+                    }
+                };
+                blocks.push(Block {
+                    memory: handle,
+                    key,
+                    size,
+                    used: 0,
+                    mapped,
+                });
+                blocks.len() - 1
+            }
+        };
+        let block = &mut blocks[index];
+        let offset = block.used.next_multiple_of(alignment);
+        block.used = offset + requirements.size;
+        let mapped = block
+            .mapped
+            // SAFETY: `offset + size` is inside the mapped block.
+            .map(|base| unsafe { NonNull::new_unchecked(base.as_ptr().add(offset as usize)) });
+        Ok(Placement {
+            memory: block.memory,
+            offset,
+            mapped,
+        })
     }
 
     pub fn create_buffer(
@@ -577,31 +660,16 @@ impl Context {
         let handle = unsafe { d.create_buffer(&info, None) }.vk_context("vkCreateBuffer")?;
         let requirements = unsafe { d.get_buffer_memory_requirements(handle) };
         // Owned after its memory, so that it is destroyed before the memory is freed.
-        let device_memory = self
-            .allocate(requirements, memory, flags)
+        let place = self
+            .allocate(requirements, memory, flags, false)
             .inspect_err(|_| unsafe { d.destroy_buffer(handle, None) })?;
         self.own(Owned::Buffer(handle));
-        unsafe { d.bind_buffer_memory(handle, device_memory, 0) }
+        unsafe { d.bind_buffer_memory(handle, place.memory, place.offset) }
             .vk_context("vkBindBufferMemory")?;
-        let mapped = match memory {
-            Memory::Device => None,
-            Memory::Host => {
-                let ptr = unsafe {
-                    d.map_memory(
-                        device_memory,
-                        0,
-                        vk::WHOLE_SIZE,
-                        vk::MemoryMapFlags::empty(),
-                    )
-                }
-                .vk_context("vkMapMemory")?;
-                NonNull::new(ptr.cast::<u8>())
-            }
-        };
         Ok(Buffer {
             handle,
             size,
-            mapped,
+            mapped: place.mapped,
         })
     }
 
@@ -647,15 +715,17 @@ impl Context {
             .initial_layout(vk::ImageLayout::UNDEFINED);
         let handle = unsafe { d.create_image(&info, None) }.vk_context("vkCreateImage")?;
         let requirements = unsafe { d.get_image_memory_requirements(handle) };
-        let device_memory = self
+        let place = self
             .allocate(
                 requirements,
                 Memory::Device,
                 vk::MemoryAllocateFlags::empty(),
+                true,
             )
             .inspect_err(|_| unsafe { d.destroy_image(handle, None) })?;
         self.own(Owned::Image(handle));
-        unsafe { d.bind_image_memory(handle, device_memory, 0) }.vk_context("vkBindImageMemory")?;
+        unsafe { d.bind_image_memory(handle, place.memory, place.offset) }
+            .vk_context("vkBindImageMemory")?;
         let view_info = vk::ImageViewCreateInfo::default()
             .image(handle)
             .view_type(vk::ImageViewType::TYPE_2D)

@@ -74,8 +74,8 @@ options:
                      loop count from a host-visible buffer, short (1) for the first submission, which is
                      waited for, and long for the second
   --bad-address A    bad-address: the device address dispatch 2 writes through (default 0xdead0000)
-  --nan-op OP        nan-compute, nan-fragment, nan-fp16-fp64: the operation that makes the NaN or Inf:
-                     normalize (of a zero vector, default), pow (of -0.5) or div (1.0 / 0.0)
+  --nan-op OP        nan-*: the operation that makes the NaN or Inf: normalize (of a zero vector,
+                     default), pow (of -0.5) or div (1.0 / 0.0)
   --nan-dispatches N nan-compute: dispatches in the command buffer (default 100); the bad one is
                      dispatch 42 (or the last, if N <= 42), invocation (12,0,0)
   --repeat N         nan-*, assert-*, printf: submit the command buffer N times, with vkQueueWaitIdle
@@ -97,6 +97,12 @@ not in `all` (faults and shader errors, for Blackbox to report):
   nan-compute    one invocation of one dispatch makes a NaN/Inf (--nan-op, --nan-dispatches)
   nan-fragment   one pixel (12,34) of a 64x64 target makes a NaN/Inf (--nan-op)
   nan-fp16-fp64  invocation 12 makes a NaN/Inf in 16- and 64-bit floats (--nan-op; pow is sqrt there)
+  nan-poll       one dispatch makes a NaN/Inf (--nan-op) and signals a timeline semaphore; the app learns
+                 of completion only by polling vkGetSemaphoreCounterValue, prints `reading results` on
+                 stderr, reads, idles 300 ms, prints `tearing down`
+  nan-sleep      the same, but no Vulkan call at all for 500 ms after submitting, then the poll
+  validation-canary  a write-after-write hazard and an ALL_COMMANDS barrier: the validation layer must
+                 report both (with synchronization validation and best practices on)
   assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
   assert-fragment assert 7 (size < 0.25) fails on pixel (12,34): size 0.3, delta -22
   printf         one invocation prints each debugPrintf format once
@@ -551,6 +557,8 @@ unsafe extern "system" fn on_debug_message(
     let mut stderr = std::io::stderr();
     if is_env_var_note(severity, types, &id, &message) {
         let _ = writeln!(stderr, "bb-testapp: loader note (not counted): {message}");
+    } else if is_debug_utils_note(&id, &message) {
+        let _ = writeln!(stderr, "bb-testapp: validation note (not counted): {id}");
     } else {
         DEBUG_MESSAGES.fetch_add(1, Ordering::SeqCst);
         let _ = writeln!(
@@ -574,6 +582,14 @@ fn is_env_var_note(
         && types == vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
         && id == "Loader Message"
         && message.contains("env var '")
+}
+
+/// Best practices warns (`...-specialuse-extension-debugging`) that the app enables VK_EXT_debug_utils, a
+/// debugging extension: the app does so on purpose, on every instance, to name its objects and count
+/// these messages. Shown but not counted.
+fn is_debug_utils_note(id: &str, message: &str) -> bool {
+    id == "UNASSIGNED-BestPractices-vkCreateInstance-specialuse-extension-debugging"
+        && message.contains("VK_EXT_debug_utils")
 }
 
 fn messenger_info() -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {

@@ -3,6 +3,13 @@
 //! Blackbox, and look at what came out.
 //!
 //! The programs are built by `cargo build --workspace` (which `scripts/test.sh` runs before the tests).
+//!
+//! Every command made by [`vulkan_command`] carries the validation settings of [`validation`]: wherever a
+//! test enables the validation layer, it runs with synchronization validation and best practices, and its
+//! messages are read back by [`Run::validation`] and judged by [`Run::assert_no_validation_messages`]
+//! (none at all) or [`Run::assert_no_validation_messages_added`] (none that a run without Blackbox lacks).
+
+pub mod validation;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub const LAVAPIPE_ICD: &str = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 /// The Khronos validation layer.
 pub const VALIDATION: &str = "VK_LAYER_KHRONOS_validation";
+/// Where Debian 12 installs its manifest (vulkan-validationlayers).
+pub const VALIDATION_MANIFEST_DIR: &str = "/usr/share/vulkan/explicit_layer.d";
 /// What the layer logs once per device when it is active.
 pub const START_UP_LINE: &str = "[blackbox] info: Blackbox ";
 
@@ -122,7 +131,9 @@ pub fn write_fault_manifest(dir: &Path) -> PathBuf {
 }
 
 /// A command with a controlled Vulkan environment: lavapipe only, no layer variables inherited from the
-/// caller, reports and state in `home`.
+/// caller, reports and state in `home`, and the validation layer's settings
+/// ([`validation::SETTINGS`]: synchronization validation and best practices) in
+/// `home/vk_layer_settings.txt`, for whenever the validation layer is enabled.
 pub fn vulkan_command(program: impl AsRef<Path>, home: &Path) -> Command {
     let mut cmd = Command::new(program.as_ref());
     for (key, _) in std::env::vars_os() {
@@ -133,7 +144,9 @@ pub fn vulkan_command(program: impl AsRef<Path>, home: &Path) -> Command {
     }
     let runtime = home.join("runtime");
     std::fs::create_dir_all(&runtime).unwrap();
+    let settings = validation::write_settings(home);
     cmd.env("VK_DRIVER_FILES", LAVAPIPE_ICD)
+        .env("VK_LAYER_SETTINGS_PATH", settings)
         .env("XDG_RUNTIME_DIR", &runtime)
         .env("HOME", home)
         .env("XDG_DATA_HOME", home.join("data"))
@@ -163,8 +176,21 @@ pub fn glslang(dir: &Path, args: &[&str], source: impl AsRef<std::ffi::OsStr>, o
     );
 }
 
-/// Enables Blackbox through its explicit manifest, with the validation layer below it.
+/// Points `cmd` at the validation settings ([`validation::SETTINGS`]) unless it has them already (every
+/// [`vulkan_command`] has): written into `dir` then.
+pub fn ensure_validation_settings(cmd: &mut Command, dir: &Path) {
+    if !cmd
+        .get_envs()
+        .any(|(key, value)| key == "VK_LAYER_SETTINGS_PATH" && value.is_some())
+    {
+        cmd.env("VK_LAYER_SETTINGS_PATH", validation::write_settings(dir));
+    }
+}
+
+/// Enables Blackbox through its explicit manifest, with the validation layer below it (synchronization
+/// validation and best practices on, [`ensure_validation_settings`]).
 pub fn enable_explicit(cmd: &mut Command, manifest_dir: &Path) {
+    ensure_validation_settings(cmd, manifest_dir);
     cmd.env("VK_ADD_LAYER_PATH", manifest_dir).env(
         "VK_INSTANCE_LAYERS",
         format!("VK_LAYER_blackbox:{VALIDATION}"),
@@ -184,10 +210,20 @@ pub fn testapp_with_blackbox(home: &TempDir, args: &[&str], vars: &[(&str, &str)
     cmd
 }
 
+/// bb-testapp with `args` and the validation layer alone (the test settings, no Blackbox): the reference
+/// run that [`Run::assert_no_validation_messages_added`] compares a run through Blackbox with.
+pub fn testapp_with_validation_only(home: &TempDir, args: &[&str]) -> Command {
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args).env("VK_INSTANCE_LAYERS", VALIDATION);
+    cmd
+}
+
 /// Enables Blackbox (explicit manifest in `manifest_dir`) with the fault layer (manifest in `fault_dir`)
 /// right below it and the validation layer below both: the fault layer's injected losses reach Blackbox
-/// as the driver's would, and validation checks what actually reaches the driver.
+/// as the driver's would, and validation (synchronization validation and best practices on) checks what
+/// actually reaches the driver.
 pub fn enable_with_fault_layer(cmd: &mut Command, manifest_dir: &Path, fault_dir: &Path) {
+    ensure_validation_settings(cmd, manifest_dir);
     let mut paths = std::ffi::OsString::from(manifest_dir);
     paths.push(":");
     paths.push(fault_dir);
@@ -205,13 +241,35 @@ pub struct Run {
     pub stdout: String,
     /// Its stderr.
     pub stderr: String,
+    /// Whether its command enabled the Khronos validation layer through `VK_INSTANCE_LAYERS`: its status
+    /// message, with the test settings, must then be in stdout.
+    pub validation: bool,
 }
 
 impl Run {
-    /// Everything it printed, for assertion messages.
+    /// Everything it printed, for assertion messages, after a summary of its validation errors and
+    /// warnings by id (when there are any; less the test app's own note, as
+    /// [`validation::ValidationLog::unexpected`]).
     pub fn dump(&self) -> String {
+        let log = self.validation();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in log.unexpected() {
+            *counts.entry(&m.id).or_insert(0) += 1;
+        }
+        let summary = if counts.is_empty() {
+            String::new()
+        } else {
+            let lines: Vec<String> = counts
+                .iter()
+                .map(|(id, n)| format!("  {id}: {n}"))
+                .collect();
+            format!(
+                "validation errors and warnings (less the test app's VK_EXT_debug_utils note):\n{}\n",
+                lines.join("\n")
+            )
+        };
         format!(
-            "status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            "{summary}status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
             self.status, self.stdout, self.stderr
         )
     }
@@ -222,21 +280,123 @@ impl Run {
         self
     }
 
-    /// Asserts that the validation layer said nothing, in any of the ways it speaks.
-    pub fn assert_no_validation_messages(&self) -> &Self {
-        for needle in [
-            "Validation Error",
-            "Validation Warning",
-            "Validation Performance",
-            "VUID-",
-            "debug-utils message:",
-        ] {
-            assert!(
-                !self.stdout.contains(needle) && !self.stderr.contains(needle),
-                "validation message `{needle}`\n{}",
-                self.dump()
-            );
+    /// The validation layer's messages (it logs to stdout, [`validation::SETTINGS`]).
+    pub fn validation(&self) -> validation::ValidationLog {
+        validation::ValidationLog::parse(&self.stdout)
+    }
+
+    /// Asserts that the validation layer ran with the test settings (synchronization validation and best
+    /// practices): its status message says so, once per instance.
+    pub fn assert_validation_on(&self) -> &Self {
+        if let Err(e) = self.validation().assert_enabled() {
+            panic!("{e}\n{}", self.dump());
         }
+        self
+    }
+
+    /// The lines of stderr that carry validation output a program received itself: the test app's
+    /// counted `debug-utils message:` lines, or anything else that looks like validation output, less the
+    /// test app's notes that it does not count (`(not counted)`).
+    fn validation_on_stderr(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.contains("debug-utils message:") || validation::looks_like_validation(l))
+            .filter(|l| !(l.starts_with("bb-testapp: ") && l.contains("(not counted)")))
+            .collect()
+    }
+
+    /// Asserts that the validation layer said nothing, in any of the ways it speaks: no error or warning
+    /// in its log (synchronization hazards and best practices included), none received by the app's own
+    /// messenger, no stray validation output. Information messages do not count, nor the test app's own
+    /// best-practices note for enabling VK_EXT_debug_utils (once per instance). When the command enabled
+    /// the layer, its status message must show the test settings.
+    pub fn assert_no_validation_messages(&self) -> &Self {
+        if self.validation {
+            self.assert_validation_on();
+        }
+        let log = self.validation();
+        let unexpected = log.unexpected();
+        assert!(
+            unexpected.is_empty() && log.stray.is_empty(),
+            "validation messages:\n{}stray: {:#?}\n{}",
+            validation::ValidationLog::describe(&unexpected),
+            log.stray,
+            self.dump()
+        );
+        let stderr = self.validation_on_stderr();
+        assert!(
+            stderr.is_empty(),
+            "validation messages on stderr: {stderr:#?}\n{}",
+            self.dump()
+        );
+        self
+    }
+
+    /// Asserts that this run (with Blackbox) has no validation error or warning id more often than
+    /// `reference` (the same program, arguments and validation settings, without Blackbox), no stray
+    /// validation output, and no more validation lines on stderr; both ran with the test settings.
+    /// Fails with the added ids, their counts and the first full text of each.
+    pub fn assert_no_validation_messages_added(&self, reference: &Run) -> &Self {
+        if let Err(e) = self.validation_messages_added(reference) {
+            panic!("{e}\n{}", self.dump());
+        }
+        self
+    }
+
+    /// What [`Run::assert_no_validation_messages_added`] checks, as a result: `Err` with the readable
+    /// list (added ids, counts with and without Blackbox, first full text of each), without the dump.
+    pub fn validation_messages_added(&self, reference: &Run) -> Result<(), String> {
+        if reference.start_up_lines() != 0 {
+            return Err("the reference run must be without Blackbox".into());
+        }
+        reference
+            .validation()
+            .assert_enabled()
+            .map_err(|e| format!("reference run: {e}"))?;
+        self.validation().assert_enabled()?;
+        let (log, before) = (self.validation(), reference.validation());
+        let added = log.added_since(&before);
+        if !added.is_empty() || !log.stray.is_empty() {
+            return Err(format!(
+                "validation messages added by Blackbox:\n{}stray: {:#?}",
+                validation::describe_added(&added),
+                log.stray
+            ));
+        }
+        let (with, without) = (
+            self.validation_on_stderr(),
+            reference.validation_on_stderr(),
+        );
+        if with.len() > without.len() {
+            return Err(format!(
+                "validation lines on stderr: {} with Blackbox, {} without: {with:#?}",
+                with.len(),
+                without.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Asserts that the test app finished its work: exit code 0, or 3 (its messenger received validation
+    /// messages, which the caller judges), and no error.
+    pub fn assert_testapp_finished(&self) -> &Self {
+        assert!(
+            matches!(self.status.code(), Some(0 | 3)) && !self.stderr.contains("bb-testapp: error"),
+            "expected the app to finish (exit 0, or 3 for validation messages)\n{}",
+            self.dump()
+        );
+        self
+    }
+
+    /// Asserts that this run ended as `reference` did (the same exit code, or both killed by a signal).
+    pub fn assert_same_exit(&self, reference: &Run) -> &Self {
+        assert_eq!(
+            self.status.code(),
+            reference.status.code(),
+            "exit status differs from the run without Blackbox ({:?})\n{}",
+            reference.status,
+            self.dump()
+        );
         self
     }
 
@@ -270,8 +430,17 @@ impl Run {
     }
 }
 
+/// Whether `cmd` enables the Khronos validation layer through `VK_INSTANCE_LAYERS`.
+pub fn enables_validation(cmd: &Command) -> bool {
+    cmd.get_envs().any(|(key, value)| {
+        key == "VK_INSTANCE_LAYERS"
+            && value.is_some_and(|v| v.to_string_lossy().split(':').any(|l| l == VALIDATION))
+    })
+}
+
 /// Runs `cmd` to completion.
 pub fn run(cmd: &mut Command) -> Run {
+    let validation = enables_validation(cmd);
     let Output {
         status,
         stdout,
@@ -283,6 +452,7 @@ pub fn run(cmd: &mut Command) -> Run {
         status,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        validation,
     }
 }
 

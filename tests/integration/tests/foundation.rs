@@ -1,5 +1,7 @@
 //! The foundation: the layer loads through the real loader (explicit and implicit manifests), steps aside
-//! cleanly (the app computes the same results), keeps the validation layer below it silent, and handles its
+//! cleanly (the app computes the same results), keeps the validation layer below it silent (with
+//! synchronization validation and best practices on; for vulkaninfo and vkcube, which are not silent
+//! under best practices by themselves: adds nothing to what they get without Blackbox), and handles its
 //! variables as documented.
 
 use blackbox_integration::*;
@@ -55,7 +57,11 @@ fn explicit_layer_found_through_vk_layer_path() {
     let manifests = home.path().join("manifests");
     write_manifest(&manifests, "VkLayer_blackbox.json");
     let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.arg("compute").env("VK_LAYER_PATH", &manifests).env(
+    // VK_LAYER_PATH replaces the loader's search path, so it names the validation layer's folder too
+    // (without it, the loader would leave the validation layer out and say nothing).
+    let mut path = manifests.into_os_string();
+    path.push(format!(":{VALIDATION_MANIFEST_DIR}"));
+    cmd.arg("compute").env("VK_LAYER_PATH", &path).env(
         "VK_INSTANCE_LAYERS",
         format!("VK_LAYER_blackbox:{VALIDATION}"),
     );
@@ -73,7 +79,10 @@ fn implicit_layer_via_blackbox_run_keeps_every_checksum() {
         .arg(testapp())
         .arg("all");
     let run = run(&mut cmd);
-    run.assert_success().assert_no_validation_messages();
+    // The CLI adds the validation layer itself; the settings come from the environment it passes on.
+    run.assert_success()
+        .assert_validation_on()
+        .assert_no_validation_messages();
     assert_eq!(run.checksums(), reference, "\n{}", run.dump());
     assert!(run.start_up_lines() >= 2, "{}", run.dump());
 }
@@ -106,15 +115,31 @@ fn implicit_manifest_obeys_enable_and_disable_variables() {
     );
 }
 
+/// `program` with `args` and the validation layer alone: the reference a run through Blackbox is compared
+/// with (these third-party programs are not clean under best practices by themselves).
+fn reference_run(program: &str, home: &TempDir, args: &[&str], display: Option<&str>) -> Run {
+    let mut cmd = vulkan_command(program, home.path());
+    cmd.args(args).env("VK_INSTANCE_LAYERS", VALIDATION);
+    if let Some(display) = display {
+        cmd.env("DISPLAY", display);
+    }
+    let run = run(&mut cmd);
+    run.assert_success().assert_validation_on();
+    assert_eq!(run.start_up_lines(), 0, "{}", run.dump());
+    run
+}
+
 #[test]
 fn vulkaninfo_through_the_layer() {
     let home = TempDir::new("vulkaninfo");
+    let reference = reference_run("vulkaninfo", &home, &[], None);
     let manifests = home.path().join("manifests");
     write_manifest(&manifests, "VkLayer_blackbox.json");
     let mut cmd = vulkan_command("vulkaninfo", home.path());
     enable_explicit(&mut cmd, &manifests);
     let run = run(&mut cmd);
-    run.assert_success().assert_no_validation_messages();
+    run.assert_success()
+        .assert_no_validation_messages_added(&reference);
     assert!(run.stdout.contains("VK_LAYER_blackbox"), "{}", run.dump());
     assert!(run.stdout.contains("llvmpipe"), "{}", run.dump());
     assert!(run.start_up_lines() >= 1, "{}", run.dump());
@@ -124,13 +149,15 @@ fn vulkaninfo_through_the_layer() {
 fn vkcube_renders_100_frames_under_xvfb() {
     let xvfb = Xvfb::start();
     let home = TempDir::new("vkcube");
+    let reference = reference_run("vkcube", &home, &["--c", "100"], Some(&xvfb.display));
     let manifests = home.path().join("manifests");
     write_manifest(&manifests, "VkLayer_blackbox.json");
     let mut cmd = vulkan_command("vkcube", home.path());
     cmd.args(["--c", "100"]).env("DISPLAY", &xvfb.display);
     enable_explicit(&mut cmd, &manifests);
     let run = run(&mut cmd);
-    run.assert_success().assert_no_validation_messages();
+    run.assert_success()
+        .assert_no_validation_messages_added(&reference);
     assert_eq!(run.start_up_lines(), 1, "{}", run.dump());
     assert!(
         run.stderr.contains("active in \"vkcube\""),

@@ -48,15 +48,18 @@ fn checksums(run: &Run) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Runs `files` through bb-testapp's spirv-run, without Blackbox (`nan` None) or with it at NaN level
-/// `nan`; returns the run and its per-file checksums.
+/// Runs `files` through bb-testapp's spirv-run with the validation layer, without Blackbox (`nan` None)
+/// or with it at NaN level `nan` and compared with `reference` (the run without it: best practices
+/// reports glslang's `WorkgroupSize` in these shaders by itself); returns the run and its per-file
+/// checksums.
 fn run_files(
     home: &TempDir,
     files: &[PathBuf],
     nan: Option<&str>,
+    reference: Option<&Run>,
 ) -> (Run, BTreeMap<String, String>) {
     let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.arg("spirv-run");
+    cmd.arg("spirv-run").env("VK_INSTANCE_LAYERS", VALIDATION);
     for f in files {
         cmd.arg("--spirv").arg(f);
     }
@@ -69,7 +72,13 @@ fn run_files(
         enable_explicit(&mut cmd, &manifests);
     }
     let run = run(&mut cmd);
-    run.assert_success().assert_no_validation_messages();
+    match reference {
+        None => run.assert_validation_on(),
+        Some(reference) => run
+            .assert_same_exit(reference)
+            .assert_no_validation_messages_added(reference),
+    };
+    run.assert_testapp_finished();
     let sums = checksums(&run);
     assert_eq!(sums.len(), files.len(), "{}", run.dump());
     if nan.is_some() {
@@ -90,8 +99,8 @@ fn run_files(
 fn generated_shaders_compute_the_same_bits_with_nan_checks_of_outputs() {
     let home = TempDir::new("generated-outputs");
     let files = compile(&home.path().join("spv"));
-    let (_, reference) = run_files(&home, &files, None);
-    let (run, sums) = run_files(&home, &files, Some("outputs"));
+    let (alone, reference) = run_files(&home, &files, None, None);
+    let (run, sums) = run_files(&home, &files, Some("outputs"), Some(&alone));
     assert_eq!(sums, reference, "{}", run.dump());
 }
 
@@ -109,8 +118,8 @@ fn generated_shaders_with_nan_checks_of_operations_report_nothing_and_keep_32_bi
         .filter(|f| !f.to_string_lossy().ends_with(".g.spv"))
         .step_by(3)
         .collect();
-    let (_, reference) = run_files(&home, &files, None);
-    let (run, sums) = run_files(&home, &files, Some("ops"));
+    let (alone, reference) = run_files(&home, &files, None, None);
+    let (run, sums) = run_files(&home, &files, Some("ops"), Some(&alone));
     let float64: Vec<String> = generate::sources()
         .into_iter()
         .filter(|g| g.float64)

@@ -1,6 +1,7 @@
 //! Breadcrumbs, the watchdog and crash reports, end to end on lavapipe: the reports name the work in
 //! flight inside the app's labels, with its pipeline and shader.
 
+use blackbox_integration::run as run_cmd;
 use blackbox_integration::*;
 use blackbox_report::{Kind, State};
 
@@ -131,7 +132,19 @@ fn a_command_buffer_pending_twice_is_credited_to_its_first_run_and_flagged() {
         &["hang", "--simultaneous", "--hang-groups", "3000"],
         &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
     );
-    run.assert_success().assert_no_validation_messages();
+    // Best practices reports the app's SIMULTANEOUS_USE itself; Blackbox must add nothing. The reference
+    // records and submits the same commands, with a short dispatch 3.
+    let reference = run_cmd(&mut testapp_with_validation_only(
+        &home,
+        &["hang", "--simultaneous", "--hang-groups", "1"],
+    ));
+    run.assert_same_exit(&reference)
+        .assert_no_validation_messages_added(&reference);
+    assert!(
+        run.checksums().contains_key("hang"),
+        "the app finished\n{}",
+        run.dump()
+    );
     let reports = reports_in(&home.path().join("reports"));
     // The first report comes while both runs are pending.
     let (_, report) = reports

@@ -330,10 +330,17 @@ fn create_pipelines(
         };
         infos.push(info);
     }
-    let pipelines =
-        unsafe { device.create_graphics_pipelines(vk::PipelineCache::null(), &infos, None) }
-            .map_err(|(_, r)| r)
-            .vk_context("vkCreateGraphicsPipelines")?;
+    // Both pipelines in one call, through a pipeline cache (best practices asks for one when a call creates
+    // several); the cache is not needed once they exist.
+    let cache =
+        unsafe { device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
+            .vk_context("vkCreatePipelineCache")?;
+    let created = unsafe { device.create_graphics_pipelines(cache, &infos, None) }
+        .map_err(|(_, r)| r)
+        .vk_context("vkCreateGraphicsPipelines");
+    // SAFETY: no other call uses the cache.
+    unsafe { device.destroy_pipeline_cache(cache, None) };
+    let pipelines = created?;
     Ok([pipelines[0], pipelines[1]])
 }
 

@@ -6,6 +6,7 @@
 
 pub mod bad_address;
 pub mod bypass_loader;
+pub mod canary;
 pub mod compute;
 pub mod debug_labels;
 pub mod debug_printf;
@@ -170,6 +171,24 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: NON_SEMANTIC,
         run: nan::run_fragment,
+    },
+    Scenario {
+        name: "nan-poll",
+        in_all: false,
+        needs: Needs::NONE,
+        run: nan::run_poll,
+    },
+    Scenario {
+        name: "nan-sleep",
+        in_all: false,
+        needs: Needs::NONE,
+        run: nan::run_sleep,
+    },
+    Scenario {
+        name: "validation-canary",
+        in_all: false,
+        needs: Needs::NONE,
+        run: canary::run,
     },
     Scenario {
         name: "nan-fp16-fp64",

@@ -10,11 +10,25 @@
 //!   invocation 12. The `pow` case is sqrt(-0.5) there (GLSL has no fp64 pow; lavapipe crashes on fp16
 //!   pow). Needs shaderFloat16 and shaderFloat64.
 //!
-//! Each submits its command buffer `--repeat` times (vkQueueWaitIdle after each) and reads the results back:
+//! - `nan-poll`: nan.comp, one dispatch of 64x64 invocations (the bad one (12,0,0)), pipeline `nan-poll`;
+//!   the submission signals an app-owned timeline semaphore, and the app learns of completion only by
+//!   polling `vkGetSemaphoreCounterValue` (as wgpu does): no fence, no semaphore wait, no idle wait. The
+//!   moment the poll sees the value it prints `bb-testapp: nan-poll: reading results` on stderr (the
+//!   stream Blackbox logs to, so the order of the lines is the order of the events), reads the
+//!   host-coherent readback buffer, then keeps the device alive for `IDLE` doing nothing, prints
+//!   `bb-testapp: nan-poll: tearing down` and only then waits for the queue and destroys everything.
+//! - `nan-sleep`: the same (pipeline `nan-sleep`), but the app makes no Vulkan call at all for
+//!   `SLEEP` after submitting, then polls (the work has long finished by then) and reads.
+//!
+//! These need timelineSemaphore. The others submit their command buffer `--repeat` times (vkQueueWaitIdle
+//! after each) and read the results back:
 //! the NaN or Inf is really there (stderr says where), and the checksum lets a run under instrumentation be
 //! compared with a plain one. `--shader-debug nonsemantic` uses the `-gVS` builds of nan.comp and nan.frag.
 
-use anyhow::Result;
+use std::ffi::CStr;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
 use ash::vk;
 
 use super::compute::{GRID, GROUP};
@@ -23,7 +37,7 @@ use super::program::{
     by_debug_info, note_non_semantic, push_bytes, ComputeProgram, FullscreenProgram,
 };
 use super::Outcome;
-use crate::context::{fnv1a, Access, Context, Memory};
+use crate::context::{begin_command_buffer, fnv1a, Access, Context, Memory, VkResultExt};
 use crate::{shaders, NanOp, Options, ShaderDebug};
 
 /// The dispatch of `nan-compute` that hits the bad case (unless there are fewer).
@@ -251,4 +265,118 @@ pub fn run_fp16_fp64(cx: &Context, options: &Options) -> Result<Outcome> {
         format!("invocation {i}")
     });
     Ok(Outcome::Checksum(fnv1a(readback.bytes())))
+}
+
+/// `nan-sleep`: how long the app makes no Vulkan call after submitting.
+pub const SLEEP: Duration = Duration::from_millis(500);
+/// `nan-poll`, `nan-sleep`: how long the device stays alive, idle, after the results were read.
+pub const IDLE: Duration = Duration::from_millis(300);
+/// How long the poll goes on before the app gives up.
+const POLL_LIMIT: Duration = Duration::from_secs(60);
+
+pub fn run_poll(cx: &Context, options: &Options) -> Result<Outcome> {
+    run_polled(cx, options, c"nan-poll", None)
+}
+
+pub fn run_sleep(cx: &Context, options: &Options) -> Result<Outcome> {
+    run_polled(cx, options, c"nan-sleep", Some(SLEEP))
+}
+
+/// One nan.comp dispatch signalling a timeline semaphore, its completion learnt only from
+/// vkGetSemaphoreCounterValue (after `sleep` without any Vulkan call, if given).
+fn run_polled(
+    cx: &Context,
+    options: &Options,
+    name: &CStr,
+    sleep: Option<Duration>,
+) -> Result<Outcome> {
+    if !cx.features.timeline_semaphore {
+        return Ok(Outcome::Skipped("needs timelineSemaphore".into()));
+    }
+    let scenario = name.to_string_lossy();
+    let d = &cx.device;
+    let op = options.fault.nan_op;
+    let inputs = (0..INVOCATIONS).map(|i| {
+        if i == BAD_INVOCATION {
+            bad_input(op)
+        } else {
+            safe_input(i)
+        }
+    });
+    let inputs =
+        cx.create_buffer_with_data(&vec4_bytes(inputs), vk::BufferUsageFlags::STORAGE_BUFFER)?;
+    let bytes = u64::from(INVOCATIONS) * VEC4_BYTES;
+    let results = cx.create_buffer(bytes, RESULTS_USAGE, Memory::Device)?;
+    let readback = cx.create_buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
+    let program = ComputeProgram::new(
+        cx,
+        shaders::NAN_COMP,
+        &[inputs.handle, results.handle],
+        8,
+        name,
+    )?;
+    let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
+    let cmd = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, 1)?[0];
+    begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+    program.record(
+        d,
+        cmd,
+        &push_bytes(&[0, op as u32]),
+        [GRID / GROUP, GRID / GROUP, 1],
+    );
+    // Ends with a barrier to HOST_READ: the semaphore signal alone does not make writes host-visible.
+    cx.record_buffer_readback(cmd, &results, Access::COMPUTE_WRITE, &readback);
+    unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+
+    let timeline = cx.create_timeline_semaphore(0)?;
+    let (semaphores, values, cmds) = ([timeline], [1u64], [cmd]);
+    let mut timeline_info =
+        vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+    let submit = vk::SubmitInfo::default()
+        .command_buffers(&cmds)
+        .signal_semaphores(&semaphores)
+        .push_next(&mut timeline_info);
+    eprintln!(
+        "bb-testapp: {scenario}: {op:?} goes bad at invocation ({BAD_INVOCATION},0,0); completion \
+         learnt only from vkGetSemaphoreCounterValue{}",
+        match sleep {
+            Some(s) => format!(", after {} ms without any Vulkan call", s.as_millis()),
+            None => String::new(),
+        }
+    );
+    unsafe { d.queue_submit(cx.queues[0], &[submit], vk::Fence::null()) }
+        .vk_context("vkQueueSubmit")?;
+    if let Some(sleep) = sleep {
+        std::thread::sleep(sleep);
+    }
+    let started = Instant::now();
+    let mut polls = 0u64;
+    loop {
+        polls += 1;
+        let value = unsafe { d.get_semaphore_counter_value(timeline) }
+            .vk_context("vkGetSemaphoreCounterValue")?;
+        if value >= 1 {
+            break;
+        }
+        if started.elapsed() > POLL_LIMIT {
+            bail!("{scenario}: the timeline semaphore is still at {value} after {POLL_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    eprintln!("bb-testapp: {scenario}: reading results (after {polls} poll(s))");
+    let values: Vec<f32> = floats(readback.bytes()).collect();
+    report_non_finite(&scenario, &values, |index| {
+        format!(
+            "invocation ({},{},0)",
+            index as u32 % GRID,
+            index as u32 / GRID
+        )
+    });
+    let checksum = fnv1a(readback.bytes());
+    std::thread::sleep(IDLE);
+    eprintln!("bb-testapp: {scenario}: tearing down");
+    // Not needed for the results (the semaphore said the work is done), but lavapipe 22.3's queue thread
+    // can still be finishing the batch: destroying the semaphore then can deadlock (see `timeline`).
+    unsafe { d.queue_wait_idle(cx.queues[0]) }.vk_context("vkQueueWaitIdle")?;
+    Ok(Outcome::Checksum(checksum))
 }

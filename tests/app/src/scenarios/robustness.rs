@@ -87,11 +87,10 @@ pub fn run_stress(cx: &Context, options: &Options) -> Result<Outcome> {
                 let queue_index = if same_queue { 0 } else { t % 2 };
                 let queue = cx.queues[queue_index];
                 scope.spawn(move || -> Result<u64> {
-                    let pool = create_command_pool(
-                        d,
-                        queue_family,
-                        vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER,
-                    )?;
+                    // One command buffer per pool, reset with its pool (best practices prefers that to
+                    // RESET_COMMAND_BUFFER pools).
+                    let pool =
+                        create_command_pool(d, queue_family, vk::CommandPoolCreateFlags::empty())?;
                     let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
                         .vk_context("vkCreateFence");
                     let outcome = fence.and_then(|fence| {
@@ -175,6 +174,9 @@ fn stress_thread(
     let mut dispatches = 0;
     let mut iteration = 0u64;
     while iteration == 0 || Instant::now() < deadline {
+        // SAFETY: the previous submission was waited for.
+        unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) }
+            .vk_context("vkResetCommandPool")?;
         begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
         labels.begin(
             cmd,

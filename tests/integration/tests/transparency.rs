@@ -1,0 +1,112 @@
+//! Blackbox must be invisible to the app and to the validation layer below it (issue 10): this file holds
+//! the checks of that which need a scenario of their own.
+//!
+//! - The validation settings every end-to-end test runs with (synchronization validation and best
+//!   practices, every message, no repeat dropped) take effect: a deliberate hazard and a deliberate
+//!   best-practices case are reported, as often as they happen.
+//! - An app that learns of completion only by polling a timeline semaphore (as wgpu does), or that makes
+//!   no Vulkan call at all for a while, still gets its NaN reported before it reads its results.
+
+use blackbox_integration::*;
+
+#[test]
+fn validation_settings_take_effect_hazards_and_best_practices_are_reported_every_time() {
+    let home = TempDir::new("canary");
+    let run = run(&mut testapp_with_validation_only(
+        &home,
+        &["validation-canary"],
+    ));
+    assert_eq!(
+        run.status.code(),
+        Some(3),
+        "the app's messenger received the messages\n{}",
+        run.dump()
+    );
+    run.assert_validation_on();
+    let log = run.validation();
+    let counts = log.counts();
+    // 12 fills with no barrier between them: 11 hazards, over the layer's default limit of 10 repeats.
+    assert_eq!(
+        counts.get("SYNC-HAZARD-WRITE-AFTER-WRITE"),
+        Some(&11),
+        "synchronization validation, no repeat dropped\n{}",
+        run.dump()
+    );
+    assert_eq!(
+        counts.get("UNASSIGNED-BestPractices-pipeline-stage-flags"),
+        Some(&1),
+        "best practices\n{}",
+        run.dump()
+    );
+    let hazard = log.first("SYNC-HAZARD-WRITE-AFTER-WRITE").unwrap();
+    assert!(
+        hazard.text.contains("vkCmdFillBuffer") && hazard.text.contains("Objects: 1"),
+        "the whole message is kept\n{}",
+        hazard.text
+    );
+    // The strict check sees them; nothing else is in the log.
+    let unexpected = log.unexpected();
+    assert_eq!(unexpected.len(), 12, "{}", run.dump());
+    assert!(log.stray.is_empty(), "{:#?}", log.stray);
+}
+
+/// The index of the first line of `run`'s stderr for which `pred` holds.
+fn line_of(run: &Run, pred: impl Fn(&str) -> bool) -> Option<usize> {
+    run.stderr.lines().position(pred)
+}
+
+/// Runs `scenario` (nan-poll or nan-sleep) through Blackbox at NaN `outputs` and asserts that its NaN
+/// line comes before the app's `reading results` line.
+fn nan_before_reading(scenario: &str) {
+    let home = TempDir::new(scenario);
+    let reference = run(&mut testapp_with_validation_only(&home, &[scenario]));
+    reference.assert_success().assert_no_validation_messages();
+    let started = std::time::Instant::now();
+    let run = run(&mut testapp_with_blackbox(
+        &home,
+        &[scenario],
+        &[("VK_BLACKBOX_NAN", "outputs")],
+    ));
+    let took = started.elapsed();
+    // The order first; the validation messages (exit code 3) after.
+    run.assert_testapp_finished();
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    let pipeline = format!("[pipeline \"{scenario}\"]");
+    let nan = line_of(&run, |l| {
+        l.starts_with("[blackbox] warn: NaN") && l.contains(&pipeline)
+    });
+    let reading = line_of(&run, |l| {
+        l.starts_with(&format!("bb-testapp: {scenario}: reading results"))
+    })
+    .unwrap_or_else(|| panic!("no `reading results` line\n{}", run.dump()));
+    let teardown = line_of(&run, |l| {
+        l == format!("bb-testapp: {scenario}: tearing down")
+    })
+    .unwrap_or_else(|| panic!("no `tearing down` line\n{}", run.dump()));
+    let when = match nan {
+        None => "never".to_owned(),
+        Some(n) if n < reading => "before the app read its results".to_owned(),
+        Some(n) if n < teardown => "after the app read its results (late)".to_owned(),
+        Some(_) => "only when the app tore the device down".to_owned(),
+    };
+    assert!(
+        nan.is_some_and(|n| n < reading),
+        "the NaN line {pipeline} must come before `{scenario}: reading results`; it came {when} \
+         (run took {took:?})\n{}",
+        run.dump()
+    );
+    run.assert_success().assert_no_validation_messages();
+}
+
+#[test]
+fn nan_is_reported_before_an_app_that_polls_a_timeline_semaphore_reads_its_results() {
+    nan_before_reading("nan-poll");
+}
+
+/// `nan-sleep` makes no Vulkan call for 500 ms after submitting (its one small dispatch completes within
+/// milliseconds): Blackbox must notice the completion by itself, within a bounded time (under those
+/// 500 ms), not wait for the app's next call.
+#[test]
+fn nan_is_reported_within_a_bounded_time_while_the_app_makes_no_vulkan_call() {
+    nan_before_reading("nan-sleep");
+}
