@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Lays out release binaries in .gpu/ for scripts/gpu-check.sh on another machine (the device tool carries
 # it): blackbox, bb-testapp, the layer with its explicit manifest, the fault layer with its manifest; and,
-# for scripts/gpu-corpus.sh, the compute and fragment modules of the engine's corpus (compiled by its tests
-# into target/tmp/corpus: `cargo test -p blackbox-engine --test corpus` makes them).
+# for scripts/gpu-corpus.sh and scripts/bench-compile.sh, the compute and fragment modules of the engine's
+# corpus (compiled by its tests into target/tmp/corpus: `cargo test -p blackbox-engine --test corpus` makes
+# them); for scripts/bench-compile.sh, the shared corpus's compute and fragment modules and ncnn's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p blackbox-cli -p blackbox-testapp -p blackbox-layer -p blackbox-fault-layer
@@ -18,6 +19,15 @@ if [ -e "${modules[0]}" ]; then
 else
   echo "gpu-pack: no corpus in target/tmp/corpus (cargo test -p blackbox-engine --test corpus makes it)" >&2
 fi
+# For scripts/bench-compile.sh: the shared corpus's compute and fragment modules, and ncnn's.
+mkdir -p .gpu/shared-corpus .gpu/ncnn
+shared=${BLACKBOX_SHARED_CORPUS:-../shared/corpus/spv}
+if [ -d "$shared" ]; then
+  cp "$shared"/*.comp.spv "$shared"/*.frag.spv .gpu/shared-corpus/
+else
+  echo "gpu-pack: no shared corpus at $shared (BLACKBOX_SHARED_CORPUS)" >&2
+fi
+cp tests/compile-corpus/ncnn/*.spv .gpu/ncnn/
 strip .gpu/blackbox .gpu/bb-testapp .gpu/*.so .gpu/fault/*.so
 # The commit the binaries were built from (the GPU machine's copy of the tree may not have .git).
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.gpu' || echo ' + uncommitted changes')" > .gpu/COMMIT

@@ -91,6 +91,8 @@ pub struct Features {
     pub independent_blend: bool,
     /// `maintenance4` (SPIR-V 1.6 compute shaders declare their workgroup size with `LocalSizeId`).
     pub maintenance4: bool,
+    /// `shaderResourceResidency` (the `SparseResidency` capability).
+    pub resource_residency: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -362,6 +364,8 @@ impl Context {
             vulkan_memory_model: needs.arbitrary_shaders
                 && supported12.vulkan_memory_model == vk::TRUE
                 && supported12.vulkan_memory_model_device_scope == vk::TRUE,
+            resource_residency: needs.arbitrary_shaders
+                && supported10.shader_resource_residency == vk::TRUE,
         };
 
         let priorities = [1.0f32; 2];
@@ -384,6 +388,7 @@ impl Context {
             .shader_int16(features.shader_int16)
             .robust_buffer_access(features.robust_buffer_access)
             .independent_blend(features.independent_blend)
+            .shader_resource_residency(features.resource_residency)
             .shader_storage_image_read_without_format(features.images_without_format)
             .shader_storage_image_write_without_format(features.images_without_format);
         let mut enable11 = vk::PhysicalDeviceVulkan11Features::default()

@@ -9,7 +9,7 @@
 //! After an error the app still destroys everything it created (after vkDeviceWaitIdle), unless a wait
 //! timed out with GPU work possibly still running; so a device loss exercises the teardown path too.
 //!
-//! The benchmarks `record-bench`, `pipeline-bench`, `frame-bench` and `shader-bench` (not in `all`) also
+//! The benchmarks `record-bench`, `pipeline-bench`, `pipeline-compile`, `frame-bench` and `shader-bench` (not in `all`) also
 //! print timings on stdout; `memory-bench` (not in `all`) prints resident and device memory.
 //! Some scenarios (not in `all`) are deliberate faults for Blackbox to report: `hang`, `hang-draw` (long
 //! GPU work), `bad-address` (a GPU page fault; on lavapipe a SIGSEGV in a driver thread); others make shader
@@ -41,7 +41,7 @@ options:
   --device-index N   physical device to use (default 0)
   --cmdbufs N    record-bench: command buffers per iteration (default 32)
   --draws M      record-bench: draws per command buffer (default 500)
-  --iters K      record-bench, pipeline-bench: iterations (defaults 20 and 5)
+  --iters K      record-bench, pipeline-bench, pipeline-compile: iterations (defaults 20, 5 and 3)
   --pipelines N  pipeline-bench: compute and graphics pipelines created per iteration, N of each
                  (default 40)
   --frame-draws N      frame-bench: draws in the frame's render pass (default 10000)
@@ -83,7 +83,7 @@ options:
   --threads N        stress: recording and submitting threads (default 8)
   --seconds S        stress: how long each thread runs (default 5)
   --flood-frames N   flood: frames (default 10)
-  --spirv FILE       spirv-run: a compute or fragment shader to run (repeatable)
+  --spirv FILE       spirv-run, pipeline-compile: a compute or fragment shader (repeatable)
   --features-via-extensions  enable timeline semaphores and buffer device address through
                      VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
@@ -119,6 +119,10 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  samplers it declares (a fragment shader behind a vertex shader made to match its inputs);
                  prints `spirv <file> checksum X` (storage buffers and images, attachments), or
                  `spirv <file> skipped: <reason>` for a module it cannot run
+  pipeline-compile  a benchmark: for each --spirv compute or fragment shader, --iters times, the time of
+                 vkCreateShaderModule + vkCreate*Pipelines of a freshly tagged copy, and of its first use
+                 minus its second (a driver's deferred compile); prints `compile <file> <stage> create_us C
+                 first_use_us F` (medians), or `compile <file> skipped: <reason>`
   (assert-*, printf, shader-bench and --shader-debug nonsemantic need VK_KHR_shader_non_semantic_info; where
    it is missing a note says so and they run anyway: Blackbox rewrites them, some drivers refuse them)";
 

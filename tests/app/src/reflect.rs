@@ -1,8 +1,8 @@
 //! Just enough SPIR-V reflection to run an arbitrary compute or fragment shader: its entry point, workgroup
 //! size, capabilities, push constants, the descriptors of set 0, and a fragment shader's inputs and
-//! outputs. Anything else (another stage, other sets, arrays of descriptors, image formats other than
-//! rgba32f/rgba8, inputs or outputs other than 32-bit scalars and vectors) is refused with the reason, so
-//! that a caller can say which modules it ran and why it left the others.
+//! outputs. Anything else (another stage, other sets, arrays of descriptors, two variables at one binding,
+//! image formats other than rgba32f/rgba8, inputs or outputs other than 32-bit scalars and vectors) is
+//! refused with the reason, so that a caller can say which modules it ran and why it left the others.
 
 use anyhow::{bail, Result};
 use std::collections::HashMap;
@@ -311,6 +311,10 @@ pub fn shader_interface(words: &[u32]) -> Result<ShaderInterface> {
         bindings.push((binding, descriptor));
     }
     bindings.sort_by_key(|&(b, _)| b);
+    // DXC puts a texture and its sampler at one binding number when the HLSL says so: a layout cannot.
+    if let Some(w) = bindings.windows(2).find(|w| w[0].0 == w[1].0) {
+        bail!("binding {}: two variables", w[0].0);
+    }
     inputs.sort_by_key(|v| v.location);
     outputs.sort_by_key(|v| v.location);
     Ok(ShaderInterface {

@@ -17,6 +17,7 @@ pub mod instances;
 pub mod memory_bench;
 pub mod nan;
 pub mod pipeline_bench;
+pub mod pipeline_compile;
 pub mod program;
 pub mod record_bench;
 pub mod robustness;
@@ -258,5 +259,19 @@ pub const SCENARIOS: &[Scenario] = &[
             ..Needs::NONE
         },
         run: spirv_run::run,
+    },
+    Scenario {
+        name: "pipeline-compile",
+        in_all: false,
+        needs: Needs {
+            buffer_device_address: true,
+            shader_float16: true,
+            shader_float64: true,
+            shader_int64: true,
+            non_semantic_info: true,
+            arbitrary_shaders: true,
+            ..Needs::NONE
+        },
+        run: pipeline_compile::run,
     },
 ];

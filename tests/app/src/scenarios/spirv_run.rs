@@ -58,6 +58,7 @@ fn missing_feature(cx: &Context, capabilities: &[u32]) -> Option<String> {
             4433..=4435 => (f.storage_16bit, "16-bit storage"),
             55 | 56 => (f.images_without_format, "storage images without format"),
             5345 | 5346 => (f.vulkan_memory_model, "the Vulkan memory model"),
+            41 => (f.resource_residency, "shaderResourceResidency"),
             _ => (true, ""),
         };
         (!have).then(|| format!("the device lacks {what} (capability {c})"))
@@ -68,34 +69,14 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let mut all = Fnv1a::new();
     for path in &options.stress.spirv_files {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let name = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let interface = match ash::util::read_spv(&mut std::io::Cursor::new(&bytes))
-            .map_err(anyhow::Error::from)
-            .and_then(|words| shader_interface(&words))
-        {
+        let name = file_name(path);
+        let interface = match runnable(cx, &bytes) {
             Ok(interface) => interface,
             Err(reason) => {
                 println!("spirv {name} skipped: {reason}");
                 continue;
             }
         };
-        let missing = missing_feature(cx, &interface.capabilities)
-            .or_else(|| {
-                (interface.local_size_id && !cx.features.maintenance4)
-                    .then(|| "the device lacks maintenance4 (LocalSizeId)".to_string())
-            })
-            .or_else(|| {
-                (interface.stage == Stage::Fragment && !cx.features.dynamic_rendering)
-                    .then(|| "the device lacks dynamicRendering".to_string())
-            });
-        if let Some(reason) = missing {
-            println!("spirv {name} skipped: {reason}");
-            continue;
-        }
         let sum = match interface.stage {
             Stage::Compute => run_compute(cx, &bytes, &interface, &name),
             Stage::Fragment => run_fragment(cx, &bytes, &interface, &name),
@@ -105,6 +86,35 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         all.update(&sum.to_le_bytes());
     }
     Ok(Outcome::Checksum(all.finish()))
+}
+
+/// A path's file name, as the scenarios print it.
+pub(super) fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The interface of a module this device can run, or why it cannot.
+pub(super) fn runnable(cx: &Context, bytes: &[u8]) -> std::result::Result<ShaderInterface, String> {
+    let interface = ash::util::read_spv(&mut std::io::Cursor::new(bytes))
+        .map_err(anyhow::Error::from)
+        .and_then(|words| shader_interface(&words))
+        .map_err(|e| e.to_string())?;
+    let missing = missing_feature(cx, &interface.capabilities)
+        .or_else(|| {
+            (interface.local_size_id && !cx.features.maintenance4)
+                .then(|| "the device lacks maintenance4 (LocalSizeId)".to_string())
+        })
+        .or_else(|| {
+            (interface.stage == Stage::Fragment && !cx.features.dynamic_rendering)
+                .then(|| "the device lacks dynamicRendering".to_string())
+        });
+    match missing {
+        Some(reason) => Err(reason),
+        None => Ok(interface),
+    }
 }
 
 /// What a binding was given.
@@ -119,17 +129,21 @@ enum Bound {
 }
 
 /// The descriptors, layouts and push constants of a module, and what they are bound to.
-struct Resources {
+pub(super) struct Resources {
     bound: Vec<Bound>,
     /// Sampled images and the buffers their texels are uploaded from.
     uploads: Vec<(Image, Buffer)>,
-    layout: vk::PipelineLayout,
+    pub(super) layout: vk::PipelineLayout,
     set: Option<vk::DescriptorSet>,
     push: Option<Vec<u8>>,
 }
 
 impl Resources {
-    fn new(cx: &Context, interface: &ShaderInterface, stage: vk::ShaderStageFlags) -> Result<Self> {
+    pub(super) fn new(
+        cx: &Context,
+        interface: &ShaderInterface,
+        stage: vk::ShaderStageFlags,
+    ) -> Result<Self> {
         let d = &cx.device;
         let mut bound = Vec::new();
         let mut uploads = Vec::new();
@@ -356,9 +370,37 @@ fn readback_buffer(cx: &Context, image: &Image) -> Result<Buffer> {
 }
 
 fn run_compute(cx: &Context, spirv: &[u8], interface: &ShaderInterface, name: &str) -> Result<u64> {
-    let d = &cx.device;
     let res = Resources::new(cx, interface, vk::ShaderStageFlags::COMPUTE)?;
     let module = cx.create_shader_module(spirv)?;
+    let created = create_compute_pipeline(cx, module, interface, res.layout);
+    cx.destroy_shader_module(module);
+    let pipeline = keep_pipeline(cx, created?, name)?;
+    cx.submit_and_wait(|cmd| {
+        record_dispatch(cx, cmd, &res, pipeline, compute_groups(interface));
+        Ok(())
+    })?;
+    let mut sum = Fnv1a::new();
+    res.checksum(interface, &mut sum);
+    Ok(sum.finish())
+}
+
+/// The workgroups that give 4096 invocations in x, or a 64x64 grid for 2D workgroups.
+fn compute_groups(interface: &ShaderInterface) -> [u32; 3] {
+    let [lx, ly, _] = interface.local_size.map(|n| n.max(1));
+    if ly > 1 {
+        [IMAGE.width.div_ceil(lx), IMAGE.height.div_ceil(ly), 1]
+    } else {
+        [INVOCATIONS_1D.div_ceil(lx), 1, 1]
+    }
+}
+
+/// A compute pipeline of `module`'s entry point (one vkCreateComputePipelines call, no pipeline cache).
+pub(super) fn create_compute_pipeline(
+    cx: &Context,
+    module: vk::ShaderModule,
+    interface: &ShaderInterface,
+    layout: vk::PipelineLayout,
+) -> Result<vk::Pipeline> {
     let entry = CString::new(interface.entry.as_str()).unwrap_or_default();
     let stage = vk::PipelineShaderStageCreateInfo::default()
         .stage(vk::ShaderStageFlags::COMPUTE)
@@ -366,28 +408,28 @@ fn run_compute(cx: &Context, spirv: &[u8], interface: &ShaderInterface, name: &s
         .name(&entry);
     let info = vk::ComputePipelineCreateInfo::default()
         .stage(stage)
-        .layout(res.layout);
-    let created = unsafe { d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
-    cx.destroy_shader_module(module);
-    let pipeline = keep_pipeline(cx, created, "vkCreateComputePipelines", name)?;
+        .layout(layout);
+    let created =
+        unsafe { cx.device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
+    Ok(created
+        .map_err(|(_, r)| r)
+        .vk_context("vkCreateComputePipelines")?[0])
+}
 
-    let [lx, ly, _] = interface.local_size.map(|n| n.max(1));
-    let groups = if ly > 1 {
-        [IMAGE.width.div_ceil(lx), IMAGE.height.div_ceil(ly), 1]
-    } else {
-        [INVOCATIONS_1D.div_ceil(lx), 1, 1]
-    };
-    cx.submit_and_wait(|cmd| {
-        res.record_setup(d, cmd);
-        unsafe { d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline) };
-        res.record_bind(d, cmd, vk::PipelineBindPoint::COMPUTE);
-        unsafe { d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]) };
-        res.record_readback(cx, cmd);
-        Ok(())
-    })?;
-    let mut sum = Fnv1a::new();
-    res.checksum(interface, &mut sum);
-    Ok(sum.finish())
+/// Records the set-up, a dispatch of `groups` with `pipeline`, and the readback.
+pub(super) fn record_dispatch(
+    cx: &Context,
+    cmd: vk::CommandBuffer,
+    res: &Resources,
+    pipeline: vk::Pipeline,
+    groups: [u32; 3],
+) {
+    let d = &cx.device;
+    res.record_setup(d, cmd);
+    unsafe { d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline) };
+    res.record_bind(d, cmd, vk::PipelineBindPoint::COMPUTE);
+    unsafe { d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]) };
+    res.record_readback(cx, cmd);
 }
 
 fn run_fragment(
@@ -396,7 +438,32 @@ fn run_fragment(
     interface: &ShaderInterface,
     name: &str,
 ) -> Result<u64> {
-    let d = &cx.device;
+    let targets = fragment_targets(cx, interface)?;
+    let res = Resources::new(cx, interface, vk::ShaderStageFlags::FRAGMENT)?;
+    let vertex = cx.create_shader_module(&companion_vertex_shader(&interface.inputs))?;
+    let fragment = cx.create_shader_module(spirv)?;
+    let created = create_fragment_pipeline(cx, vertex, fragment, interface, res.layout);
+    cx.destroy_shader_module(vertex);
+    cx.destroy_shader_module(fragment);
+    let pipeline = keep_pipeline(cx, created?, name)?;
+    cx.submit_and_wait(|cmd| {
+        record_draw(cx, cmd, &res, &targets, pipeline);
+        Ok(())
+    })?;
+    let mut sum = Fnv1a::new();
+    for (_, readback) in &targets {
+        sum.update(readback.bytes());
+    }
+    res.checksum(interface, &mut sum);
+    Ok(sum.finish())
+}
+
+/// The rgba32f attachments of a fragment shader's outputs (attachment i is the output at location i), each
+/// with the host buffer it is read back into. Fails for interfaces this scenario cannot draw.
+pub(super) fn fragment_targets(
+    cx: &Context,
+    interface: &ShaderInterface,
+) -> Result<Vec<(Image, Buffer)>> {
     if interface.outputs.len() > 1 && !cx.features.independent_blend {
         anyhow::bail!("several outputs need independentBlend (each has its own write mask)");
     }
@@ -406,16 +473,39 @@ fn run_fragment(
             v.location
         );
     }
-    let res = Resources::new(cx, interface, vk::ShaderStageFlags::FRAGMENT)?;
+    // Attachment i is the output at location i: locations must be 0..n.
+    if interface
+        .outputs
+        .iter()
+        .enumerate()
+        .any(|(i, v)| v.location != i as u32)
+    {
+        anyhow::bail!("output locations are not 0..n");
+    }
     let mut targets = Vec::new();
     for _ in &interface.outputs {
         let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
         let image = cx.create_image_with_format(IMAGE, vk::Format::R32G32B32A32_SFLOAT, usage)?;
         targets.push((image, readback_buffer(cx, &image)?));
     }
+    Ok(targets)
+}
 
-    let vertex = cx.create_shader_module(&companion_vertex_shader(&interface.inputs))?;
-    let fragment = cx.create_shader_module(spirv)?;
+const SCISSOR: vk::Rect2D = vk::Rect2D {
+    offset: vk::Offset2D { x: 0, y: 0 },
+    extent: IMAGE,
+};
+
+/// A graphics pipeline (dynamic rendering) of `vertex` (a `companion_vertex_shader`) and `fragment`, with a
+/// 64x64 viewport and an rgba32f attachment per output, writing the output's components only (one
+/// vkCreateGraphicsPipelines call, no pipeline cache).
+pub(super) fn create_fragment_pipeline(
+    cx: &Context,
+    vertex: vk::ShaderModule,
+    fragment: vk::ShaderModule,
+    interface: &ShaderInterface,
+    layout: vk::PipelineLayout,
+) -> Result<vk::Pipeline> {
     let entry = CString::new(interface.entry.as_str()).unwrap_or_default();
     let stages = [
         vk::PipelineShaderStageCreateInfo::default()
@@ -438,10 +528,7 @@ fn run_fragment(
         min_depth: 0.0,
         max_depth: 1.0,
     }];
-    let scissors = [vk::Rect2D {
-        offset: vk::Offset2D::default(),
-        extent: IMAGE,
-    }];
+    let scissors = [SCISSOR];
     let viewport = vk::PipelineViewportStateCreateInfo::default()
         .viewports(&viewports)
         .scissors(&scissors);
@@ -467,16 +554,7 @@ fn run_fragment(
         })
         .collect();
     let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blends);
-    // Attachment i is the output at location i: locations must be 0..n.
-    if interface
-        .outputs
-        .iter()
-        .enumerate()
-        .any(|(i, v)| v.location != i as u32)
-    {
-        anyhow::bail!("output locations are not 0..n");
-    }
-    let formats = vec![vk::Format::R32G32B32A32_SFLOAT; targets.len()];
+    let formats = vec![vk::Format::R32G32B32A32_SFLOAT; interface.outputs.len()];
     let mut rendering =
         vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&formats);
     let info = vk::GraphicsPipelineCreateInfo::default()
@@ -487,67 +565,63 @@ fn run_fragment(
         .rasterization_state(&raster)
         .multisample_state(&multisample)
         .color_blend_state(&blend)
-        .layout(res.layout)
+        .layout(layout)
         .push_next(&mut rendering);
-    let created = unsafe { d.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-    cx.destroy_shader_module(vertex);
-    cx.destroy_shader_module(fragment);
-    let pipeline = keep_pipeline(cx, created, "vkCreateGraphicsPipelines", name)?;
-
-    cx.submit_and_wait(|cmd| {
-        res.record_setup(d, cmd);
-        let attachments: Vec<_> = targets
-            .iter()
-            .map(|(image, _)| {
-                image_barrier(d, cmd, image, UNDEFINED, ATTACHMENT);
-                vk::RenderingAttachmentInfo::default()
-                    .image_view(image.view)
-                    .image_layout(ATTACHMENT)
-                    .load_op(vk::AttachmentLoadOp::CLEAR)
-                    .store_op(vk::AttachmentStoreOp::STORE)
-                    .clear_value(vk::ClearValue {
-                        color: vk::ClearColorValue {
-                            float32: [0.1, 0.2, 0.3, 0.4],
-                        },
-                    })
-            })
-            .collect();
-        let rendering = vk::RenderingInfo::default()
-            .render_area(scissors[0])
-            .layer_count(1)
-            .color_attachments(&attachments);
-        unsafe {
-            d.cmd_begin_rendering(cmd, &rendering);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
-        }
-        res.record_bind(d, cmd, vk::PipelineBindPoint::GRAPHICS);
-        unsafe {
-            d.cmd_draw(cmd, 3, 1, 0, 0);
-            d.cmd_end_rendering(cmd);
-        }
-        for (image, readback) in &targets {
-            image_barrier(d, cmd, image, ATTACHMENT, TRANSFER_SRC);
-            cx.record_image_readback(cmd, image, readback);
-        }
-        res.record_readback(cx, cmd);
-        Ok(())
-    })?;
-    let mut sum = Fnv1a::new();
-    for (_, readback) in &targets {
-        sum.update(readback.bytes());
-    }
-    res.checksum(interface, &mut sum);
-    Ok(sum.finish())
+    let created =
+        unsafe { cx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+    Ok(created
+        .map_err(|(_, r)| r)
+        .vk_context("vkCreateGraphicsPipelines")?[0])
 }
 
-/// The one pipeline a `vkCreate*Pipelines` call made, owned by the context and named after the module.
-fn keep_pipeline(
+/// Records the set-up, one triangle over the 64x64 targets with `pipeline`, and the readback.
+pub(super) fn record_draw(
     cx: &Context,
-    created: std::result::Result<Vec<vk::Pipeline>, (Vec<vk::Pipeline>, vk::Result)>,
-    call: &'static str,
-    name: &str,
-) -> Result<vk::Pipeline> {
-    let pipeline = created.map_err(|(_, r)| r).vk_context(call)?[0];
+    cmd: vk::CommandBuffer,
+    res: &Resources,
+    targets: &[(Image, Buffer)],
+    pipeline: vk::Pipeline,
+) {
+    let d = &cx.device;
+    res.record_setup(d, cmd);
+    let attachments: Vec<_> = targets
+        .iter()
+        .map(|(image, _)| {
+            image_barrier(d, cmd, image, UNDEFINED, ATTACHMENT);
+            vk::RenderingAttachmentInfo::default()
+                .image_view(image.view)
+                .image_layout(ATTACHMENT)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(vk::ClearValue {
+                    color: vk::ClearColorValue {
+                        float32: [0.1, 0.2, 0.3, 0.4],
+                    },
+                })
+        })
+        .collect();
+    let rendering = vk::RenderingInfo::default()
+        .render_area(SCISSOR)
+        .layer_count(1)
+        .color_attachments(&attachments);
+    unsafe {
+        d.cmd_begin_rendering(cmd, &rendering);
+        d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
+    }
+    res.record_bind(d, cmd, vk::PipelineBindPoint::GRAPHICS);
+    unsafe {
+        d.cmd_draw(cmd, 3, 1, 0, 0);
+        d.cmd_end_rendering(cmd);
+    }
+    for (image, readback) in targets {
+        image_barrier(d, cmd, image, ATTACHMENT, TRANSFER_SRC);
+        cx.record_image_readback(cmd, image, readback);
+    }
+    res.record_readback(cx, cmd);
+}
+
+/// Keeps `pipeline` until the scenario ends (the context owns it), named after the module.
+fn keep_pipeline(cx: &Context, pipeline: vk::Pipeline, name: &str) -> Result<vk::Pipeline> {
     cx.own(Owned::Pipeline(pipeline));
     cx.set_name(pipeline, &CString::new(name).unwrap_or_default())?;
     Ok(pipeline)
