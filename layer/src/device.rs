@@ -81,6 +81,16 @@ pub unsafe fn create(
     }
     // SAFETY: on success the next layer wrote a valid device.
     let handle = unsafe { *out_device };
+    debug!(
+        "{} (used at Vulkan {}): Blackbox enabled {}",
+        description.name,
+        version_string(api_version),
+        if capabilities.enabled.is_empty() {
+            "nothing the app did not".to_owned()
+        } else {
+            capabilities.enabled.join(", ")
+        }
+    );
     crate::contained("setting up the device", || {
         let device = Arc::new(Device {
             handle,

@@ -91,6 +91,9 @@ pub unsafe fn create(
     own.enabled_extension_count = extensions.len() as u32;
     own.pp_enabled_extension_names = extensions.as_ptr();
     let added = extensions.len() > app_extensions.len();
+    if added {
+        debug!("a Vulkan 1.0 instance: Blackbox adds VK_KHR_get_physical_device_properties2 and VK_KHR_device_group_creation where the app did not enable them");
+    }
     // SAFETY: the app's arguments, with the extension list copied and extended.
     let mut result = unsafe { next_create(&own, allocator, out_instance) };
     if added && result == vk::Result::ERROR_EXTENSION_NOT_PRESENT {

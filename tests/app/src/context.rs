@@ -263,6 +263,8 @@ pub struct Context {
     pub timestamp_valid_bits: u32,
     /// Present when the instance enabled VK_EXT_debug_utils.
     pub debug_utils: Option<ash::ext::debug_utils::Device>,
+    /// The version the app uses the device at: the lower of the instance's (`--api`) and the device's.
+    pub api_version: u32,
     memory_properties: vk::PhysicalDeviceMemoryProperties,
     /// Pool for `submit_and_wait`'s command buffers (main thread only).
     one_shot_pool: vk::CommandPool,
@@ -290,7 +292,8 @@ impl Context {
             .device_name_as_c_str()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let api = properties.api_version;
+        // The app may use what the lower of its instance's version and the device's allows.
+        let api = properties.api_version.min(app.api_version);
 
         let families =
             unsafe { instance.get_physical_device_queue_family_properties(physical_device) };
@@ -308,21 +311,31 @@ impl Context {
         let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut supported12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut supported13 = vk::PhysicalDeviceVulkan13Features::default();
-        {
+        // Below 1.2 the two features the app may take from extensions are asked through their own structs.
+        let mut supported_timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default();
+        let mut supported_address = vk::PhysicalDeviceBufferDeviceAddressFeatures::default();
+        // vkGetPhysicalDeviceFeatures2 is core in 1.1; a 1.0 app asks the 1.0 way.
+        if api >= vk::API_VERSION_1_1 {
             let mut query = vk::PhysicalDeviceFeatures2::default();
             if api >= vk::API_VERSION_1_2 {
                 query = query
                     .push_next(&mut supported11)
                     .push_next(&mut supported12);
+            } else if needs.features_via_extensions {
+                query = query
+                    .push_next(&mut supported_timeline)
+                    .push_next(&mut supported_address);
             }
             if api >= vk::API_VERSION_1_3 {
                 query = query.push_next(&mut supported13);
             }
             unsafe { instance.get_physical_device_features2(physical_device, &mut query) };
+            if api < vk::API_VERSION_1_2 {
+                supported12.timeline_semaphore = supported_timeline.timeline_semaphore;
+                supported12.buffer_device_address = supported_address.buffer_device_address;
+            }
         }
-        let mut supported = vk::PhysicalDeviceFeatures2::default();
-        unsafe { instance.get_physical_device_features2(physical_device, &mut supported) };
-        let supported10 = supported.features;
+        let supported10 = unsafe { instance.get_physical_device_features(physical_device) };
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }
             .vk_context("vkEnumerateDeviceExtensionProperties")?;
         let has_extension = |name: &CStr| {
@@ -334,6 +347,9 @@ impl Context {
         let via_extensions = needs.features_via_extensions
             && has_extension(ash::khr::timeline_semaphore::NAME)
             && has_extension(ash::khr::buffer_device_address::NAME);
+        if needs.features_via_extensions && api < vk::API_VERSION_1_1 {
+            bail!("--features-via-extensions needs --api 1.1 or later (VK_KHR_buffer_device_address needs device groups)");
+        }
         if needs.features_via_extensions && !via_extensions {
             bail!("--features-via-extensions: the device lacks VK_KHR_timeline_semaphore or VK_KHR_buffer_device_address");
         }
@@ -457,6 +473,7 @@ impl Context {
             timestamp_period: properties.limits.timestamp_period,
             timestamp_valid_bits,
             debug_utils,
+            api_version: api,
             memory_properties,
             one_shot_pool,
             owned: RefCell::new(Vec::new()),

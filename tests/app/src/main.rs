@@ -84,6 +84,8 @@ options:
   --seconds S        stress: how long each thread runs (default 5)
   --flood-frames N   flood: frames (default 10)
   --spirv FILE       spirv-run: a compute or fragment shader to run (repeatable)
+  --api V            the Vulkan version the app creates its instance for: 1.0, 1.1, 1.2 or 1.3 (default 1.3);
+                     below 1.2 nan-compute uses a SPIR-V 1.0 build of its shader
   --features-via-extensions  enable timeline semaphores and buffer device address through
                      VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
@@ -229,6 +231,8 @@ pub struct Options {
     pub fault: FaultOptions,
     pub stress: StressOptions,
     pub scenarios: Vec<&'static str>,
+    /// `VkApplicationInfo::apiVersion` (`--api`).
+    pub api_version: u32,
 }
 
 enum Command {
@@ -275,6 +279,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             spirv_files: Vec::new(),
         },
         scenarios: Vec::new(),
+        api_version: vk::API_VERSION_1_3,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -371,6 +376,15 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
             "--spirv" => options.stress.spirv_files.push(text("--spirv")?.into()),
             "--features-via-extensions" => options.stress.features_via_extensions = true,
+            "--api" => {
+                options.api_version = match text("--api")?.as_str() {
+                    "1.0" => vk::API_VERSION_1_0,
+                    "1.1" => vk::API_VERSION_1_1,
+                    "1.2" => vk::API_VERSION_1_2,
+                    "1.3" => vk::API_VERSION_1_3,
+                    other => bail!("--api {other}: accepted: 1.0, 1.1, 1.2, 1.3"),
+                }
+            }
             "--shader-debug" => {
                 options.fault.shader_debug = match text("--shader-debug")?.as_str() {
                     "opline" => ShaderDebug::OpLine,
@@ -453,7 +467,7 @@ fn run(options: &Options) -> Result<RunSummary> {
     // SAFETY: loading the system Vulkan loader; nothing else in this process loads a different one.
     let entry =
         unsafe { ash::Entry::load() }.context("cannot load the Vulkan loader (libvulkan.so.1)")?;
-    let app = AppInstance::create(&entry)?;
+    let app = AppInstance::create(&entry, options.api_version)?;
     if memory_bench {
         scenarios::memory_bench::checkpoint("instance");
     }
@@ -616,10 +630,12 @@ pub struct AppInstance {
     pub entry: ash::Entry,
     pub instance: ash::Instance,
     pub debug_utils: Option<DebugUtils>,
+    /// The version the instance was created for (`--api`).
+    pub api_version: u32,
 }
 
 impl AppInstance {
-    pub fn create(entry: &ash::Entry) -> Result<AppInstance> {
+    pub fn create(entry: &ash::Entry, api_version: u32) -> Result<AppInstance> {
         // SAFETY (whole function): plain Vulkan calls with create infos that outlive them.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
             .vk_context("vkEnumerateInstanceExtensionProperties")?;
@@ -631,7 +647,7 @@ impl AppInstance {
             .application_name(c"bb-testapp")
             .application_version(1)
             .engine_name(c"none")
-            .api_version(vk::API_VERSION_1_3);
+            .api_version(api_version);
         let enabled = [ash::ext::debug_utils::NAME.as_ptr()];
         let enabled = if has_debug_utils { &enabled[..] } else { &[] };
         // Chained into vkCreateInstance too, so that messages from instance creation and destruction count.
@@ -657,6 +673,7 @@ impl AppInstance {
             entry: entry.clone(),
             instance,
             debug_utils,
+            api_version,
         })
     }
 
