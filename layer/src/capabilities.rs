@@ -42,6 +42,11 @@ pub struct Capabilities {
     pub error_memory_type: Option<u32>,
     /// What Blackbox enabled that the app did not ask for: extensions and features, by name.
     pub enabled: Vec<&'static str>,
+    /// Every marker write gets a word of its own, also on the buffer-marker path (see
+    /// [`crate::breadcrumbs`]): synchronization validation is on below.
+    pub distinct_marker_words: bool,
+    /// What Blackbox left off, and why, for the start-up line.
+    pub left_off: Vec<String>,
 }
 
 /// Features and extensions the device supports, as far as Blackbox cares.
@@ -236,6 +241,9 @@ pub struct Wanted {
     /// `VK_NV_device_diagnostic_checkpoints` enabled, NVIDIA's driver 580 holds about 50 KiB more host
     /// memory per command buffer, used or not.
     pub markers: bool,
+    /// Special-use extensions may be enabled (`VK_AMD_buffer_marker`, `VK_EXT_device_address_binding_report`):
+    /// not when the validation layer below runs best practices, which warns about each.
+    pub special_use: bool,
 }
 
 /// Turns a feature on in the chain copy: in the app's struct of type `T` if it chained one (its copy), else
@@ -315,9 +323,19 @@ impl DeviceCreatePatch {
                 enabled.push(name.to_str().unwrap_or_default());
             }
         };
+        let special_use_off = |caps: &mut Capabilities, ext: &CStr| {
+            caps.left_off.push(format!(
+                "{} (a special-use extension, which the validation layer's best practices below would report)",
+                ext.to_string_lossy()
+            ))
+        };
         if wanted.markers && supported.buffer_marker {
-            add_extension(EXT_BUFFER_MARKER, &mut caps.enabled);
-            caps.buffer_marker = true;
+            if wanted.special_use {
+                add_extension(EXT_BUFFER_MARKER, &mut caps.enabled);
+                caps.buffer_marker = true;
+            } else {
+                special_use_off(&mut caps, EXT_BUFFER_MARKER);
+            }
         }
         if wanted.markers && supported.checkpoints {
             add_extension(EXT_CHECKPOINTS, &mut caps.enabled);
@@ -328,8 +346,12 @@ impl DeviceCreatePatch {
             caps.device_fault = true;
         }
         if wanted.diagnostics && supported.address_binding_report && instance.debug_utils {
-            add_extension(EXT_ADDRESS_BINDING_REPORT, &mut caps.enabled);
-            caps.address_binding_report = true;
+            if wanted.special_use {
+                add_extension(EXT_ADDRESS_BINDING_REPORT, &mut caps.enabled);
+                caps.address_binding_report = true;
+            } else {
+                special_use_off(&mut caps, EXT_ADDRESS_BINDING_REPORT);
+            }
         }
         caps.buffer_device_address =
             wanted.buffer_device_address && supported.buffer_device_address;

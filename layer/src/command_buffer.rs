@@ -321,7 +321,7 @@ impl CommandBuffer {
             rec.marking = m.granularity >= Breadcrumbs::Pass && m.can_mark(continues_render_pass);
             rec.units_inside_passes = m.granularity == Breadcrumbs::Command && m.can_mark(true);
             if rec.marking {
-                rec.marks = Some(MarkWords::new(m.pool.clone()));
+                rec.marks = Some(m.words());
             }
         }
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::breadcrumbs::{MarkerPath, Markers};
 use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
-use crate::config::Breadcrumbs;
+use crate::config::{Breadcrumbs, Switch};
 use crate::dispatch::DeviceDispatch;
 use crate::fallback::Fallback;
 use crate::instance::{version_string, DeviceDescription, Instance};
@@ -49,10 +49,32 @@ pub unsafe fn create(
     // SAFETY: the physical device belongs to `instance`.
     let description = unsafe { instance.describe(physical_device) };
     let config = crate::config();
+    // SAFETY: the physical device belongs to `instance`, whose next layer the command is.
+    let validation_below = unsafe {
+        crate::validation_below::present(
+            instance.next.get_physical_device_tool_properties,
+            physical_device,
+        )
+    };
+    let requested = instance.validation_requested;
+    debug!(
+        "{}: {}",
+        description.name,
+        if validation_below {
+            format!(
+                "a validation layer below, synchronization validation {}, best practices {}",
+                Switch(requested.synchronization),
+                Switch(requested.best_practices)
+            )
+        } else {
+            "no validation layer below".to_owned()
+        }
+    );
     let wanted = Wanted {
         buffer_device_address: config.instruments_shaders(),
         diagnostics: true,
         markers: config.breadcrumbs != Breadcrumbs::Off,
+        special_use: !(validation_below && requested.best_practices),
     };
     let api_version = description.api_version.min(instance.api_version);
     // SAFETY: the app's create info for this physical device; the patch is dropped before returning.
@@ -309,11 +331,16 @@ impl Device {
         };
         match buffer {
             Ok(buffer) => {
+                // A recording's "started" marks share a word only on the buffer-marker path, in order at the top
+                // of the pipe, and only without synchronization validation below (see breadcrumbs.rs).
+                let distinct =
+                    path == MarkerPath::FillBuffer || self.capabilities.distinct_marker_words;
                 *self.markers.write() = Some(Markers::new(
                     buffer,
                     path,
                     config.breadcrumbs,
                     self.capabilities.checkpoints,
+                    distinct,
                 ));
             }
             Err(e) => warn!(
@@ -397,7 +424,14 @@ impl Device {
         if self.capabilities.device_fault {
             on.push("device fault info".to_owned());
         }
-        format!("features: {}", on.join(", "))
+        let mut line = format!("features: {}", on.join(", "));
+        if !self.capabilities.left_off.is_empty() {
+            line.push_str(&format!(
+                "; left off: {}",
+                self.capabilities.left_off.join(", ")
+            ));
+        }
+        line
     }
 
     /// The queue behind `handle`, made known on first sight (with its timeline semaphore).

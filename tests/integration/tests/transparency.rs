@@ -180,3 +180,37 @@ fn apps_of_vulkan_1_0_and_1_1_keep_their_version_and_get_instrumentation_through
         );
     }
 }
+
+/// Blackbox sees the validation layer below it (it reports itself as a tool) and what it was asked to do
+/// (here through `VK_LAYER_SETTINGS_PATH`, as every test sets it), so that on devices with special-use
+/// extensions it leaves them off under best practices, and gives each marker write its own word under
+/// synchronization validation; without the validation layer it sees none.
+#[test]
+fn the_validation_layer_below_and_its_enables_are_seen() {
+    let home = TempDir::new("validation-below");
+    let with = run(&mut testapp_with_blackbox(
+        &home,
+        &["compute"],
+        &[("VK_BLACKBOX_LOG", "debug")],
+    ));
+    with.assert_success();
+    assert!(
+        with.stderr
+            .contains("a validation layer below, synchronization validation on, best practices on"),
+        "{}",
+        with.dump()
+    );
+    let manifests = home.path().join("manifests");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("compute")
+        .env("VK_BLACKBOX_LOG", "debug")
+        .env("VK_ADD_LAYER_PATH", &manifests)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_blackbox");
+    let without = run(&mut cmd);
+    without.assert_success();
+    assert!(
+        without.stderr.contains("no validation layer below"),
+        "{}",
+        without.dump()
+    );
+}
