@@ -11,6 +11,7 @@
 #   DRIVER_FILES=ICD.json (default lavapipe's), NCNN_DRIVERS_SELECT=GLOB (default '*lvp*'), NCNN_ADD_DRIVER_FILES=
 #   ICD.json (for ncnn, which must not see VK_DRIVER_FILES, a driver outside the loader's search path),
 #   VALIDATION_LAYER_PATH=DIR (a folder holding the validation layer's manifest, when it is not installed).
+# VALIDATION_ENABLES=sync or bp keeps only synchronization validation or only best practices (default both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -38,6 +39,13 @@ trap cleanup EXIT
 sed -n '/^pub const SETTINGS: &str = "\\$/,/^";$/p' tests/integration/src/validation.rs | sed '1d;$d' \
   > "$tmp/vk_layer_settings.txt"
 grep -q SYNCHRONIZATION "$tmp/vk_layer_settings.txt" || { echo "validation-counts: no settings found" >&2; exit 1; }
+case ${VALIDATION_ENABLES:-both} in
+  both) ;;
+  sync) sed -i 's/,VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT//' "$tmp/vk_layer_settings.txt" ;;
+  bp) sed -i 's/VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,//' "$tmp/vk_layer_settings.txt" ;;
+  *) echo "validation-counts: VALIDATION_ENABLES=${VALIDATION_ENABLES}: accepted: both, sync, bp" >&2; exit 2 ;;
+esac
+echo "validation-counts: $(grep enables "$tmp/vk_layer_settings.txt")" >&2
 mkdir -p "$tmp/manifest" "$tmp/runtime"
 python3 - "$root/manifest/VkLayer_blackbox.json" "$layer" "$tmp/manifest/VkLayer_blackbox.json" <<'PY'
 import json, sys

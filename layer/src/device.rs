@@ -92,6 +92,7 @@ pub unsafe fn create(
         .map(|p| p.capabilities.clone())
         .unwrap_or_default();
     drop(patch);
+    capabilities.distinct_marker_words = validation_below && requested.synchronization;
     if result != vk::Result::SUCCESS && patched_info != app_info {
         warn!("vkCreateDevice failed with what Blackbox enables ({result:?}); creating the app's device as asked, with breadcrumbs and shader instrumentation off");
         // SAFETY: the app's own arguments.
