@@ -23,6 +23,10 @@ use crate::fallback::Fallback;
 /// "No label scope" / "no unit".
 pub const NONE: u32 = u32::MAX;
 
+/// Work that `VK_BLACKBOX_SKIP` never skips: what builds data later work reads from outside the recording's
+/// commands (an acceleration structure), so that skipping cannot turn into invalid use.
+const NEVER_SKIPPED: &[&str] = &["vkCmdBuildAccelerationStructuresKHR"];
+
 /// Commands logged per recording; beyond it commands are counted, not logged, so a runaway command buffer
 /// cannot take the app's memory (markers still cover them).
 pub const MAX_LOGGED_COMMANDS: usize = 1 << 16;
@@ -47,6 +51,8 @@ pub struct Command {
     pub pipeline: vk::Pipeline,
     /// For `vkCmdExecuteCommands`: index of its first entry in [`RecordedLog::executed`].
     pub executed: u32,
+    /// Not passed to the driver: `VK_BLACKBOX_SKIP` selected it.
+    pub skipped: bool,
 }
 
 /// A debug-label scope (`vkCmdBeginDebugUtilsLabelEXT` .. `End`), or an inserted label (no end).
@@ -134,6 +140,12 @@ pub struct Recording {
     unlogged: u32,
     /// Units started since the last "finished" marker: the next synchronization point writes one.
     unfinished: bool,
+    /// Whether each open label scope (as `open`) skips the work inside it (`VK_BLACKBOX_SKIP=label:`).
+    open_skips: Vec<bool>,
+    /// Open label scopes that skip the work inside them.
+    skipping_labels: u32,
+    /// Whether the pipeline bound at each bind point is skipped (`pipeline:`, `shader:`).
+    pipeline_skipped: [bool; 3],
 }
 
 /// A command buffer the layer knows.
@@ -366,6 +378,29 @@ impl CommandBuffer {
         *self.last.lock() = None;
     }
 
+    /// Records a command that does work (draw, dispatch, trace rays, copy, clear...) around `call`, or, when
+    /// `VK_BLACKBOX_SKIP` selects it, logs it as skipped and does not call down.
+    pub fn work(&self, name: &'static str, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
+        let skip = &crate::config().skip;
+        if !skip.is_empty() && !NEVER_SKIPPED.contains(&name) {
+            let mut rec = self.recording.lock();
+            let index = rec.commands.len() as u32;
+            let skipped = rec.skipping_labels > 0
+                || bind.index().is_some_and(|i| rec.pipeline_skipped[i])
+                || skip.command(index);
+            if skipped {
+                rec.push(name, CommandClass::Action, bind, params, NONE);
+                if let Some(c) = rec.commands.last_mut() {
+                    c.skipped = true;
+                }
+                drop(rec);
+                debug!("VK_BLACKBOX_SKIP: [{index}] {name} of command buffer {:#x} is not passed to the driver", vk::Handle::as_raw(self.handle));
+                return;
+            }
+        }
+        self.action(name, bind, params, call)
+    }
+
     /// Records an action command (draw, dispatch, copy, clear...) around `call`, with markers as the
     /// granularity and the render-pass state allow.
     pub fn action(&self, name: &'static str, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
@@ -442,11 +477,35 @@ impl CommandBuffer {
         call();
     }
 
-    /// `vkCmdBindPipeline`.
+    /// `vkCmdBindPipeline`: the pipeline later commands use, and whether `VK_BLACKBOX_SKIP` skips their work.
     fn note_pipeline(&self, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) {
-        if let Some(i) = BindPoint::from_vk(point).index() {
-            self.recording.lock().pipelines[i] = pipeline;
-        }
+        let Some(i) = BindPoint::from_vk(point).index() else {
+            return;
+        };
+        let skip = &crate::config().skip;
+        let skipped = skip.by_pipeline() && {
+            let name = self.device.name_of(vk::Handle::as_raw(pipeline));
+            let record = self.device.shaders.pipeline(pipeline);
+            let stages = record.as_ref().map_or(&[][..], |r| &r.stages[..]);
+            let names: Vec<Vec<String>> = stages
+                .iter()
+                .map(|s| {
+                    let mut names = s.shader.sources().to_vec();
+                    names.push(s.entry.clone());
+                    names
+                })
+                .collect();
+            skip.pipeline(
+                name.as_deref(),
+                stages
+                    .iter()
+                    .zip(&names)
+                    .map(|(s, n)| (s.shader.id.as_str(), &n[..])),
+            )
+        };
+        let mut rec = self.recording.lock();
+        rec.pipelines[i] = pipeline;
+        rec.pipeline_skipped[i] = skipped;
     }
 
     /// A render pass begins (classic or dynamic). With markers that cannot go inside it, the pass is one
@@ -486,6 +545,7 @@ impl CommandBuffer {
 
     /// `vkCmdBeginDebugUtilsLabelEXT` (or an inserted label when `inserted`).
     fn open_label(&self, name: String, inserted: bool) {
+        let skips = !inserted && crate::config().skip.label(&name);
         let mut rec = self.recording.lock();
         let parent = rec.open.last().copied().unwrap_or(NONE);
         let first = rec.commands.len() as u32;
@@ -499,6 +559,8 @@ impl CommandBuffer {
         if !inserted {
             let index = rec.scopes.len() as u32 - 1;
             rec.open.push(index);
+            rec.open_skips.push(skips);
+            rec.skipping_labels += u32::from(skips);
         }
     }
 
@@ -509,6 +571,9 @@ impl CommandBuffer {
         let end = rec.commands.len() as u32;
         if let Some(index) = rec.open.pop() {
             rec.scopes[index as usize].end_command = end;
+        }
+        if rec.open_skips.pop() == Some(true) {
+            rec.skipping_labels -= 1;
         }
     }
 
@@ -859,6 +924,7 @@ impl Recording {
             unit,
             pipeline,
             executed: NONE,
+            skipped: false,
         });
     }
 }

@@ -39,6 +39,11 @@ pub const VARIABLES: &[Variable] = &[
         default: "every shader",
     },
     Variable { name: "VK_BLACKBOX_DUMP_SHADERS", accepted: "a folder path", default: "no dump" },
+    Variable {
+        name: "VK_BLACKBOX_SKIP",
+        accepted: "comma-separated selectors: label:TEXT, pipeline:NAME, shader:ID|FILE|ENTRY, command:N or command:N-M",
+        default: "nothing skipped",
+    },
     Variable { name: "VK_BLACKBOX_BREADCRUMBS", accepted: "off, submit, pass, command", default: "command" },
     Variable { name: "VK_BLACKBOX_WATCHDOG_MS", accepted: "milliseconds, 0 turns the watchdog off", default: "10000" },
     Variable { name: "VK_BLACKBOX_RUN_STATUS", accepted: "set by blackbox run: a file each instance appends a line to", default: "unset" },
@@ -170,6 +175,8 @@ pub struct Config {
     pub shader_filter: Vec<String>,
     /// Where original and instrumented modules are written, if anywhere.
     pub dump_shaders: Option<PathBuf>,
+    /// Work not passed to the driver (`VK_BLACKBOX_SKIP`).
+    pub skip: crate::skip::Skip,
     /// Progress-tracking granularity.
     pub breadcrumbs: Breadcrumbs,
     /// How long pending work may make no progress before the watchdog reports a hang; `None` is off.
@@ -273,6 +280,14 @@ impl Config {
             })
             .unwrap_or_default();
         let dump_shaders = set("VK_BLACKBOX_DUMP_SHADERS").map(PathBuf::from);
+        let skip = match set("VK_BLACKBOX_SKIP") {
+            None => crate::skip::Skip::default(),
+            Some(v) => {
+                let (selectors, bad) = crate::skip::parse_list(&v.to_string_lossy());
+                warnings.extend(bad);
+                crate::skip::Skip { selectors }
+            }
+        };
         let watchdog_ms = match set("VK_BLACKBOX_WATCHDOG_MS")
             .map(|v| v.to_string_lossy().trim().to_owned())
         {
@@ -300,6 +315,7 @@ impl Config {
                 nan,
                 shader_filter,
                 dump_shaders,
+                skip,
                 breadcrumbs,
                 watchdog_ms,
             },

@@ -425,6 +425,9 @@ impl Device {
         if self.capabilities.device_fault {
             on.push("device fault info".to_owned());
         }
+        if !config.skip.is_empty() {
+            on.push(format!("skipping {}", config.skip.describe()));
+        }
         let mut line = format!("features: {}", on.join(", "));
         if !self.capabilities.left_off.is_empty() {
             line.push_str(&format!(

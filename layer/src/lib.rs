@@ -72,6 +72,7 @@ pub mod run_status;
 pub mod shader_errors;
 pub mod shaders;
 pub mod signals;
+pub mod skip;
 pub mod validation_below;
 pub mod watchdog;
 

@@ -324,6 +324,7 @@ impl Snapshotter<'_> {
                     pipeline: (c.pipeline != vk::Pipeline::null())
                         .then(|| self.pipeline(c.pipeline)),
                     executed: known(c.executed),
+                    skipped: c.skipped,
                 })
                 .collect(),
             scopes: log

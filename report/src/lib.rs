@@ -275,6 +275,9 @@ pub struct Command {
     /// The first unfinished command of its queue.
     #[serde(default)]
     pub first_unfinished: bool,
+    /// Not passed to the driver: `VK_BLACKBOX_SKIP` selected it (absent in older reports: false).
+    #[serde(default)]
+    pub skipped: bool,
 }
 
 /// A debug-label scope.
@@ -410,7 +413,7 @@ impl Command {
     /// Whether the command does GPU work of its own (draws, dispatches, copies, clears, render passes...),
     /// as opposed to barriers, queries, events and subpass changes: its class is [`CommandClass::Action`].
     pub fn is_action(&self) -> bool {
-        self.class == CommandClass::Action
+        self.class == CommandClass::Action && !self.skipped
     }
 }
 

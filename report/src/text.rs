@@ -347,7 +347,11 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
             "{pad}{depth}[{}] {}  {}",
             c.index,
             call(&c.name, &c.params),
-            st.state(c.state)
+            if c.skipped {
+                st.paint("2", "skipped (VK_BLACKBOX_SKIP)")
+            } else {
+                st.state(c.state)
+            }
         );
         if let Some(p) = &c.pipeline {
             line.push_str(&format!("  {}", pipeline_text(p)));

@@ -84,6 +84,8 @@ options:
   --seconds S        stress: how long each thread runs (default 5)
   --flood-frames N   flood: frames (default 10)
   --spirv FILE       spirv-run: a compute or fragment shader to run (repeatable)
+  --omit NAMES       debug-labels: work not recorded, comma-separated: a draw's label (Background, Glow,
+                     Corner, Marker), Simulate (its fill and two dispatches), ParticleSim (the two dispatches)
   --api V            the Vulkan version the app creates its instance for: 1.0, 1.1, 1.2 or 1.3 (default 1.3);
                      below 1.2 nan-compute uses a SPIR-V 1.0 build of its shader
   --features-via-extensions  enable timeline semaphores and buffer device address through
@@ -233,10 +235,13 @@ pub struct Options {
     pub scenarios: Vec<&'static str>,
     /// `VkApplicationInfo::apiVersion` (`--api`).
     pub api_version: u32,
+    /// debug-labels: work the app does not record (`--omit`), the reference for Blackbox's
+    /// `VK_BLACKBOX_SKIP`.
+    pub omit: Vec<String>,
 }
 
 enum Command {
-    Run(Options),
+    Run(Box<Options>),
     List,
     Help,
 }
@@ -280,6 +285,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
         },
         scenarios: Vec::new(),
         api_version: vk::API_VERSION_1_3,
+        omit: Vec::new(),
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -376,6 +382,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
             "--spirv" => options.stress.spirv_files.push(text("--spirv")?.into()),
             "--features-via-extensions" => options.stress.features_via_extensions = true,
+            "--omit" => options
+                .omit
+                .extend(text("--omit")?.split(',').map(|s| s.trim().to_owned())),
             "--api" => {
                 options.api_version = match text("--api")?.as_str() {
                     "1.0" => vk::API_VERSION_1_0,
@@ -413,12 +422,12 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "bypass-loader runs alone: it creates its instance without the loader the others use"
         );
     }
-    Ok(Command::Run(options))
+    Ok(Command::Run(Box::new(options)))
 }
 
 fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
-        Ok(Command::Run(options)) => options,
+        Ok(Command::Run(options)) => *options,
         Ok(Command::List) => {
             for s in SCENARIOS {
                 println!("{}", s.name);
