@@ -93,6 +93,12 @@ pub const STAGE_SHIFT: u32 = 24;
 /// The stage code of a record written where no entry-point prologue ran (a module without entry points).
 pub const NO_STAGE: u8 = 0xFF;
 
+/// A loop record's `reason` bit: the loop reached [`crate::Options::loop_limit`] iterations.
+pub const LOOP_REASON_ITERATIONS: u32 = 1;
+
+/// A loop record's `reason` bit: the invocation ran past the time budget ([`crate::Options::loop_clock`]).
+pub const LOOP_REASON_TIME: u32 = 2;
+
 /// Indices of the header words.
 pub mod header {
     /// [`super::MAGIC`].
@@ -142,6 +148,12 @@ pub enum RecordKind {
     NanOp,
     /// A NaN/Inf leaving the shader.
     NanOutput,
+    /// A loop past its iteration or time budget.
+    LoopBudget,
+    /// An integer operation with undefined behaviour (division by zero, `INT_MIN / -1`, a shift too far).
+    IntOp,
+    /// An index out of range.
+    IndexOutOfRange,
     /// A code this version does not know.
     Unknown(u8),
 }
@@ -154,6 +166,9 @@ impl RecordKind {
             RecordKind::Printf => 2,
             RecordKind::NanOp => 3,
             RecordKind::NanOutput => 4,
+            RecordKind::LoopBudget => 5,
+            RecordKind::IntOp => 6,
+            RecordKind::IndexOutOfRange => 7,
             RecordKind::Unknown(c) => c,
         }
     }
@@ -165,6 +180,9 @@ impl RecordKind {
             2 => RecordKind::Printf,
             3 => RecordKind::NanOp,
             4 => RecordKind::NanOutput,
+            5 => RecordKind::LoopBudget,
+            6 => RecordKind::IntOp,
+            7 => RecordKind::IndexOutOfRange,
             c => RecordKind::Unknown(c),
         }
     }
