@@ -26,8 +26,10 @@
 //! `module` parses; `analysis` builds the lookups (types, names, builtins, entry points, source lines);
 //! `base` is the shared instrumentation base (error-buffer access through a device address baked into the
 //! module, helper functions, prologues, entry-point interfaces); `passes` are the callbacks over it, one file
-//! each: `assert`, `printf`, `nan_guard`, `strip`. A site never changes the application's control flow: it is
-//! a call to a helper function that holds the check and the record write.
+//! each: `assert`, `printf`, `nan_guard`, `loops`, `int_guard`, `strip`. A site never changes the application's
+//! control flow: it is a call to a helper function that holds the check and the record write. The one
+//! exception is `break` mode of loop budgets ([`LoopMode::Break`]), whose purpose is to change it: a loop
+//! header's branch also leaves for the merge block once the invocation has passed its budget.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -182,6 +184,16 @@ pub enum ClockScope {
     Device,
 }
 
+impl ClockScope {
+    /// The SPIR-V scope of `OpReadClockKHR`.
+    pub(crate) fn spirv(self) -> spirv::Scope {
+        match self {
+            ClockScope::Subgroup => spirv::Scope::Subgroup,
+            ClockScope::Device => spirv::Scope::Device,
+        }
+    }
+}
+
 /// A time budget for loops, on a device with `VK_KHR_shader_clock`. The clock's unit is the
 /// implementation's: the layer turns `VK_BLACKBOX_LOOP_MS` into ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -283,7 +295,13 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
     let mut nan = passes::nan_guard::NanGuardPass { level: options.nan };
-    base.run(&mut module, &mut [&mut asserts, &mut printf, &mut nan])?;
+    let mut loops = passes::loops::LoopPass::new(&module, &base, options);
+    let mut ints = passes::int_guard::IntGuardPass::new(&module, &base, options);
+    base.run(
+        &mut module,
+        &mut [&mut asserts, &mut printf, &mut nan, &mut loops, &mut ints],
+    )?;
+    loops.finish(&mut base, &mut module);
     info.sites = base.finish(&mut module)?;
     if options.strip_non_semantic {
         passes::strip::strip_non_semantic(&mut module);
@@ -365,7 +383,6 @@ fn basic_info(words: &[u32], module: &Module, an: &Analysis) -> ShaderInfo {
         sites: Vec::new(),
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,7 +394,10 @@ mod tests {
             assert_eq!(mode.to_string(), mode.name());
         }
         assert_eq!(" BREAK ".parse::<LoopMode>(), Ok(LoopMode::Break));
-        assert!("stop".parse::<LoopMode>().unwrap_err().contains("off, report, break"));
+        assert!("stop"
+            .parse::<LoopMode>()
+            .unwrap_err()
+            .contains("off, report, break"));
         assert_eq!(Options::default().loops, LoopMode::Off);
         assert_eq!(Options::default().loop_limit, 1 << 24);
     }
