@@ -33,7 +33,8 @@
 //! 2. the variables stored in the continue construct (`++i`);
 //! 3. the header's other integer scalar phis fed from a back edge (the counters of optimized code).
 //!
-//! Each is named after its `OpName` (`i`), else `%<id>`.
+//! Each is named after its `OpName` (`i`), else `%<id>`; a name that is one of the three fixed values
+//! (`iterations`) gets ` %<id>` after it.
 
 use spirv::{Op, SelectionControl, StorageClass};
 
@@ -57,6 +58,9 @@ pub(crate) const MAX_VALUES: usize = 8;
 
 /// The largest value recorded as an induction value, in payload words.
 const MAX_VALUE_WORDS: usize = 4;
+
+/// The names of the values every loop record starts with (see [`crate::record`]).
+const FIXED_VALUES: [&str; 3] = ["iterations", "reason", "elapsed ticks"];
 
 /// How far the condition of an exit is followed back to its sources.
 const MAX_WALK: usize = 64;
@@ -233,9 +237,9 @@ impl LoopPass {
         fb.block(write);
         fb.op_void(Op::Store, &[recorded, yes]);
         let mut payload = vec![
-            ("iterations".to_string(), count),
-            ("reason".to_string(), reason),
-            ("elapsed ticks".to_string(), elapsed),
+            (FIXED_VALUES[0].to_string(), count),
+            (FIXED_VALUES[1].to_string(), reason),
+            (FIXED_VALUES[2].to_string(), elapsed),
         ];
         payload.extend(
             values
@@ -745,12 +749,11 @@ fn induction_values(base: &Base<'_>, f: &Function, cfg: &Cfg, info: &Loop) -> Ve
         .filter(|i| i.is(Op::Phi))
         .collect();
     let recordable = |ty: u32| shape(types, ty).is_some_and(|s| s.words() <= MAX_VALUE_WORDS);
-    let name_of = |id: u32| {
-        an.names
-            .get(&id)
-            .filter(|n| !n.is_empty())
-            .cloned()
-            .unwrap_or_else(|| format!("%{id}"))
+    // A variable named like one of the fixed values (`iterations`) gets its id as well.
+    let name_of = |id: u32| match an.names.get(&id).filter(|n| !n.is_empty()) {
+        Some(n) if FIXED_VALUES.contains(&n.as_str()) => format!("{n} %{id}"),
+        Some(n) => n.clone(),
+        None => format!("%{id}"),
     };
     // A pointer the header may load from: a Function or Private variable, or a pointer parameter.
     let loadable = |p: u32| -> Option<u32> {
