@@ -263,6 +263,31 @@ pub enum SiteKind {
         /// How it leaves: `"output"`, `"storage buffer store"` or `"image store"`.
         what: &'static str,
     },
+    /// A loop whose iteration (or time) budget an invocation passed ([`crate::Options::loops`]). The
+    /// site's location is the loop header's; its payload starts with the iterations so far (see
+    /// [`crate::record`]).
+    LoopBudget {
+        /// The result id of the loop header's `OpLabel`: names the loop in a module without line
+        /// information (`loop %27 in main`), and in its disassembly.
+        header: u32,
+        /// How many loops of the same function the loop is nested in (0 for an outermost loop).
+        depth: u32,
+    },
+    /// An integer operation with undefined behaviour ([`crate::Options::int_checks`]): a division or
+    /// remainder by zero, signed `INT_MIN / -1`, or a shift by at least the bit width. The payload holds
+    /// the two operands; which case it was follows from their values.
+    IntOp {
+        /// The SPIR-V opcode without `Op`: `SDiv`, `UDiv`, `SRem`, `SMod`, `UMod`, `ShiftLeftLogical`,
+        /// `ShiftRightLogical`, `ShiftRightArithmetic`.
+        op: &'static str,
+    },
+    /// A dynamic index out of range of a vector, matrix or fixed-size array ([`crate::Options::int_checks`]).
+    /// The payload holds each checked index with the length it must stay under.
+    IndexOutOfRange {
+        /// The SPIR-V opcode without `Op`: `AccessChain`, `InBoundsAccessChain`, `VectorExtractDynamic`,
+        /// `VectorInsertDynamic`.
+        op: &'static str,
+    },
 }
 
 impl SiteKind {
@@ -273,6 +298,9 @@ impl SiteKind {
             SiteKind::Printf => RecordKind::Printf,
             SiteKind::NanOp { .. } => RecordKind::NanOp,
             SiteKind::NanOutput { .. } => RecordKind::NanOutput,
+            SiteKind::LoopBudget { .. } => RecordKind::LoopBudget,
+            SiteKind::IntOp { .. } => RecordKind::IntOp,
+            SiteKind::IndexOutOfRange { .. } => RecordKind::IndexOutOfRange,
         }
     }
 }

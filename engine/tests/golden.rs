@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use blackbox_engine::{instrument, NanLevel, Options, ShaderId};
+use blackbox_engine::{instrument, ClockScope, LoopClock, LoopMode, NanLevel, Options, ShaderId};
 use common::shaders;
 
 /// One golden output: an input variant (by its corpus name) and what it is instrumented with.
@@ -106,6 +106,30 @@ fn goldens() -> Vec<Golden> {
             options: options(NanLevel::Outputs),
         },
         Golden {
+            file: "loops.comp.hlsl-1.0.loops-break-clock",
+            variant: "loops.comp.hlsl vulkan1.0",
+            shows: "compute (HLSL), loop budgets at break with a subgroup clock: a counter phi and a helper call \
+                    per header, the header's branch leaving for the merge block on the stop flag",
+            options: Options {
+                loops: LoopMode::Break,
+                loop_clock: Some(LoopClock {
+                    scope: ClockScope::Subgroup,
+                    budget_ticks: 4_000_000_000,
+                }),
+                ..options(NanLevel::Off)
+            },
+        },
+        Golden {
+            file: "int_ub.comp.hlsl-1.0.int-checks",
+            variant: "int_ub.comp.hlsl vulkan1.0",
+            shows: "compute (HLSL), integer checks: divisions, a remainder, shifts, a dynamic vector index and \
+                    an array index, each checked inline before the operation with a guarded record call",
+            options: Options {
+                int_checks: true,
+                ..options(NanLevel::Off)
+            },
+        },
+        Golden {
             file: "light.rcall-1.2.nan-ops",
             variant: "light.rcall vulkan1.2",
             shows: "callable, NaN ops: atan2 and asin quick-tested inline, one group call for both",
@@ -157,7 +181,14 @@ fn header(g: &Golden, input: &[u32]) -> String {
         o.strip_non_semantic,
         o.site_base,
         o.error_buffer_address,
-    )
+    ) + &if o.loops != LoopMode::Off || o.int_checks {
+        format!(
+            "; Loops: {}, limit {}, clock {:?}; integer checks {}.\n",
+            o.loops, o.loop_limit, o.loop_clock, o.int_checks
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// Where two texts first differ, as a short report: the lines around the first difference, the differing

@@ -1,6 +1,7 @@
 //! The engine over the shared real-world corpus (656 glslang and DXC modules of the SaschaWillems Vulkan
 //! samples, every stage): every module round-trips word for word, and its instrumented form (NaN checks at
-//! the `ops` level, asserts and printf) passes spirv-val wherever the input does.
+//! the `ops` level, asserts and printf; and loop budgets at `break` with a clock and integer checks)
+//! passes spirv-val wherever the input does.
 //!
 //! The corpus is found at `$BLACKBOX_SHARED_CORPUS`, else `<workspace>/../shared/corpus/spv`; the test fails
 //! when it is missing. It lives outside this repository, so this target is opt-in (`test = false` in
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use blackbox_engine::module::Module;
-use blackbox_engine::{instrument, NanLevel, Options};
+use blackbox_engine::{instrument, ClockScope, LoopClock, LoopMode, NanLevel, Options};
 
 fn corpus_dir() -> PathBuf {
     let dir = match std::env::var_os("BLACKBOX_SHARED_CORPUS") {
@@ -69,15 +70,37 @@ fn every_module_round_trips() {
 
 #[test]
 fn instrumented_modules_pass_spirv_val() {
-    let files = corpus_files();
-    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("shared_corpus");
-    std::fs::create_dir_all(&out_dir).expect("creating the output directory");
     let options = Options {
         error_buffer_address: 0x0000_7f00_1234_5000,
         site_base: 100,
         nan: NanLevel::Ops,
         ..Options::default()
     };
+    instrumented_modules_pass_spirv_val_with(&options, "shared_corpus");
+}
+
+/// Loop budgets at `break` (the rewrite of every loop header's branch) with a clock, and integer checks:
+/// the glslang and DXC loops of the corpus.
+#[test]
+fn loop_budgets_and_integer_checks_pass_spirv_val() {
+    let options = Options {
+        error_buffer_address: 0x0000_7f00_1234_5000,
+        site_base: 100,
+        loops: LoopMode::Break,
+        loop_clock: Some(LoopClock {
+            scope: ClockScope::Device,
+            budget_ticks: 1 << 33,
+        }),
+        int_checks: true,
+        ..Options::default()
+    };
+    instrumented_modules_pass_spirv_val_with(&options, "shared_corpus_loops");
+}
+
+fn instrumented_modules_pass_spirv_val_with(options: &Options, out: &str) {
+    let files = corpus_files();
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(out);
+    std::fs::create_dir_all(&out_dir).expect("creating the output directory");
     let mut jobs = Vec::new();
     let mut outputs = Vec::new();
     let mut refused: Vec<(String, String)> = Vec::new();
@@ -92,7 +115,7 @@ fn instrumented_modules_pass_spirv_val() {
             env: "vulkan1.3".into(),
         });
         let start = Instant::now();
-        let result = instrument(&words, &options);
+        let result = instrument(&words, options);
         engine_time += start.elapsed().as_secs_f64();
         bytes += words.len() * 4;
         match result {
