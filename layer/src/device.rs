@@ -74,6 +74,7 @@ pub unsafe fn create(
         buffer_device_address: config.instruments_shaders(),
         diagnostics: true,
         markers: config.breadcrumbs != Breadcrumbs::Off,
+        shader_clock: config.loops != blackbox_engine::LoopMode::Off && config.loop_ms.is_some(),
         special_use: !(validation_below && requested.best_practices),
     };
     let api_version = description.api_version.min(instance.api_version);
@@ -417,6 +418,21 @@ impl Device {
             }
             if config.nan != blackbox_engine::NanLevel::Off {
                 checks.push(format!("NaN {}", config.nan));
+            }
+            if config.loops != blackbox_engine::LoopMode::Off {
+                let mut budget = Vec::new();
+                if config.loop_limit > 0 {
+                    budget.push(format!("{} iterations", config.loop_limit));
+                }
+                match (config.loop_ms, self.capabilities.shader_clock) {
+                    (Some(ms), Some(_)) => budget.push(format!("{ms} ms")),
+                    (Some(_), None) => {} // in "left off"
+                    (None, _) => {}
+                }
+                checks.push(format!("loops {} at {}", config.loops, budget.join(" or ")));
+            }
+            if config.int_checks {
+                checks.push("integer checks".to_owned());
             }
             on.push(format!("shaders: {}", checks.join(", ")));
         } else {

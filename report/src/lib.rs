@@ -345,7 +345,8 @@ pub struct Location {
 /// A shader error seen before the report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShaderError {
-    /// `assert`, `nan`, `inf` or `printf`.
+    /// `assert`, `nan`, `inf`, `printf`, `loop` (a loop past its budget), `integer` (integer undefined
+    /// behaviour) or `index` (an index out of range).
     pub kind: String,
     /// The message as logged.
     pub message: String,

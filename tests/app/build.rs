@@ -36,6 +36,8 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("hang.comp", "hang_control.comp.spv", G_CONTROL),
     ("hang.frag", "hang.frag.spv", G),
     ("bad_address.comp", "bad_address.comp.spv", G),
+    ("loop_one.comp", "loop_one.comp.spv", G),
+    ("int_div.comp", "int_div.comp.spv", G),
     ("nan.comp", "nan.comp.spv", G),
     ("nan.comp", "nan.comp.gvs.spv", GVS),
     ("nan.comp", "nan.comp.vk10.spv", G_VK10),

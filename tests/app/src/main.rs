@@ -78,6 +78,7 @@ options:
                      default), pow (of -0.5) or div (1.0 / 0.0)
   --nan-dispatches N nan-compute: dispatches in the command buffer (default 100); the bad one is
                      dispatch 42 (or the last, if N <= 42), invocation (12,0,0)
+  --loop-wait-ms N   loop-forever: how long the app waits before it ends the loop itself (default 10000)
   --repeat N         nan-*, assert-*, printf: submit the command buffer N times, with vkQueueWaitIdle
                      after each (default 1)
   --threads N        stress: recording and submitting threads (default 8)
@@ -105,6 +106,11 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  of completion only by polling vkGetSemaphoreCounterValue, prints `reading results` on
                  stderr, reads, idles 300 ms, prints `tearing down`
   nan-sleep      the same, but no Vulkan call at all for 500 ms after submitting, then the poll
+  loop-one       invocation 1234 of 4096 loops 60,000 times, every other 10; prints how many ran another
+                 count than their own
+  loop-forever   invocation 1234 loops until the host writes 0 to its word (after --loop-wait-ms): on a GPU,
+                 a shader that never ends by itself
+  int-div        invocation 2345 of 4096 divides an int by 0; prints the undefined quotient it got
   validation-canary  a write-after-write hazard and an ALL_COMMANDS barrier: the validation layer must
                  report both (with synchronization validation and best practices on)
   assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
@@ -206,6 +212,7 @@ pub struct FaultOptions {
     pub bad_address: u64,
     pub nan_op: NanOp,
     pub nan_dispatches: u32,
+    pub loop_wait_ms: u32,
     pub repeat: u32,
     pub shader_debug: ShaderDebug,
 }
@@ -273,6 +280,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             bad_address: 0xdead_0000,
             nan_op: NanOp::Normalize,
             nan_dispatches: 100,
+            loop_wait_ms: 10_000,
             repeat: 1,
             shader_debug: ShaderDebug::OpLine,
         },
@@ -370,6 +378,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--nan-dispatches" => {
                 options.fault.nan_dispatches = value("--nan-dispatches")?.clamp(1, 1000)
             }
+            "--loop-wait-ms" => options.fault.loop_wait_ms = value("--loop-wait-ms")?.max(1),
             "--repeat" => options.fault.repeat = value("--repeat")?.max(1),
             "--threads" => options.stress.threads = value("--threads")?.clamp(1, 64),
             "--seconds" => {

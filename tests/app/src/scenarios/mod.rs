@@ -14,6 +14,7 @@ pub mod draw;
 pub mod frame_bench;
 pub mod hang;
 pub mod instances;
+pub mod loops;
 pub mod memory_bench;
 pub mod nan;
 pub mod pipeline_bench;
@@ -183,6 +184,24 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: Needs::NONE,
         run: nan::run_sleep,
+    },
+    Scenario {
+        name: "loop-one",
+        in_all: false,
+        needs: Needs::NONE,
+        run: loops::run_loop_one,
+    },
+    Scenario {
+        name: "loop-forever",
+        in_all: false,
+        needs: Needs::NONE,
+        run: loops::run_loop_forever,
+    },
+    Scenario {
+        name: "int-div",
+        in_all: false,
+        needs: Needs::NONE,
+        run: loops::run_int_div,
     },
     Scenario {
         name: "validation-canary",
