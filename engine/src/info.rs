@@ -265,6 +265,19 @@ pub enum SiteKind {
     },
 }
 
+impl fmt::Display for SiteKind {
+    /// `nan-op normalize`, `nan-output storage buffer store`, `assert 7`, `printf`: the kind as site tables
+    /// and `// expect:` markers write it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SiteKind::Assert { id } => write!(f, "assert {id}"),
+            SiteKind::Printf => f.write_str("printf"),
+            SiteKind::NanOp { op } => write!(f, "nan-op {op}"),
+            SiteKind::NanOutput { what } => write!(f, "nan-output {what}"),
+        }
+    }
+}
+
 impl SiteKind {
     /// The record kind this site writes.
     pub fn record_kind(&self) -> RecordKind {
@@ -278,10 +291,15 @@ impl SiteKind {
 }
 
 /// One instrumented site: a place in the module that writes records.
+///
+/// A site is named, in log lines, reports and `blackbox instrument --sites` / `blackbox shader-info
+/// --sites`, by its number (`site N`: `local_index`, or `site_base + local_index` where the global index is
+/// meant), its kind, [`Site::place`] and [`Site::scope`]; [`Site::describe`] puts the last three together.
+/// No two sites of a module have the same description, with or without debug info.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Site {
-    /// The index of the site in its module, from 0 in module order. Its counter and its records use the
-    /// global index `site_base + local_index`.
+    /// The index of the site in its module, from 0 in module order: the `N` of `site N`. Its counter and its
+    /// records use the global index `site_base + local_index`.
     pub local_index: u32,
     /// What it reports.
     pub kind: SiteKind,
@@ -295,12 +313,107 @@ pub struct Site {
     pub stage: Stage,
     /// The `OpName` of the function that contains the site, when there is one.
     pub function: Option<String>,
+    /// The names of the entry points whose static call tree reaches the site, in module order, each name
+    /// once; empty when none does.
+    pub entry_points: Vec<String>,
+    /// The instruction the site checks (for printf and asserts, the call it replaces) as `spirv-dis
+    /// --raw-id` writes it, with the ids of the module as the app gave it: `%412 = OpExtInst %3 %1 Sqrt
+    /// %409`, `OpStore %29 %30`, `OpCopyMemory %12 %15`. Searching the disassembly of that module
+    /// (`spirv-dis --raw-id`; the layer's `VK_BLACKBOX_DUMP_SHADERS` writes the module as `<id>.spv`)
+    /// finds it. Ids are numbers, not spirv-dis's friendly names (`%float`), which depend on the whole
+    /// module.
+    pub instruction: String,
+    /// Where the site is, in one phrase: its source location (`particles.comp:42:17`) when it has one, else
+    /// `instruction ` and [`Site::instruction`]. When another site of the module of the same kind and scope
+    /// has the same location, the instruction follows the location (`particles.comp:42, instruction %412 =
+    /// ...`); sites that would still read alike (the same instruction text twice) end in ` #1`, ` #2`, ...
+    pub place: String,
 }
 
 impl Site {
     /// The payload size of this site's records, in words.
     pub fn payload_words(&self) -> usize {
         self.values.iter().map(ValueLayout::words).sum()
+    }
+
+    /// The kind with its format, for printf sites and asserts written with a message: `nan-op sqrt`,
+    /// `nan-output ray payload store`, `assert 7`, `assert 7 "size %f"`, `printf "n = %v3f"`.
+    pub fn kind_text(&self) -> String {
+        match (&self.kind, &self.format) {
+            (SiteKind::Printf | SiteKind::Assert { .. }, Some(format)) => {
+                format!("{} {format:?}", self.kind)
+            }
+            _ => self.kind.to_string(),
+        }
+    }
+
+    /// The function and entry points the site is in: `entry point main (comp)`, `function
+    /// attraction(vf3;vf3;, entry point main (comp)`, `function f, entry points vs, ps`, `no entry point`.
+    /// The function is left out when it has no `OpName` or is named like an entry point (glslang names the
+    /// entry function `main`); the stage is given with a single entry point.
+    pub fn scope(&self) -> String {
+        let mut out = String::new();
+        if let Some(f) = &self.function {
+            if !f.is_empty() && !self.entry_points.contains(f) {
+                out.push_str("function ");
+                out.push_str(f);
+                out.push_str(", ");
+            }
+        }
+        match self.entry_points.as_slice() {
+            [] => out.push_str("no entry point"),
+            [one] => out.push_str(&format!("entry point {one} ({})", self.stage)),
+            many => {
+                out.push_str("entry points ");
+                out.push_str(&many.join(", "));
+            }
+        }
+        out
+    }
+
+    /// The site in one line, without its number: `{kind_text} at {place} in {scope}`, e.g. `nan-op sqrt at
+    /// instruction %412 = OpExtInst %3 %1 Sqrt %409 in function shade(, entry point main (frag)`. Unique
+    /// among the sites of a module.
+    pub fn describe(&self) -> String {
+        format!("{} at {} in {}", self.kind_text(), self.place, self.scope())
+    }
+}
+
+/// Gives every site its [`Site::place`], so that no two sites of the module read alike: the location, the
+/// instruction where there is no location or where the location is shared, and a count as the last resort.
+pub(crate) fn assign_places(sites: &mut [Site]) {
+    use crate::util::FastMap;
+    fn key(site: &Site) -> String {
+        format!("{}\n{}\n{}", site.kind_text(), site.place, site.scope())
+    }
+    fn counts(sites: &[Site]) -> (Vec<String>, FastMap<String, usize>) {
+        let keys: Vec<String> = sites.iter().map(key).collect();
+        let mut counts: FastMap<String, usize> = FastMap::default();
+        for k in &keys {
+            *counts.entry(k.clone()).or_default() += 1;
+        }
+        (keys, counts)
+    }
+    for site in sites.iter_mut() {
+        site.place = match &site.location {
+            Some(l) => l.to_string(),
+            None => format!("instruction {}", site.instruction),
+        };
+    }
+    let (keys, shared) = counts(sites);
+    for (site, k) in sites.iter_mut().zip(&keys) {
+        if site.location.is_some() && shared.get(k).is_some_and(|&n| n > 1) {
+            site.place = format!("{}, instruction {}", site.place, site.instruction);
+        }
+    }
+    let (keys, shared) = counts(sites);
+    let mut seen: FastMap<&str, usize> = FastMap::default();
+    for (site, k) in sites.iter_mut().zip(&keys) {
+        if shared.get(k).is_some_and(|&n| n > 1) {
+            let n = seen.entry(k.as_str()).or_default();
+            *n += 1;
+            site.place = format!("{} #{n}", site.place);
+        }
     }
 }
 

@@ -190,6 +190,7 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     let mut nan = passes::nan_guard::NanGuardPass { level: options.nan };
     base.run(&mut module, &mut [&mut asserts, &mut printf, &mut nan])?;
     info.sites = base.finish(&mut module)?;
+    info::assign_places(&mut info.sites);
     if options.strip_non_semantic {
         passes::strip::strip_non_semantic(&mut module);
     }
