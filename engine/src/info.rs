@@ -260,7 +260,14 @@ pub enum SiteKind {
     },
     /// A NaN or Inf leaving the shader.
     NanOutput {
-        /// How it leaves: `"output"`, `"storage buffer store"` or `"image store"`.
+        /// How it leaves: a store (`"output"`, `"storage buffer store"`, `"image store"`, `"ray payload
+        /// store"`, `"incoming ray payload store"`, `"callable data store"`, `"incoming callable data
+        /// store"`, `"hit attribute store"`, `"task payload store"`), the same of an integer bit-cast from a
+        /// float (`"storage buffer store of a bitcast float"`, `"output of a bitcast float"`, ...), a copy
+        /// (`"copy to output"`, `"copy to storage buffer"`, `"copy to ray payload"`, ...) or an atomic
+        /// (`"atomic float add"`, `"atomic float min"`, `"atomic float max"`, `"atomic float store"`,
+        /// `"atomic float exchange"`, `"atomic store of a bitcast float"`, ...), or the hit distance an
+        /// intersection shader reports (`"reported hit distance"`).
         what: &'static str,
     },
 }

@@ -187,7 +187,7 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     let mut info = basic_info(words, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
-    let mut nan = passes::nan_guard::NanGuardPass { level: options.nan };
+    let mut nan = passes::nan_guard::NanGuardPass::new(options.nan);
     base.run(&mut module, &mut [&mut asserts, &mut printf, &mut nan])?;
     info.sites = base.finish(&mut module)?;
     info::assign_places(&mut info.sites);

@@ -108,7 +108,8 @@ fn goldens() -> Vec<Golden> {
         Golden {
             file: "light.rcall-1.2.nan-ops",
             variant: "light.rcall vulkan1.2",
-            shows: "callable, NaN ops: atan2 and asin quick-tested inline, one group call for both",
+            shows: "callable, NaN ops: atan2 and asin quick-tested inline, one group call for both; the store \
+                    of the incoming callable data checked",
             options: options(NanLevel::Ops),
         },
     ]
