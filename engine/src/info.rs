@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::hash::Fnv1a64;
 use crate::record::{RecordKind, ValueLayout};
+use crate::util::FastMap;
 
 /// A shader's identity: a 64-bit content hash of the module's words as given to the engine (before any
 /// rewrite). `Display` writes 16 lowercase hex digits; that string is what dumps, logs and
@@ -346,11 +347,9 @@ impl Site {
     /// The kind with its format, for printf sites and asserts written with a message: `nan-op sqrt`,
     /// `nan-output ray payload store`, `assert 7`, `assert 7 "size %f"`, `printf "n = %v3f"`.
     pub fn kind_text(&self) -> String {
-        match (&self.kind, &self.format) {
-            (SiteKind::Printf | SiteKind::Assert { .. }, Some(format)) => {
-                format!("{} {format:?}", self.kind)
-            }
-            _ => self.kind.to_string(),
+        match self.shown_format() {
+            Some(format) => format!("{} {format:?}", self.kind),
+            None => self.kind.to_string(),
         }
     }
 
@@ -360,12 +359,10 @@ impl Site {
     /// entry function `main`); the stage is given with a single entry point.
     pub fn scope(&self) -> String {
         let mut out = String::new();
-        if let Some(f) = &self.function {
-            if !f.is_empty() && !self.entry_points.contains(f) {
-                out.push_str("function ");
-                out.push_str(f);
-                out.push_str(", ");
-            }
+        if let Some(f) = self.shown_function() {
+            out.push_str("function ");
+            out.push_str(f);
+            out.push_str(", ");
         }
         match self.entry_points.as_slice() {
             [] => out.push_str("no entry point"),
@@ -376,6 +373,21 @@ impl Site {
             }
         }
         out
+    }
+
+    /// The function as [`Site::scope`] names it: not when unnamed or named like an entry point.
+    fn shown_function(&self) -> Option<&str> {
+        self.function
+            .as_deref()
+            .filter(|f| !f.is_empty() && !self.entry_points.iter().any(|e| e == f))
+    }
+
+    /// The format as [`Site::kind_text`] shows it: for printf sites and asserts only.
+    fn shown_format(&self) -> Option<&str> {
+        match self.kind {
+            SiteKind::Printf | SiteKind::Assert { .. } => self.format.as_deref(),
+            _ => None,
+        }
     }
 
     /// The site in one line, without its number: `{kind_text} at {place} in {scope}`, e.g. `nan-op sqrt at
@@ -389,39 +401,82 @@ impl Site {
 /// Gives every site its [`Site::place`], so that no two sites of the module read alike: the location, the
 /// instruction where there is no location or where the location is shared, and a count as the last resort.
 pub(crate) fn assign_places(sites: &mut [Site]) {
-    use crate::util::FastMap;
-    fn key(site: &Site) -> String {
-        format!("{}\n{}\n{}", site.kind_text(), site.place, site.scope())
-    }
-    fn counts(sites: &[Site]) -> (Vec<String>, FastMap<String, usize>) {
-        let keys: Vec<String> = sites.iter().map(key).collect();
-        let mut counts: FastMap<String, usize> = FastMap::default();
-        for k in &keys {
-            *counts.entry(k.clone()).or_default() += 1;
-        }
-        (keys, counts)
-    }
     for site in sites.iter_mut() {
         site.place = match &site.location {
             Some(l) => l.to_string(),
-            None => format!("instruction {}", site.instruction),
+            None => {
+                let mut place = String::with_capacity(12 + site.instruction.len());
+                place.push_str("instruction ");
+                place.push_str(&site.instruction);
+                place
+            }
         };
     }
-    let (keys, shared) = counts(sites);
-    for (site, k) in sites.iter_mut().zip(&keys) {
-        if site.location.is_some() && shared.get(k).is_some_and(|&n| n > 1) {
+    let Some(shared) = sites_reading_alike(sites) else {
+        return;
+    };
+    for (site, &n) in sites.iter_mut().zip(&shared) {
+        if n > 1 && site.location.is_some() {
             site.place = format!("{}, instruction {}", site.place, site.instruction);
         }
     }
-    let (keys, shared) = counts(sites);
-    let mut seen: FastMap<&str, usize> = FastMap::default();
-    for (site, k) in sites.iter_mut().zip(&keys) {
-        if shared.get(k).is_some_and(|&n| n > 1) {
-            let n = seen.entry(k.as_str()).or_default();
-            *n += 1;
-            site.place = format!("{} #{n}", site.place);
+    let Some(shared) = sites_reading_alike(sites) else {
+        return;
+    };
+    let mut ordinal: FastMap<ReadingKey<'_>, usize> = FastMap::default();
+    let mut numbered = Vec::with_capacity(sites.len());
+    for (site, &n) in sites.iter().zip(&shared) {
+        numbered.push((n > 1).then(|| {
+            let k = ordinal.entry(reading_key(site)).or_default();
+            *k += 1;
+            *k
+        }));
+    }
+    for (site, k) in sites.iter_mut().zip(numbered) {
+        if let Some(k) = k {
+            site.place = format!("{} #{k}", site.place);
         }
     }
+}
+
+/// What [`Site::describe`] is made of, to compare sites without writing the text.
+type ReadingKey<'s> = (
+    &'s SiteKind,
+    Option<&'s str>,
+    &'s str,
+    Option<&'s str>,
+    &'s [String],
+    Option<Stage>,
+);
+
+fn reading_key(s: &Site) -> ReadingKey<'_> {
+    (
+        &s.kind,
+        s.shown_format(),
+        s.place.as_str(),
+        s.shown_function(),
+        s.entry_points.as_slice(),
+        // The scope names the stage with a single entry point only.
+        (s.entry_points.len() == 1).then_some(s.stage),
+    )
+}
+
+/// For each site, how many sites of the module read like it; `None` when every site reads unlike the
+/// others (almost always, so that is found first).
+fn sites_reading_alike(sites: &[Site]) -> Option<Vec<usize>> {
+    let mut counts: FastMap<ReadingKey<'_>, usize> = FastMap::default();
+    for s in sites {
+        *counts.entry(reading_key(s)).or_default() += 1;
+    }
+    if counts.len() == sites.len() {
+        return None;
+    }
+    Some(
+        sites
+            .iter()
+            .map(|s| counts.get(&reading_key(s)).copied().unwrap_or(1))
+            .collect(),
+    )
 }
 
 /// What the engine knows about a module.
@@ -481,6 +536,75 @@ mod tests {
         );
         assert_eq!(Stage::from_execution_model(M::Kernel as u32), None);
         assert_eq!(Stage::from_execution_model(0xffff), None);
+    }
+
+    fn site(kind: SiteKind, line: Option<u32>, instruction: &str, function: Option<&str>) -> Site {
+        Site {
+            local_index: 0,
+            kind,
+            location: line.map(|line| SourceLocation {
+                file: "a.frag".into(),
+                line,
+                column: 0,
+            }),
+            format: None,
+            values: Vec::new(),
+            stage: Stage::Fragment,
+            function: function.map(String::from),
+            entry_points: vec!["main".into()],
+            instruction: instruction.into(),
+            place: String::new(),
+        }
+    }
+
+    #[test]
+    fn places_tell_every_site_apart() {
+        let out = SiteKind::NanOutput { what: "output" };
+        let sqrt = SiteKind::NanOp { op: "sqrt" };
+        let mut sites = vec![
+            site(
+                sqrt.clone(),
+                Some(3),
+                "%10 = OpExtInst %2 %1 Sqrt %9",
+                Some("main"),
+            ),
+            site(
+                sqrt.clone(),
+                Some(3),
+                "%12 = OpExtInst %2 %1 Sqrt %11",
+                Some("main"),
+            ),
+            site(
+                sqrt,
+                Some(4),
+                "%14 = OpExtInst %2 %1 Sqrt %13",
+                Some("main"),
+            ),
+            // The same store in the entry function and in an unnamed one: their scopes read alike.
+            site(out.clone(), None, "OpStore %5 %7", Some("main")),
+            site(out.clone(), None, "OpStore %5 %7", None),
+            site(out, None, "OpStore %5 %8", Some("shade(")),
+        ];
+        assign_places(&mut sites);
+        let places: Vec<&str> = sites.iter().map(|s| s.place.as_str()).collect();
+        assert_eq!(
+            places,
+            [
+                "a.frag:3, instruction %10 = OpExtInst %2 %1 Sqrt %9",
+                "a.frag:3, instruction %12 = OpExtInst %2 %1 Sqrt %11",
+                "a.frag:4",
+                "instruction OpStore %5 %7 #1",
+                "instruction OpStore %5 %7 #2",
+                "instruction OpStore %5 %8",
+            ]
+        );
+        assert_eq!(
+            sites[5].describe(),
+            "nan-output output at instruction OpStore %5 %8 in function shade(, entry point main (frag)"
+        );
+        let described: std::collections::HashSet<String> =
+            sites.iter().map(Site::describe).collect();
+        assert_eq!(described.len(), sites.len());
     }
 
     #[test]

@@ -12,12 +12,15 @@
 //! name with their parameters. Anything else (kinds that no site's instruction has) is written as numbers.
 
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
-use rspirv::grammar::{ext_inst_table, OperandKind, OperandQuantifier, INSTRUCTION_TABLE};
+use rspirv::grammar::{
+    ext_inst_table, Instruction, OperandKind, OperandQuantifier, INSTRUCTION_TABLE,
+};
 use spirv::{ImageOperands, MemoryAccess};
 
 use super::Analysis;
-use crate::module::{decode_string, Instruction};
+use crate::module::{self, decode_string};
 
 /// The names spirv-dis gives the bits of a `MemoryAccess` mask, lowest bit first.
 const MEMORY_ACCESS: [(u32, &str); 8] = [
@@ -69,15 +72,51 @@ const IMAGE_OPERANDS: [(u32, &str); 16] = [
 /// The extended-instruction sets whose instructions spirv-dis writes by name.
 const NAMED_SETS: [&str; 2] = ["GLSL.std.450", "OpenCL.std"];
 
-/// The instruction as `spirv-dis --raw-id` writes it (without the indentation).
-pub(crate) fn disassemble(an: &Analysis, inst: &Instruction) -> String {
-    let mut out = String::new();
-    if let Some(id) = inst.result_id {
-        let _ = write!(out, "%{id} = ");
+/// Appends `prefix`, `%` and the id in decimal: most of what a disassembly is, so without `fmt`.
+fn push_id(out: &mut String, prefix: &str, id: u32) {
+    out.push_str(prefix);
+    out.push('%');
+    let mut digits = [0u8; 10];
+    let mut n = id;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
-    let grammar = inst
-        .op()
-        .and_then(|op| INSTRUCTION_TABLE.lookup_opcode(op as u32));
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
+}
+
+/// The grammar of an opcode, from a table indexed by opcode (rspirv's own lookup is a linear search).
+fn grammar_of(opcode: u16) -> Option<&'static Instruction<'static>> {
+    static BY_OPCODE: OnceLock<Vec<Option<&'static Instruction<'static>>>> = OnceLock::new();
+    let table = BY_OPCODE.get_or_init(|| {
+        let mut table = Vec::new();
+        for inst in INSTRUCTION_TABLE.iter() {
+            let i = inst.opcode as usize;
+            if table.len() <= i {
+                table.resize(i + 1, None);
+            }
+            table[i] = Some(inst);
+        }
+        table
+    });
+    table.get(usize::from(opcode)).copied().flatten()
+}
+
+/// The instruction as `spirv-dis --raw-id` writes it (without the indentation).
+pub(crate) fn disassemble(an: &Analysis, inst: &module::Instruction) -> String {
+    let mut out = String::with_capacity(48);
+    if let Some(id) = inst.result_id {
+        push_id(&mut out, "", id);
+        out.push_str(" = ");
+    }
+    let grammar = grammar_of(inst.opcode());
     let Some(grammar) = grammar else {
         // Not reached from `instrument`, which refuses modules with opcodes it has no grammar for.
         let _ = write!(out, "Op{}", inst.opcode());
@@ -86,9 +125,10 @@ pub(crate) fn disassemble(an: &Analysis, inst: &Instruction) -> String {
         }
         return out;
     };
-    let _ = write!(out, "Op{}", grammar.opname);
+    out.push_str("Op");
+    out.push_str(grammar.opname);
     if let Some(ty) = inst.result_type {
-        let _ = write!(out, " %{ty}");
+        push_id(&mut out, " ", ty);
     }
     let words = &inst.operands[..];
     let mut at = 0;
@@ -126,7 +166,7 @@ fn write_operand(
     let word = words[at];
     match kind {
         OperandKind::IdRef | OperandKind::IdScope | OperandKind::IdMemorySemantics => {
-            let _ = write!(out, " %{word}");
+            push_id(out, " ", word);
             1
         }
         OperandKind::LiteralString => {
@@ -153,7 +193,8 @@ fn write_operand(
                 .map(|i| i.opname);
             match name {
                 Some(name) => {
-                    let _ = write!(out, " {name}");
+                    out.push(' ');
+                    out.push_str(name);
                 }
                 None => {
                     let _ = write!(out, " {word}");
@@ -179,7 +220,7 @@ fn write_operand(
                         .bits()
                     != 0
                 {
-                    let _ = write!(out, " %{param}");
+                    push_id(out, " ", param);
                     taken += 1;
                 }
             }
@@ -207,7 +248,7 @@ fn write_operand(
                 };
                 for _ in 0..params {
                     if let Some(&id) = words.get(at + taken) {
-                        let _ = write!(out, " %{id}");
+                        push_id(out, " ", id);
                         taken += 1;
                     }
                 }
