@@ -65,7 +65,9 @@ pub enum NanLevel {
     /// None.
     #[default]
     Off,
-    /// Float values that leave the shader: stage outputs, storage-buffer stores, image stores.
+    /// Float values that leave the invocation: stores to stage outputs, buffers and ray-tracing and task
+    /// payloads, image writes, integers that hold a float's bits stored there, copies into them, float
+    /// atomics, reported hit distances (see the `nan_guard` pass).
     Outputs,
     /// Every float operation that can make NaN or Inf from finite operands, plus everything `Outputs` checks.
     Ops,
@@ -89,7 +91,8 @@ impl NanLevel {
         match self {
             NanLevel::Off => "no checks",
             NanLevel::Outputs => {
-                "float values leaving the shader (stage outputs, storage-buffer and image stores)"
+                "float values leaving the shader (stores, copies and float atomics to outputs, buffers, \
+                 images and ray-tracing and task payloads, floats stored as integer bits)"
             }
             NanLevel::Ops => {
                 "every float operation that can make NaN or Inf from finite operands, and outputs"

@@ -21,23 +21,26 @@
 //!   with such bitcasts among its parts (through `OpCopyObject`s), the floats are checked (taichi stores
 //!   every f32 this way);
 //! - copies: `OpCopyMemory` into any of the storage classes above: the source is loaded just before the
-//!   copy, and the floats of that value are checked. `OpCopyMemorySized` only where both pointers are typed,
-//!   with a float scalar or vector pointee the constant size covers exactly (see `sized_copy_type`);
+//!   copy, and the floats of that value are checked. `OpCopyMemorySized` only where a typed pointer at
+//!   either end points to a float scalar or vector that the constant size covers exactly (see
+//!   `sized_copy_type`, which says why the others are left);
 //! - the hit distance an intersection shader reports (`OpReportIntersectionKHR`), checked before the
 //!   report, which does not come back when an any-hit shader ends the ray;
 //! - float atomics (`OpAtomicFAddEXT`, `OpAtomicFMinEXT`, `OpAtomicFMaxEXT`, and `OpAtomicStore` and
 //!   `OpAtomicExchange` of floats) on buffers, images and task payloads: the value given.
 //!
-//! `OpCopyObject` copies a value, not memory: a store of its result is a store like any other. Not
-//! checked: `Workgroup` (shared) memory, `Private` and `Function` variables (what leaves the invocation from
-//! them goes through one of the writes above), and the results of atomics (the value in memory before).
-//! Structs and arrays are checked member by member (up to 16 float leaves; larger values are checked on
-//! their first 16 leaves).
+//! Pointers may be untyped (`SPV_KHR_untyped_pointers`): the storage class is the pointer type's, the value
+//! type the store's. `OpCopyObject` copies a value, not memory: a store of its result is a store like any
+//! other. Not checked: `Workgroup` (shared) memory, `Private` and `Function` variables (what leaves the
+//! invocation from them goes through one of the writes above), the results of atomics (the value in
+//! memory before), and the ray of `OpTraceRayKHR`. Structs and arrays are checked member by member (up to
+//! 16 float leaves; larger values are checked on their first 16 leaves).
 //!
 //! The checks are integer tests on the bits (see [`crate::base::values::non_finite`]): `f16` is converted to
 //! `f32` first, `f64` bit-cast to two words; scalars, vectors and matrices (column by column) are handled.
 //! The check and the record live in a helper function; the site is one call right after the instruction
-//! (after the copy, for copies; the load of the copied value goes right before it).
+//! (for copies, the load of the copied value goes right before it; a reported hit distance is checked
+//! before the report).
 
 use spirv::{GlslStd450Op, MemoryAccess, Op, StorageClass};
 
