@@ -390,6 +390,14 @@ fn sites_name_their_function_entry_points_and_instruction() {
     );
     assert!(sites[3].place.ends_with(" #2"), "{}", sites[3].place);
     assert_eq!(sites[4].entry_points, ["second"]);
+    // Memory operands, both masks of a copy.
+    let words = common::read_words(&variant("copy.comp.spvasm vulkan1.2").path);
+    let out = instrument(&words, &options(NanLevel::Outputs)).unwrap();
+    let copy = &out.info.sites[1].instruction;
+    assert!(
+        copy.starts_with("OpCopyMemory %") && copy.ends_with(" Aligned 4 Aligned 16"),
+        "{copy}"
+    );
     assert_eq!(sites[4].scope(), "entry point second (comp)");
     assert_eq!(
         sites[4].place,
