@@ -59,9 +59,9 @@ const MAX_LEAVES: usize = 16;
 /// The NaN guard pass.
 pub(crate) struct NanGuardPass {
     level: NanLevel,
-    /// Integer values of the function being visited that hold the bits of floats, by id. Definitions come
-    /// before their uses in a function's layout (blocks are in dominance order), so a store finds its
-    /// value here when it is such a value.
+    /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
+    /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
+    /// order), so a store finds its value here when it is such a value.
     float_bits: FastMap<u32, FloatBits>,
 }
 
@@ -348,8 +348,8 @@ impl NanGuardPass {
         Ok(Edit::After(extracts))
     }
 
-    /// A value written out: checked as floats (`float_what`) when it has float leaves, or as the floats
-    /// whose bits it holds (`bits_what`). `None` when it is neither.
+    /// A value written out: checked as the floats whose bits it holds (`bits_what`) when it is such an
+    /// integer, else as floats (`float_what`) when it has float leaves; kept as it is when it is neither.
     fn written_value(
         &mut self,
         base: &mut Base<'_>,
