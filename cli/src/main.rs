@@ -141,10 +141,12 @@ pub enum Verb {
     /// What the engine reads from the module: its shader id (the content hash that logs, reports,
     /// VK_BLACKBOX_SHADERS and VK_BLACKBOX_DUMP_SHADERS use), SPIR-V version, entry points with their
     /// stages, source files (name, language, whether the module carries the text and how many lines) and
-    /// debug names.
+    /// debug names. With --sites, also the sites the layer would instrument, one line each as `blackbox
+    /// instrument --sites` prints them (site N, kind, source location or instruction, function and entry
+    /// points, values).
     ///
     /// Exit status: 0; 1 if IN cannot be read or is not a SPIR-V module the engine reads.
-    ShaderInfo(ShaderInfoArgs),
+    ShaderInfo(shader::ShaderInfoArgs),
 
     /// Install the layer as an implicit layer, for this user or system-wide
     ///
@@ -165,16 +167,6 @@ pub enum Verb {
     ///
     /// Exit status: 0 if no problem was found, 1 otherwise.
     Doctor(DoctorArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ShaderInfoArgs {
-    /// The SPIR-V module (either byte order)
-    #[arg(value_name = "IN.spv")]
-    pub input: PathBuf,
-    /// Print the same as a JSON object
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -264,7 +256,7 @@ fn execute(verb: Verb) -> anyhow::Result<i32> {
         Verb::Report(opts) => reports::report(&opts),
         Verb::Triage(opts) => triage::triage(&opts),
         Verb::Instrument(args) => shader::instrument(&args.options()),
-        Verb::ShaderInfo(args) => shader::shader_info(&args.input, args.json),
+        Verb::ShaderInfo(args) => shader::shader_info(&args),
         Verb::Demo(opts) => demo::demo(&opts),
         Verb::Install(args) => install::install(args.system, args.layer.as_deref()).map(|()| 0),
         Verb::Uninstall(args) => install::uninstall(args.system).map(|()| 0),

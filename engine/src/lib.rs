@@ -67,7 +67,9 @@ pub enum NanLevel {
     /// None.
     #[default]
     Off,
-    /// Float values that leave the shader: stage outputs, storage-buffer stores, image stores.
+    /// Float values that leave the invocation: stores to stage outputs, buffers and ray-tracing and task
+    /// payloads, image writes, integers that hold a float's bits stored there, copies into them, float
+    /// atomics, reported hit distances (see the `nan_guard` pass).
     Outputs,
     /// Every float operation that can make NaN or Inf from finite operands, plus everything `Outputs` checks.
     Ops,
@@ -91,7 +93,8 @@ impl NanLevel {
         match self {
             NanLevel::Off => "no checks",
             NanLevel::Outputs => {
-                "float values leaving the shader (stage outputs, storage-buffer and image stores)"
+                "float values leaving the shader (stores, copies and float atomics to outputs, buffers, \
+                 images and ray-tracing and task payloads, floats stored as integer bits)"
             }
             NanLevel::Ops => {
                 "every float operation that can make NaN or Inf from finite operands, and outputs"
@@ -294,7 +297,7 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     let mut info = basic_info(words, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
-    let mut nan = passes::nan_guard::NanGuardPass { level: options.nan };
+    let mut nan = passes::nan_guard::NanGuardPass::new(options.nan);
     let mut loops = passes::loops::LoopPass::new(&module, &base, options);
     let mut ints = passes::int_guard::IntGuardPass::new(&module, &base, options);
     base.run(
@@ -303,6 +306,7 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     )?;
     loops.finish(&mut base, &mut module);
     info.sites = base.finish(&mut module)?;
+    info::assign_places(&mut info.sites);
     if options.strip_non_semantic {
         passes::strip::strip_non_semantic(&mut module);
     }

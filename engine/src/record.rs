@@ -283,6 +283,15 @@ impl ValueLayout {
     pub fn words(&self) -> usize {
         self.components as usize * self.scalar.words()
     }
+
+    /// Its type: `f32`, `f32x3`, `f32x16` (a matrix: columns x rows components).
+    pub fn type_name(&self) -> String {
+        if self.components == 1 {
+            self.scalar.name().to_string()
+        } else {
+            format!("{}x{}", self.scalar.name(), self.components)
+        }
+    }
 }
 
 /// One record as read back, before the layer matches it to its site.

@@ -1,6 +1,7 @@
 //! The engine over its own corpus (`engine/tests/in`, compiled into variants by `common::shaders`): every
 //! variant round-trips, instruments at every level and passes spirv-val for the environment it was compiled
-//! for, and the sites sit where the `// expect:` markers in the sources say.
+//! for, its sites read alike nowhere and name real instructions, and the sites sit where the `// expect:`
+//! markers in the sources say.
 
 mod common;
 
@@ -93,10 +94,12 @@ fn every_variant_instruments_and_validates_at_every_level() {
     let variants = shaders::variants();
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("corpus-out");
     std::fs::create_dir_all(&out_dir).expect("creating the output directory");
+    let paths: Vec<PathBuf> = variants.iter().map(|v| v.path.clone()).collect();
+    let disassemblies = common::raw_disassembly_lines(&paths);
     let mut jobs = Vec::new();
     let mut names = Vec::new();
     let mut refused = Vec::new();
-    let mut sites = 0;
+    let (mut sites, mut by_instruction) = (0, 0);
     for (i, v) in variants.iter().enumerate() {
         jobs.push(common::ValJob {
             path: v.path.clone(),
@@ -104,10 +107,18 @@ fn every_variant_instruments_and_validates_at_every_level() {
         });
         names.push(format!("{} (input)", v.name));
         let words = common::read_words(&v.path);
+        let disassembly = disassemblies[i]
+            .as_ref()
+            .unwrap_or_else(|| panic!("spirv-dis cannot read {}", v.name));
         for (j, (level, opts)) in levels(v).into_iter().enumerate() {
             match instrument(&words, &opts) {
                 Ok(out) => {
                     sites += out.info.sites.len();
+                    by_instruction += site_names_are_unique_and_real(
+                        &format!("{} at {level}", v.name),
+                        &out.info.sites,
+                        disassembly,
+                    );
                     let path = out_dir.join(format!("{i:04}-{j}.spv"));
                     common::write_words(&path, &out.words);
                     jobs.push(common::ValJob {
@@ -130,12 +141,13 @@ fn every_variant_instruments_and_validates_at_every_level() {
         })
         .collect();
     println!(
-        "own corpus: {} variants of {} shaders, {} instrumented modules with {} sites, {} refused, {} spirv-val \
-         failures",
+        "own corpus: {} variants of {} shaders, {} instrumented modules with {} sites ({} named by their \
+         instruction), {} refused, {} spirv-val failures",
         variants.len(),
         variants.iter().map(|v| &v.source).collect::<std::collections::HashSet<_>>().len(),
         jobs.len() - variants.len(),
         sites,
+        by_instruction,
         refused.len(),
         failures.len()
     );
@@ -154,22 +166,53 @@ fn every_variant_instruments_and_validates_at_every_level() {
         "{} modules fail spirv-val",
         failures.len()
     );
+    assert!(
+        sites > 1000 && by_instruction > 500,
+        "{sites} sites, {by_instruction} by instruction"
+    );
 }
 
-fn site_matches(kind: &SiteKind, what: &str) -> bool {
-    let mut words = what.splitn(2, ' ');
-    let head = words.next().unwrap_or("");
-    let rest = words.next().unwrap_or("");
-    match kind {
-        SiteKind::NanOp { op } => head == "nan-op" && *op == rest,
-        SiteKind::NanOutput { what } => head == "nan-output" && *what == rest,
-        SiteKind::Assert { id } => head == "assert" && rest.parse() == Ok(*id),
-        SiteKind::Printf => head == "printf",
-        SiteKind::LoopBudget { .. } => what == "loop",
-        SiteKind::IntOp { op } => head == "int-op" && *op == rest,
-        SiteKind::IndexOutOfRange { op } => head == "index" && *op == rest,
-        _ => false,
+/// Issue 11: no two sites of a module read alike, even without debug info: `Site::describe` (kind,
+/// place, function and entry points) tells them apart. And each site's instruction is one line of
+/// `spirv-dis --raw-id` of the input (`disassembly`), so a user can find it there. Returns how many sites
+/// are named by their instruction (no location).
+fn site_names_are_unique_and_real(
+    module: &str,
+    sites: &[blackbox_engine::Site],
+    disassembly: &std::collections::HashSet<String>,
+) -> usize {
+    let mut seen = std::collections::HashMap::new();
+    let mut by_instruction = 0;
+    for s in sites {
+        let d = s.describe();
+        if let Some(other) = seen.insert(d.clone(), s.local_index) {
+            panic!(
+                "{module}: sites {other} and {} both read {d:?}",
+                s.local_index
+            );
+        }
+        assert!(
+            disassembly.contains(&s.instruction),
+            "{module}: site {} names {:?}, which spirv-dis --raw-id does not write",
+            s.local_index,
+            s.instruction
+        );
+        assert!(!s.entry_points.is_empty(), "{module}: {d}");
+        if s.location.is_none() {
+            by_instruction += 1;
+            assert_eq!(
+                s.place,
+                format!("instruction {}", s.instruction),
+                "{module}: {d}"
+            );
+        }
     }
+    by_instruction
+}
+
+/// Whether a site's kind is the one a marker names: `SiteKind`'s `Display` is the markers' spelling.
+fn site_matches(kind: &SiteKind, what: &str) -> bool {
+    kind.to_string() == what
 }
 
 #[test]
@@ -227,6 +270,167 @@ fn sites_are_at_the_marked_source_lines() {
         }
     }
     assert!(checked > 100, "only {checked} marker checks ran");
+}
+
+/// Stores, copies, atomics and reports of floats are checked at the `outputs` level as at `ops`: every
+/// `nan-output` marker holds there too, and a module with one has sites at `outputs`.
+#[test]
+fn output_markers_hold_at_the_outputs_level() {
+    let mut checked = 0;
+    for v in shaders::variants() {
+        if v.optimized {
+            continue;
+        }
+        let markers: Vec<(u32, String)> = shaders::markers(&v.source)
+            .into_iter()
+            .filter(|(_, m)| m.starts_with("nan-output "))
+            .collect();
+        if markers.is_empty() {
+            continue;
+        }
+        let words = common::read_words(&v.path);
+        let out = instrument(&words, &options(NanLevel::Outputs))
+            .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        let sites = &out.info.sites;
+        assert!(
+            sites
+                .iter()
+                .all(|s| matches!(s.kind, SiteKind::NanOutput { .. })
+                    || matches!(s.kind, SiteKind::Assert { .. } | SiteKind::Printf)),
+            "{}: only output sites at the outputs level",
+            v.name
+        );
+        for (line, what) in &markers {
+            let found = sites.iter().any(|s| {
+                site_matches(&s.kind, what)
+                    && (v.debug == Debug::None
+                        || s.location.as_ref().is_some_and(|l| l.line == *line))
+            });
+            assert!(
+                found,
+                "{}: no {what} site (line {line}) at the outputs level; sites: {:?}",
+                v.name,
+                sites
+                    .iter()
+                    .map(|s| (s.kind.to_string(), s.place.clone()))
+                    .collect::<Vec<_>>()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "only {checked} output markers checked");
+}
+
+/// What a site says about itself, with and without debug info.
+#[test]
+fn sites_name_their_function_entry_points_and_instruction() {
+    let op_site = |out: &blackbox_engine::Instrumented, name: &str| {
+        out.info
+            .sites
+            .iter()
+            .find(|s| matches!(s.kind, SiteKind::NanOp { op } if op == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} site"))
+    };
+    let words = common::read_words(&variant("particles.comp vulkan1.0 -g").path);
+    let out = instrument(&words, &options(NanLevel::Ops)).unwrap();
+    let line = |what: &str| {
+        shaders::markers("particles.comp")
+            .into_iter()
+            .find(|(_, m)| m == what)
+            .map(|(l, _)| l)
+            .expect("marker")
+    };
+    let s = op_site(&out, "inversesqrt");
+    assert_eq!(s.function.as_deref(), Some("attraction(vf3;vf3;"));
+    assert_eq!(s.entry_points, ["main"]);
+    assert_eq!(
+        s.scope(),
+        "function attraction(vf3;vf3;, entry point main (comp)"
+    );
+    let at = format!("particles.comp:{}", line("nan-op inversesqrt"));
+    assert_eq!(s.place, at);
+    assert_eq!(
+        s.describe(),
+        format!(
+            "nan-op inversesqrt at {at} in function attraction(vf3;vf3;, entry point main (comp)"
+        )
+    );
+    // In the entry function itself, the entry point alone.
+    assert_eq!(op_site(&out, "sqrt").scope(), "entry point main (comp)");
+    // A printf site's kind carries its format.
+    let printf = out
+        .info
+        .sites
+        .iter()
+        .find(|s| s.kind == SiteKind::Printf)
+        .unwrap();
+    assert!(printf
+        .describe()
+        .starts_with("printf \"particle %u speed %f heat %f\" at particles.comp:"));
+
+    // Without debug info: the instruction, as spirv-dis --raw-id writes it.
+    let words = common::read_words(&variant("particles.comp vulkan1.0").path);
+    let out = instrument(&words, &options(NanLevel::Ops)).unwrap();
+    let s = op_site(&out, "inversesqrt");
+    assert!(s.location.is_none());
+    let parts: Vec<&str> = s.instruction.split(' ').collect();
+    assert!(
+        parts.len() == 7
+            && parts[0].starts_with('%')
+            && parts[1] == "="
+            && parts[2] == "OpExtInst"
+            && parts[5] == "InverseSqrt",
+        "{}",
+        s.instruction
+    );
+    assert_eq!(s.place, format!("instruction {}", s.instruction));
+    assert!(s
+        .describe()
+        .starts_with("nan-op inversesqrt at instruction %"));
+
+    // Two entry points share a function; two divisions on one line; the same store twice on one line.
+    let words = common::read_words(&variant("entries.comp.spvasm vulkan1.0").path);
+    let out = instrument(&words, &options(NanLevel::Ops)).unwrap();
+    let sites = &out.info.sites;
+    let lines = shaders::markers("entries.comp.spvasm");
+    let (division, store) = (lines[0].0, lines[1].0);
+    assert_eq!(sites.len(), 5, "{sites:?}");
+    for s in &sites[..4] {
+        assert_eq!(s.entry_points, ["first", "second"]);
+        assert_eq!(s.scope(), "function shade(f1;, entry points first, second");
+    }
+    let file = "entries.comp.spvasm";
+    assert_eq!(
+        sites[0].place,
+        format!("{file}:{division}, instruction {}", sites[0].instruction)
+    );
+    assert!(
+        sites[0].instruction.contains(" = OpFDiv %"),
+        "{}",
+        sites[0].instruction
+    );
+    assert_ne!(sites[0].place, sites[1].place);
+    assert_eq!(sites[2].instruction, sites[3].instruction);
+    assert_eq!(
+        sites[2].place,
+        format!("{file}:{store}, instruction {} #1", sites[2].instruction)
+    );
+    assert!(sites[3].place.ends_with(" #2"), "{}", sites[3].place);
+    assert_eq!(sites[4].entry_points, ["second"]);
+    // Memory operands, both masks of a copy.
+    let words = common::read_words(&variant("copy.comp.spvasm vulkan1.2").path);
+    let out = instrument(&words, &options(NanLevel::Outputs)).unwrap();
+    let copy = &out.info.sites[1].instruction;
+    assert!(
+        copy.starts_with("OpCopyMemory %") && copy.ends_with(" Aligned 4 Aligned 16"),
+        "{copy}"
+    );
+    assert_eq!(sites[4].scope(), "entry point second (comp)");
+    assert_eq!(
+        sites[4].place,
+        format!("instruction {}", sites[4].instruction)
+    );
 }
 
 fn variant(name: &str) -> Variant {

@@ -132,8 +132,36 @@ fn goldens() -> Vec<Golden> {
         Golden {
             file: "light.rcall-1.2.nan-ops",
             variant: "light.rcall vulkan1.2",
-            shows: "callable, NaN ops: atan2 and asin quick-tested inline, one group call for both",
+            shows: "callable, NaN ops: atan2 and asin quick-tested inline, one group call for both; the store \
+                    of the incoming callable data checked",
             options: options(NanLevel::Ops),
+        },
+        Golden {
+            file: "payload.rmiss-1.2.nan-outputs",
+            variant: "payload.rmiss vulkan1.2",
+            shows: "miss, NaN outputs: the store into the incoming ray payload checked",
+            options: options(NanLevel::Outputs),
+        },
+        Golden {
+            file: "bitcast.comp-1.0.nan-outputs",
+            variant: "bitcast.comp vulkan1.0",
+            shows: "compute, NaN outputs: integer stores of floatBitsToUint values check the floats (a uvec4 \
+                    of bitcasts on its float parts, a splatted one once, a double's bits as f64)",
+            options: options(NanLevel::Outputs),
+        },
+        Golden {
+            file: "copy.comp.spvasm-1.2.nan-outputs",
+            variant: "copy.comp.spvasm vulkan1.2",
+            shows: "compute (assembly), NaN outputs: OpCopyMemory into a buffer, the source loaded before the \
+                    copy (with the copy's source alignment, for a device address) and its float members checked",
+            options: options(NanLevel::Outputs),
+        },
+        Golden {
+            file: "atomic_float.comp-1.2.nan-outputs",
+            variant: "atomic_float.comp vulkan1.2",
+            shows: "compute, NaN outputs: the values of a float atomic add and exchange, and of a \
+                    compare-exchange of a float's bits",
+            options: options(NanLevel::Outputs),
         },
     ]
 }

@@ -322,9 +322,10 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 printf_budget = printf_budget.saturating_sub(counts.len());
                 if delta > shown {
                     info!(
-                        "printf at {}: {} more call(s) not shown (records are capped per site, log lines per \
-                         drain; the count is exact){pipelines}",
+                        "printf at {} (site {}): {} more call(s) not shown (records are capped per site, log \
+                         lines per drain; the count is exact){pipelines}",
                         location(site),
+                        site.local_index,
                         delta - shown
                     );
                 }
@@ -406,13 +407,29 @@ fn abort_on_assert(device: &Arc<Device>, message: String) {
 fn printf_text(site: &Site, raw: &record::RawRecord) -> String {
     let format = site.format.as_deref().unwrap_or("");
     let text = record::format_printf(format, &raw.payload, &site.values);
-    format!("printf at {}: {text} [{}]", location(site), invocation(raw))
+    format!(
+        "printf at {}: {text} [{}, site {}]",
+        location(site),
+        invocation(raw),
+        site.local_index
+    )
 }
 
+/// Where a site is: its source line, or without one its instruction as `spirv-dis --raw-id` writes it
+/// (with both where two sites share a line): the engine's [`Site::place`], unique in the module.
 fn location(site: &Site) -> String {
+    if !site.place.is_empty() {
+        return site.place.clone();
+    }
     site.location
         .as_ref()
         .map_or_else(|| "unknown location".to_owned(), |l| l.to_string())
+}
+
+/// `site N (function f, entry point main (compute))`: the number of `<id>.sites.txt` and
+/// `blackbox shader-info --sites`, and the code it is in.
+fn site_name(site: &Site) -> String {
+    format!("site {} ({})", site.local_index, site.scope())
 }
 
 /// The invocation words as the stage defines them.
@@ -438,7 +455,7 @@ fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> 
     let who = raw
         .map(|r| format!(", {}", invocation(r)))
         .unwrap_or_default();
-    let shader = format!(" in shader {}", info.id);
+    let shader = format!(" in shader {}, {}", info.id, site_name(site));
     match &site.kind {
         SiteKind::NanOp { op } => {
             let (operands, result) = split_result(site, &values);
@@ -545,15 +562,12 @@ fn named_values(site: &Site, values: &[String]) -> String {
         .join(", ")
 }
 
-/// Where a loop is: its source line, else its header label and function (`loop %27 in main`), with how
-/// deeply it is nested.
+/// Where a loop is ([`location`]: its source line, else its merge instruction), with how deeply it is
+/// nested.
 fn loop_location(site: &Site, header: u32, depth: u32) -> String {
-    let mut at = match &site.location {
-        Some(l) => l.to_string(),
-        None => format!(
-            "%{header} in {}",
-            site.function.as_deref().unwrap_or("an unnamed function")
-        ),
+    let mut at = match (&site.location, site.place.is_empty()) {
+        (None, true) => format!("the loop of header %{header}"),
+        _ => location(site),
     };
     if depth > 0 {
         at.push_str(&format!(" (nested {depth} deep)"));

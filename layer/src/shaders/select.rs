@@ -115,18 +115,11 @@ fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
                 dir.join(format!("{id}.instrumented.spv")),
                 bytes(&shader.words),
             )?;
+            // The numbers the log's `site N` uses, as `blackbox shader-info --sites` prints them.
             let mut sites = String::new();
             for s in &shader.info.sites {
-                let at = s
-                    .location
-                    .as_ref()
-                    .map(|l| l.to_string())
-                    .unwrap_or_else(|| "?".into());
-                sites.push_str(&format!(
-                    "{} {:?} at {at}\n",
-                    shader.site_base + s.local_index,
-                    s.kind
-                ));
+                sites.push_str(&s.table_line(0));
+                sites.push('\n');
             }
             std::fs::write(dir.join(format!("{id}.sites.txt")), sites)?;
         }

@@ -444,3 +444,127 @@ fn crash_mode_faults_the_device_at_the_failing_assert_and_the_report_names_it() 
     );
     assert_eq!(report.in_flight[0].command, "vkCmdDispatch");
 }
+
+/// Issue 11: a module without debug info (glslang without `-g`, as most apps ship) still gets one log line
+/// per site, none alike: each names its site number (the one of `<id>.sites.txt` and `blackbox shader-info
+/// --sites`), the entry point, and the instruction as `spirv-dis --raw-id` writes it.
+#[test]
+fn sites_without_debug_info_are_named_by_number_entry_point_and_instruction() {
+    let home = TempDir::new("no-debug-info");
+    let dir = home.path().join("spv");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Every invocation makes two NaNs (sqrt and log of a negative number, from the buffer spirv-run fills
+    // with values in [-2, 3)) and stores each into the buffer.
+    std::fs::write(
+        dir.join("two_nans.comp"),
+        "#version 450\n\
+         layout(local_size_x = 64) in;\n\
+         layout(std430, set = 0, binding = 0) buffer Values { float v[]; };\n\
+         void main() {\n\
+             uint i = gl_GlobalInvocationID.x;\n\
+             float x = -abs(v[i]) - 1.0;\n\
+             v[i + 64u] = sqrt(x);\n\
+             v[i + 128u] = log(x);\n\
+         }\n",
+    )
+    .unwrap();
+    let spv = dir.join("two_nans.comp.spv");
+    glslang(
+        &dir,
+        &["-V", "--target-env", "vulkan1.2"],
+        "two_nans.comp",
+        &spv,
+    );
+    let dump = home.path().join("dump");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("spirv-run")
+        .arg("--spirv")
+        .arg(&spv)
+        .env("VK_BLACKBOX_NAN", "ops")
+        .env("VK_BLACKBOX_DUMP_SHADERS", &dump)
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    run.assert_testapp_finished();
+
+    let disassembly = Command::new(workspace_root().join(".venv/bin/spirv-dis"))
+        .arg("--raw-id")
+        .arg(&spv)
+        .output()
+        .expect("spirv-dis (scripts/setup.sh installs it)");
+    let disassembly = String::from_utf8_lossy(&disassembly.stdout).into_owned();
+    let nan_lines: Vec<&str> = run
+        .warnings()
+        .into_iter()
+        .filter(|l| l.contains("NaN"))
+        .collect();
+    // Two operations and two stores; the stores' lines are debug lines when the operation above made the
+    // NaN, so two warnings, one per operation.
+    assert_eq!(nan_lines.len(), 2, "{}", run.dump());
+    assert_ne!(nan_lines[0], nan_lines[1]);
+    for (line, op) in nan_lines.iter().zip(["Sqrt", "Log"]) {
+        let instruction = line
+            .split_once(" at instruction ")
+            .and_then(|(_, rest)| rest.split_once(": operands"))
+            .map(|(inst, _)| inst)
+            .unwrap_or_else(|| panic!("no instruction in {line}"));
+        assert!(instruction.contains(&format!(" {op} ")), "{line}");
+        assert!(
+            disassembly.lines().any(|l| l.trim() == instruction),
+            "{instruction:?} is not a line of spirv-dis --raw-id\n{disassembly}"
+        );
+        assert!(line.contains("(entry point main (comp))"), "{line}");
+    }
+    // The site numbers are those of the dumped site table and of `blackbox shader-info --sites`.
+    let table = std::fs::read_dir(&dump)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".sites.txt"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .expect("a dumped site table");
+    let info = run_cli_sites(&spv);
+    assert_eq!(
+        table.trim_end(),
+        info.trim_end(),
+        "the dump and the CLI list the same sites"
+    );
+    for line in &nan_lines {
+        let n: u32 = line
+            .split_once(", site ")
+            .and_then(|(_, rest)| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no site number in {line}"));
+        let row = table
+            .lines()
+            .find(|r| r.starts_with(&format!("site {n}: ")))
+            .unwrap_or_else(|| panic!("site {n} not in\n{table}"));
+        let instruction = row
+            .split_once(" at instruction ")
+            .and_then(|(_, rest)| rest.split_once(" in entry point"))
+            .map(|(inst, _)| inst)
+            .unwrap();
+        assert!(line.contains(instruction), "{line}\n{row}");
+    }
+}
+
+/// `blackbox shader-info --sites FILE` (NaN ops), its stdout's site lines.
+fn run_cli_sites(spv: &std::path::Path) -> String {
+    let out = Command::new(blackbox())
+        .args(["shader-info", "--sites"])
+        .arg(spv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("site "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
