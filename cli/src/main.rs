@@ -6,6 +6,7 @@
 //!
 //! Exit codes: 0 success, 1 the verb failed, 2 usage error; `run` passes on the app's own code.
 
+mod bisect;
 mod demo;
 mod doctor;
 mod install;
@@ -92,6 +93,25 @@ pub enum Verb {
     /// Exit status: APP's; 128+N if APP was killed by signal N; 127 if APP is not found, 126 if it cannot be
     /// run; 1 if blackbox itself failed (no layer library, say).
     Run(run::RunOptions),
+
+    /// Find the label, pipeline, shader or command whose work brings a crash, hang, NaN or other symptom
+    ///
+    /// Runs APP again and again under the layer (as `blackbox run` does), each time skipping a different
+    /// half of the suspects left (VK_BLACKBOX_SKIP: their draws, dispatches, copies and clears are not passed
+    /// to the driver), until one is left whose skipping makes the symptom go. The suspects come from a first
+    /// full run (the layer lists every label, pipeline, shader and command index with work); more full runs
+    /// check the symptom is steady (--confirm): a flaky one is said so, with its rate, and not bisected. Two
+    /// last runs check the answer: skipping the culprit alone, and keeping it alone.
+    ///
+    /// Each run's output (stdout and stderr together) and reports go to a folder of its own under --logs;
+    /// runs are killed at --timeout. Progress goes to stderr; the runs, the culprit (as a report names it:
+    /// label path, command, pipeline, shaders) and the command that reproduces the run without it go to
+    /// stdout. The environment is passed on (set VK_BLACKBOX_NAN for --until nan, VK_BLACKBOX_WATCHDOG_MS for
+    /// a faster hang report).
+    ///
+    /// Exit status: 0 if a culprit was named; 1 if the symptom never showed, was flaky, or no single suspect
+    /// brings it; 2 on a usage error.
+    Bisect(bisect::BisectOptions),
 
     /// Print a crash report (a report folder, its report.json, or the newest in a folder)
     ///
@@ -253,6 +273,7 @@ fn with_usage(mut error: clap::Error, args: &[OsString]) -> clap::Error {
 fn execute(verb: Verb) -> anyhow::Result<i32> {
     match verb {
         Verb::Run(opts) => run::run(&opts),
+        Verb::Bisect(opts) => bisect::bisect(&opts),
         Verb::Report(opts) => reports::report(&opts),
         Verb::Triage(opts) => triage::triage(&opts),
         Verb::Instrument(args) => shader::instrument(&args.options()),

@@ -381,11 +381,20 @@ impl CommandBuffer {
     /// Records a command that does work (draw, dispatch, trace rays, copy, clear...) around `call`, or, when
     /// `VK_BLACKBOX_SKIP` selects it, logs it as skipped and does not call down.
     pub fn work(&self, name: &'static str, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
+        if let Some(file) = &crate::config().suspects {
+            self.note_suspects(file, name, bind);
+        }
         let skip = &crate::config().skip;
         if !skip.is_empty() && !NEVER_SKIPPED.contains(&name) {
             let mut rec = self.recording.lock();
             let index = rec.commands.len() as u32;
+            let innermost = rec
+                .open
+                .last()
+                .and_then(|&i| rec.scopes.get(i as usize))
+                .is_some_and(|s| skip.innermost_label(&s.name));
             let skipped = rec.skipping_labels > 0
+                || innermost
                 || bind.index().is_some_and(|i| rec.pipeline_skipped[i])
                 || skip.command(index);
             if skipped {
@@ -399,6 +408,51 @@ impl CommandBuffer {
             }
         }
         self.action(name, bind, params, call)
+    }
+
+    /// `VK_BLACKBOX_SUSPECTS`: the work about to be recorded, with its labels and pipeline, for `blackbox
+    /// bisect`.
+    fn note_suspects(&self, file: &std::path::Path, name: &'static str, bind: BindPoint) {
+        let (labels, index, pipeline) = {
+            let rec = self.recording.lock();
+            let labels: Vec<String> = rec
+                .open
+                .iter()
+                .filter_map(|&i| rec.scopes.get(i as usize))
+                .map(|s| s.name.to_string())
+                .collect();
+            let pipeline = bind.index().map(|i| rec.pipelines[i]);
+            (labels, rec.commands.len() as u32, pipeline)
+        };
+        let record = pipeline
+            .filter(|p| *p != vk::Pipeline::null())
+            .and_then(|p| Some((p, self.device.shaders.pipeline(p)?)));
+        let (pipeline, shaders) = match &record {
+            None => (None, Vec::new()),
+            Some((handle, record)) => {
+                let named = self.device.name_of(vk::Handle::as_raw(*handle));
+                let described = record.describe();
+                let shown = named
+                    .as_ref()
+                    .map_or_else(|| described.clone(), |n| format!("\"{n}\""));
+                let shaders = record
+                    .stages
+                    .iter()
+                    .map(|s| (s.shader.id.clone(), s.shader.sources().to_vec()))
+                    .collect();
+                (Some((named.unwrap_or(described), shown)), shaders)
+            }
+        };
+        crate::suspects::note(
+            file,
+            crate::suspects::Work {
+                labels: labels.iter().map(String::as_str).collect(),
+                command: format!("[{index}] {name}"),
+                index,
+                pipeline,
+                shaders,
+            },
+        );
     }
 
     /// Records an action command (draw, dispatch, copy, clear...) around `call`, with markers as the
@@ -495,8 +549,10 @@ impl CommandBuffer {
                     names
                 })
                 .collect();
+            let described = record.as_ref().map(|r| r.describe()).unwrap_or_default();
             skip.pipeline(
                 name.as_deref(),
+                &described,
                 stages
                     .iter()
                     .zip(&names)

@@ -58,6 +58,11 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable { name: "VK_BLACKBOX_BREADCRUMBS", accepted: "off, submit, pass, command", default: "command" },
     Variable { name: "VK_BLACKBOX_WATCHDOG_MS", accepted: "milliseconds, 0 turns the watchdog off", default: "10000" },
+    Variable {
+        name: "VK_BLACKBOX_SUSPECTS",
+        accepted: "set by blackbox bisect: a file each label, pipeline, shader and command index with work is appended to",
+        default: "unset",
+    },
     Variable { name: "VK_BLACKBOX_RUN_STATUS", accepted: "set by blackbox run: a file each instance appends a line to", default: "unset" },
 ];
 
@@ -207,6 +212,8 @@ pub struct Config {
     pub dump_shaders: Option<PathBuf>,
     /// Work not passed to the driver (`VK_BLACKBOX_SKIP`).
     pub skip: crate::skip::Skip,
+    /// Where suspects for `blackbox bisect` are appended (`VK_BLACKBOX_SUSPECTS`).
+    pub suspects: Option<PathBuf>,
     /// Progress-tracking granularity.
     pub breadcrumbs: Breadcrumbs,
     /// How long pending work may make no progress before the watchdog reports a hang; `None` is off.
@@ -372,6 +379,7 @@ impl Config {
                 crate::skip::Skip { selectors }
             }
         };
+        let suspects = set("VK_BLACKBOX_SUSPECTS").map(PathBuf::from);
         let watchdog_ms = match set("VK_BLACKBOX_WATCHDOG_MS")
             .map(|v| v.to_string_lossy().trim().to_owned())
         {
@@ -404,6 +412,7 @@ impl Config {
                 shader_filter,
                 dump_shaders,
                 skip,
+                suspects,
                 breadcrumbs,
                 watchdog_ms,
             },

@@ -73,6 +73,7 @@ pub mod shader_errors;
 pub mod shaders;
 pub mod signals;
 pub mod skip;
+pub mod suspects;
 pub mod validation_below;
 pub mod watchdog;
 

@@ -15,6 +15,7 @@
 
 pub mod progress;
 pub mod signature;
+pub mod suspects;
 pub mod text;
 
 use serde::{Deserialize, Serialize};

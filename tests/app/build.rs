@@ -37,6 +37,7 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("hang.frag", "hang.frag.spv", G),
     ("bad_address.comp", "bad_address.comp.spv", G),
     ("loop_one.comp", "loop_one.comp.spv", G),
+    ("passes.comp", "passes.comp.spv", G),
     ("int_div.comp", "int_div.comp.spv", G),
     ("nan.comp", "nan.comp.spv", G),
     ("nan.comp", "nan.comp.gvs.spv", GVS),

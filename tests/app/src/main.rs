@@ -78,6 +78,10 @@ options:
                      default), pow (of -0.5) or div (1.0 / 0.0)
   --nan-dispatches N nan-compute: dispatches in the command buffer (default 100); the bad one is
                      dispatch 42 (or the last, if N <= 42), invocation (12,0,0)
+  --passes N         passes: how many (default 16)
+  --bad-pass K       passes: the one that goes wrong (default 11)
+  --pass-fault F     passes: none (default), nan (sqrt of -1 in invocation 7), hang (a long loop in
+                     --hang-groups workgroups), crash (a write through --bad-address: on lavapipe SIGSEGV)
   --loop-wait-ms N   loop-forever: how long the app waits before it ends the loop itself (default 10000)
   --repeat N         nan-*, assert-*, printf: submit the command buffer N times, with vkQueueWaitIdle
                      after each (default 1)
@@ -106,6 +110,8 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  of completion only by polling vkGetSemaphoreCounterValue, prints `reading results` on
                  stderr, reads, idles 300 ms, prints `tearing down`
   nan-sleep      the same, but no Vulkan call at all for 500 ms after submitting, then the poll
+  passes         --passes labelled dispatches (`frame` > `pass K`, pipeline `pass-K`), one of which
+                 (--bad-pass) goes wrong as --pass-fault says: for blackbox bisect
   loop-one       invocation 1234 of 4096 loops 60,000 times, every other 10; prints how many ran another
                  count than their own
   loop-forever   invocation 1234 loops until the host writes 0 to its word (after --loop-wait-ms): on a GPU,
@@ -185,6 +191,15 @@ pub enum DrawMode {
     Secondary,
 }
 
+/// What goes wrong in `passes`' bad pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassFault {
+    None,
+    Nan,
+    Hang,
+    Crash,
+}
+
 /// How `hang` submits its five dispatches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HangMode {
@@ -213,6 +228,10 @@ pub struct FaultOptions {
     pub nan_op: NanOp,
     pub nan_dispatches: u32,
     pub loop_wait_ms: u32,
+    /// `passes`: how many, which one goes wrong, and how.
+    pub passes: u32,
+    pub bad_pass: u32,
+    pub pass_fault: PassFault,
     pub repeat: u32,
     pub shader_debug: ShaderDebug,
 }
@@ -281,6 +300,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             nan_op: NanOp::Normalize,
             nan_dispatches: 100,
             loop_wait_ms: 10_000,
+            passes: 16,
+            bad_pass: 11,
+            pass_fault: PassFault::None,
             repeat: 1,
             shader_debug: ShaderDebug::OpLine,
         },
@@ -377,6 +399,17 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             }
             "--nan-dispatches" => {
                 options.fault.nan_dispatches = value("--nan-dispatches")?.clamp(1, 1000)
+            }
+            "--passes" => options.fault.passes = value("--passes")?.clamp(1, 256),
+            "--bad-pass" => options.fault.bad_pass = value("--bad-pass")?,
+            "--pass-fault" => {
+                options.fault.pass_fault = match text("--pass-fault")?.as_str() {
+                    "none" => PassFault::None,
+                    "nan" => PassFault::Nan,
+                    "hang" => PassFault::Hang,
+                    "crash" => PassFault::Crash,
+                    other => bail!("--pass-fault: `{other}` is not none, nan, hang or crash"),
+                }
             }
             "--loop-wait-ms" => options.fault.loop_wait_ms = value("--loop-wait-ms")?.max(1),
             "--repeat" => options.fault.repeat = value("--repeat")?.max(1),

@@ -21,6 +21,8 @@ pub const NAN_COMP: &[u8] = spirv!("nan.comp.spv");
 pub const NAN_COMP_GVS: &[u8] = spirv!("nan.comp.gvs.spv");
 /// `loop-one` and `loop-forever`: one invocation's loop runs long.
 pub const LOOP_ONE_COMP: &[u8] = spirv!("loop_one.comp.spv");
+/// `passes`: one pass of many; one may make a NaN or run long.
+pub const PASSES_COMP: &[u8] = spirv!("passes.comp.spv");
 /// `int-div`: one invocation divides by zero.
 pub const INT_DIV_COMP: &[u8] = spirv!("int_div.comp.spv");
 /// `nan.comp` as SPIR-V 1.0, for apps of Vulkan 1.0 and 1.1 (`--api`).

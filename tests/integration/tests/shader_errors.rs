@@ -293,7 +293,7 @@ fn logged_shader_id(run: &Run) -> String {
     let id = w
         .split(" in shader ")
         .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|rest| rest.split([' ', ',']).next())
         .unwrap();
     assert_eq!(id.len(), 16, "{w}");
     id.to_owned()

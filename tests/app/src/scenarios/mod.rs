@@ -17,6 +17,7 @@ pub mod instances;
 pub mod loops;
 pub mod memory_bench;
 pub mod nan;
+pub mod passes;
 pub mod pipeline_bench;
 pub mod program;
 pub mod record_bench;
@@ -184,6 +185,15 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: Needs::NONE,
         run: nan::run_sleep,
+    },
+    Scenario {
+        name: "passes",
+        in_all: false,
+        needs: Needs {
+            buffer_device_address: true,
+            ..Needs::NONE
+        },
+        run: passes::run,
     },
     Scenario {
         name: "loop-one",
