@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use blackbox_engine::{
-    NanLevel, Options, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, Stage,
+    LoopMode, NanLevel, Options, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, Stage,
 };
 
 use crate::reports::{io_reason, print_stdout};
@@ -38,6 +38,16 @@ pub struct InstrumentArgs {
     /// NaN/Inf checks
     #[arg(long, value_name = "LEVEL", value_parser = nan_levels(), default_value = "off")]
     pub nan: NanLevel,
+    /// Loop budgets, as VK_BLACKBOX_LOOPS: every loop counts its iterations per invocation
+    #[arg(long, value_name = "MODE", value_parser = loop_modes(), default_value = "off")]
+    pub loops: LoopMode,
+    /// With --loops: the iterations of one loop before its budget fires, as VK_BLACKBOX_LOOP_LIMIT
+    #[arg(long, value_name = "N", default_value_t = blackbox_engine::DEFAULT_LOOP_LIMIT)]
+    pub loop_limit: u32,
+    /// Integer checks, as VK_BLACKBOX_INT=on: division by zero, INT_MIN / -1, shifts by the bit width or
+    /// more, dynamic indices out of range
+    #[arg(long)]
+    pub int_checks: bool,
     /// Remove BB_ASSERTs instead of turning them into records
     #[arg(long)]
     pub no_asserts: bool,
@@ -86,6 +96,15 @@ pub struct ShaderInfoArgs {
     pub site_base: u32,
 }
 
+/// `--loops`: the engine's [`LoopMode`]s, by their names, with their descriptions as the help.
+fn loop_modes() -> impl clap::builder::TypedValueParser<Value = LoopMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        LoopMode::ALL.map(|m| clap::builder::PossibleValue::new(m.name()).help(m.describe())),
+    )
+    .map(|name| name.parse::<LoopMode>().unwrap_or_default())
+}
+
 /// `--nan`: the engine's [`NanLevel`]s, by the engine's names, with their descriptions as the help.
 fn nan_levels() -> impl clap::builder::TypedValueParser<Value = NanLevel> {
     use clap::builder::TypedValueParser;
@@ -115,6 +134,9 @@ impl InstrumentArgs {
                 nan: self.nan,
                 assert_crash: self.assert_crash,
                 strip_non_semantic: !self.keep_debug_info,
+                loops: self.loops,
+                loop_limit: self.loop_limit,
+                int_checks: self.int_checks,
                 ..Options::default()
             },
             sites: self.sites,

@@ -54,9 +54,9 @@ options:
   --memory-draws M     memory-bench: draws per command buffer, as record-bench's (default 100)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
                      at most 65535; on lavapipe about 0.65 s per 1000)
-  --hang-iterations N  hang, hang-draw: loop iterations (x 4 multiply-adds) of the long dispatch or draw
-                     (defaults 43000 and 21000, sized for lavapipe, which cuts loops at 65,535; a GPU runs
-                     them in milliseconds: give it hundreds of millions)
+  --hang-iterations N  hang, hang-draw, passes: loop iterations (x 4 multiply-adds; x 1 for passes) of the long
+                     dispatch or draw (defaults 43000, 21000 and 60000, sized for lavapipe, which cuts loops at
+                     65,535; a GPU runs them in milliseconds: give it hundreds of millions)
   --hang-size W      hang-draw: the render target is W x W pixels; draw 2 shades all of them slowly
                      (16 to 8192, default 1024: about 5 s on lavapipe)
   --frame N          hang, hang-draw, bad-address: name the outer label `frame N` instead of `frame`

@@ -163,6 +163,7 @@ pub fn run_loop_forever(cx: &Context, options: &Options) -> Result<Outcome> {
     let fence = cx.create_fence()?;
     let cmds = [cmd];
     let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+    let started = std::time::Instant::now();
     unsafe { d.queue_submit(cx.queues[0], &[submit], fence) }?;
     let first = cx.wait_fence_timeout(fence, u64::from(wait_ms) * 1_000_000);
     if timed_out(&first) {
@@ -176,7 +177,10 @@ pub fn run_loop_forever(cx: &Context, options: &Options) -> Result<Outcome> {
         eprintln!("bb-testapp: loop-forever: the loop ended when the host wrote 0");
     } else {
         first?;
-        eprintln!("bb-testapp: loop-forever: the dispatch ended by itself");
+        eprintln!(
+            "bb-testapp: loop-forever: the dispatch ended by itself after {:.0} ms",
+            started.elapsed().as_secs_f64() * 1000.0
+        );
     }
     let (ran, _) = program.results()[LONG_INVOCATION as usize];
     eprintln!("bb-testapp: loop-forever: invocation {LONG_INVOCATION} ran {ran} iteration(s)");

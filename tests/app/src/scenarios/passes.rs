@@ -2,7 +2,8 @@
 //! label `pass K` inside `frame` and with its own pipeline `pass-K` (the same passes.comp), each writing its
 //! own 64 floats. Pass `--bad-pass` (11) goes wrong as `--pass-fault` says: `nan` (invocation 7 takes the
 //! square root of -1: a NaN Blackbox reports at VK_BLACKBOX_NAN=ops), `hang` (`--hang-groups` workgroups
-//! of a long loop: long enough on lavapipe for a 1 s watchdog), `crash` (bad_address.comp writes through
+//! of a loop of `--hang-iterations` (60,000) iterations: on lavapipe 1500 groups outlast a 1 s watchdog; a
+//! GPU needs a longer loop), `crash` (bad_address.comp writes through
 //! `--bad-address`: on lavapipe a SIGSEGV). `none`: every pass is fine. Then the floats are read back.
 //!
 //! Needs bufferDeviceAddress (for `crash`; enabled when the scenario is on the command line).
@@ -67,7 +68,8 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
                         _ => 0,
                     };
                     let groups = if mode == 2 { fault.hang_groups } else { 1 };
-                    let push = push_bytes(&[k, mode, (-1.0f32).to_bits(), HANG_ITERATIONS]);
+                    let iterations = fault.hang_iterations.unwrap_or(HANG_ITERATIONS);
+                    let push = push_bytes(&[k, mode, (-1.0f32).to_bits(), iterations]);
                     program.record(d, cmd, &push, [groups, 1, 1]);
                 }
             }
