@@ -599,9 +599,10 @@ mod tests {
     }
 
     /// The verbs `--help` lists, in order: the ones this file dispatches, and clap's `help`.
-    const VERBS: [&str; 9] = [
+    const VERBS: [&str; 10] = [
         "demo",
         "run",
+        "bisect",
         "report",
         "triage",
         "instrument",
