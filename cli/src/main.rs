@@ -94,7 +94,7 @@ pub enum Verb {
     /// run; 1 if blackbox itself failed (no layer library, say).
     Run(run::RunOptions),
 
-    /// Find the label, pipeline, shader or command whose work brings a crash, hang, NaN or other symptom
+    /// Find the label, pipeline, shader or command whose work brings a crash, hang or NaN
     ///
     /// Runs APP again and again under the layer (as `blackbox run` does), each time skipping a different
     /// half of the suspects left (VK_BLACKBOX_SKIP: their draws, dispatches, copies and clears are not passed
