@@ -5,7 +5,8 @@
 # timestamp queries) runs with each setting in turn, interleaved, REPS times; the table shows the medians of
 # the runs' medians and the ratios to no layer, and the checksums of all settings are compared (the
 # instrumented shaders must compute the same bits). Each Blackbox setting turns on one kind of
-# instrumentation alone; breadcrumbs and the watchdog are off in all of them (scripts/bench-gpu.sh measures
+# instrumentation alone (loop budgets at the default limit, which the benchmark's loop never reaches:
+# the counters' cost); breadcrumbs and the watchdog are off in all of them (scripts/bench-gpu.sh measures
 # breadcrumbs).
 #   scripts/bench-shaders.sh [REPS]             (default 5; builds the release binaries first)
 #   BIN=.gpu scripts/bench-shaders.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
@@ -32,12 +33,17 @@ read -r invocations size iterations frames <<< "$(echo "$shader_args" | awk '
   END { print n, w, i, k }')"
 blackbox="VK_ADD_LAYER_PATH=$tmp/manifests VK_INSTANCE_LAYERS=VK_LAYER_blackbox VK_BLACKBOX_OUTPUT=$tmp/reports"
 blackbox="$blackbox VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_LOG=warn"
-names=("no layer" "layer, instr. off" "asserts only" "NaN outputs" "NaN ops" "${vvl_names[@]}")
+none="VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
+names=("no layer" "layer, instr. off" "asserts only" "NaN outputs" "NaN ops" "loops report" "loops break"
+  "integer checks" "${vvl_names[@]}")
 envs=(""
-  "$blackbox VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
+  "$blackbox $none"
   "$blackbox VK_BLACKBOX_ASSERT=log VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
   "$blackbox VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=outputs"
   "$blackbox VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=ops"
+  "$blackbox $none VK_BLACKBOX_LOOPS=report"
+  "$blackbox $none VK_BLACKBOX_LOOPS=break"
+  "$blackbox $none VK_BLACKBOX_INT=on"
   "${vvl_envs[@]}")
 # Rows that cannot run get a note instead of numbers.
 declare -A skipped=()

@@ -6,6 +6,7 @@
 //!
 //! Exit codes: 0 success, 1 the verb failed, 2 usage error; `run` passes on the app's own code.
 
+mod bisect;
 mod demo;
 mod doctor;
 mod install;
@@ -93,6 +94,25 @@ pub enum Verb {
     /// run; 1 if blackbox itself failed (no layer library, say).
     Run(run::RunOptions),
 
+    /// Find the label, pipeline, shader or command whose work brings a crash, hang or NaN
+    ///
+    /// Runs APP again and again under the layer (as `blackbox run` does), each time skipping a different
+    /// half of the suspects left (VK_BLACKBOX_SKIP: their draws, dispatches, copies and clears are not passed
+    /// to the driver), until one is left whose skipping makes the symptom go. The suspects come from a first
+    /// full run (the layer lists every label, pipeline, shader and command index with work); more full runs
+    /// check the symptom is steady (--confirm): a flaky one is said so, with its rate, and not bisected. Two
+    /// last runs check the answer: skipping the culprit alone, and keeping it alone.
+    ///
+    /// Each run's output (stdout and stderr together) and reports go to a folder of its own under --logs;
+    /// runs are killed at --timeout. Progress goes to stderr; the runs, the culprit (as a report names it:
+    /// label path, command, pipeline, shaders) and the command that reproduces the run without it go to
+    /// stdout. The environment is passed on (set VK_BLACKBOX_NAN for --until nan, VK_BLACKBOX_WATCHDOG_MS for
+    /// a faster hang report).
+    ///
+    /// Exit status: 0 if a culprit was named; 1 if the symptom never showed, was flaky, or no single suspect
+    /// brings it; 2 on a usage error.
+    Bisect(bisect::BisectOptions),
+
     /// Print a crash report (a report folder, its report.json, or the newest in a folder)
     ///
     /// The report is printed as text (coloured on a terminal) or as JSON. PATH is a report folder (<output>/<app>-<pid>-<n>/, holding report.json and report.txt), its
@@ -141,10 +161,12 @@ pub enum Verb {
     /// What the engine reads from the module: its shader id (the content hash that logs, reports,
     /// VK_BLACKBOX_SHADERS and VK_BLACKBOX_DUMP_SHADERS use), SPIR-V version, entry points with their
     /// stages, source files (name, language, whether the module carries the text and how many lines) and
-    /// debug names.
+    /// debug names. With --sites, also the sites the layer would instrument, one line each as `blackbox
+    /// instrument --sites` prints them (site N, kind, source location or instruction, function and entry
+    /// points, values).
     ///
     /// Exit status: 0; 1 if IN cannot be read or is not a SPIR-V module the engine reads.
-    ShaderInfo(ShaderInfoArgs),
+    ShaderInfo(shader::ShaderInfoArgs),
 
     /// Install the layer as an implicit layer, for this user or system-wide
     ///
@@ -165,16 +187,6 @@ pub enum Verb {
     ///
     /// Exit status: 0 if no problem was found, 1 otherwise.
     Doctor(DoctorArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ShaderInfoArgs {
-    /// The SPIR-V module (either byte order)
-    #[arg(value_name = "IN.spv")]
-    pub input: PathBuf,
-    /// Print the same as a JSON object
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -261,10 +273,11 @@ fn with_usage(mut error: clap::Error, args: &[OsString]) -> clap::Error {
 fn execute(verb: Verb) -> anyhow::Result<i32> {
     match verb {
         Verb::Run(opts) => run::run(&opts),
+        Verb::Bisect(opts) => bisect::bisect(&opts),
         Verb::Report(opts) => reports::report(&opts),
         Verb::Triage(opts) => triage::triage(&opts),
         Verb::Instrument(args) => shader::instrument(&args.options()),
-        Verb::ShaderInfo(args) => shader::shader_info(&args.input, args.json),
+        Verb::ShaderInfo(args) => shader::shader_info(&args),
         Verb::Demo(opts) => demo::demo(&opts),
         Verb::Install(args) => install::install(args.system, args.layer.as_deref()).map(|()| 0),
         Verb::Uninstall(args) => install::uninstall(args.system).map(|()| 0),
@@ -586,9 +599,10 @@ mod tests {
     }
 
     /// The verbs `--help` lists, in order: the ones this file dispatches, and clap's `help`.
-    const VERBS: [&str; 9] = [
+    const VERBS: [&str; 10] = [
         "demo",
         "run",
+        "bisect",
         "report",
         "triage",
         "instrument",

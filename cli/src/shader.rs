@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use blackbox_engine::{
-    NanLevel, Options, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, Stage, ValueLayout,
+    LoopMode, NanLevel, Options, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, Stage,
 };
 
 use crate::reports::{io_reason, print_stdout};
@@ -38,6 +38,16 @@ pub struct InstrumentArgs {
     /// NaN/Inf checks
     #[arg(long, value_name = "LEVEL", value_parser = nan_levels(), default_value = "off")]
     pub nan: NanLevel,
+    /// Loop budgets, as VK_BLACKBOX_LOOPS: every loop counts its iterations per invocation
+    #[arg(long, value_name = "MODE", value_parser = loop_modes(), default_value = "off")]
+    pub loops: LoopMode,
+    /// With --loops: the iterations of one loop before its budget fires, as VK_BLACKBOX_LOOP_LIMIT
+    #[arg(long, value_name = "N", default_value_t = blackbox_engine::DEFAULT_LOOP_LIMIT)]
+    pub loop_limit: u32,
+    /// Integer checks, as VK_BLACKBOX_INT=on: division by zero, INT_MIN / -1, shifts by the bit width or
+    /// more, dynamic indices out of range
+    #[arg(long)]
+    pub int_checks: bool,
     /// Remove BB_ASSERTs instead of turning them into records
     #[arg(long)]
     pub no_asserts: bool,
@@ -57,11 +67,42 @@ pub struct InstrumentArgs {
     /// The global index of the module's first site
     #[arg(long, value_name = "N", default_value = "0", value_parser = parse_site_base)]
     pub site_base: u32,
-    /// Print the site table to stdout, one line per site: its global index, kind (nan-op OP, nan-output
-    /// WHAT, assert ID, printf "FORMAT"), source location (? when the module has no line information) and
-    /// the values its records carry
+    /// Print the site table to stdout, one line per site: `site N:` (its global index, --site-base plus
+    /// its index in the module), its kind (nan-op OP, nan-output WHAT, assert ID, printf "FORMAT"), where it
+    /// is (the source location, or without line information the instruction as `spirv-dis --raw-id`
+    /// writes it), its function and entry points, and the values its records carry
     #[arg(long)]
     pub sites: bool,
+}
+
+/// The command line of `blackbox shader-info`.
+#[derive(Debug, clap::Args)]
+pub struct ShaderInfoArgs {
+    /// The SPIR-V module (either byte order)
+    #[arg(value_name = "IN.spv")]
+    pub input: PathBuf,
+    /// Print the same as a JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Also list the sites the layer would instrument (asserts, printf, and NaN checks at --nan), as
+    /// `blackbox instrument --sites` prints them
+    #[arg(long)]
+    pub sites: bool,
+    /// With --sites: the NaN/Inf checks to list
+    #[arg(long, value_name = "LEVEL", value_parser = nan_levels(), default_value = "ops", requires = "sites")]
+    pub nan: NanLevel,
+    /// With --sites: the global index of the module's first site
+    #[arg(long, value_name = "N", default_value = "0", value_parser = parse_site_base, requires = "sites")]
+    pub site_base: u32,
+}
+
+/// `--loops`: the engine's [`LoopMode`]s, by their names, with their descriptions as the help.
+fn loop_modes() -> impl clap::builder::TypedValueParser<Value = LoopMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        LoopMode::ALL.map(|m| clap::builder::PossibleValue::new(m.name()).help(m.describe())),
+    )
+    .map(|name| name.parse::<LoopMode>().unwrap_or_default())
 }
 
 /// `--nan`: the engine's [`NanLevel`]s, by the engine's names, with their descriptions as the help.
@@ -93,6 +134,9 @@ impl InstrumentArgs {
                 nan: self.nan,
                 assert_crash: self.assert_crash,
                 strip_non_semantic: !self.keep_debug_info,
+                loops: self.loops,
+                loop_limit: self.loop_limit,
+                int_checks: self.int_checks,
                 ..Options::default()
             },
             sites: self.sites,
@@ -202,48 +246,31 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// A value's type: `f32`, `f32x3`, `f32x16` (a matrix: columns x rows components).
-fn value_type(v: &ValueLayout) -> String {
-    if v.components == 1 {
-        v.scalar.name().to_string()
-    } else {
-        format!("{}x{}", v.scalar.name(), v.components)
-    }
-}
-
-/// A site's kind for the table: `nan-op normalize`, `nan-output storage buffer store`, `assert 7`,
-/// `printf "fmt"` (asserts written with a message get it quoted too).
-pub fn site_kind(site: &Site) -> String {
-    let quoted = |f: &Option<String>| f.as_ref().map(|f| format!(" {f:?}")).unwrap_or_default();
-    match &site.kind {
-        SiteKind::NanOp { op } => format!("nan-op {op}"),
-        SiteKind::NanOutput { what } => format!("nan-output {what}"),
-        SiteKind::Assert { id } => format!("assert {id}{}", quoted(&site.format)),
-        SiteKind::Printf => format!("printf{}", quoted(&site.format)),
-        other => format!("{other:?}"),
-    }
-}
-
-/// One line of the site table: `<global index> <kind> <location or ?> <values>`.
+/// One line of the site table: the engine's [`Site::table_line`] (`site <global index>: <description>;
+/// values <values>`).
 pub fn site_line(site: &Site, site_base: u32) -> String {
-    let location = site
-        .location
-        .as_ref()
-        .map_or_else(|| "?".to_string(), |l| l.to_string());
-    let values = if site.values.is_empty() {
-        "-".to_string()
-    } else {
-        site.values
-            .iter()
-            .map(|v| format!("{}: {}", v.name, value_type(v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!(
-        "{} {} {location} {values}",
-        u64::from(site_base) + u64::from(site.local_index),
-        site_kind(site)
-    )
+    site.table_line(site_base)
+}
+
+/// One site as JSON, for `shader-info --sites --json`.
+fn site_json(site: &Site, site_base: u32) -> serde_json::Value {
+    let values: Vec<serde_json::Value> = site
+        .values
+        .iter()
+        .map(|v| serde_json::json!({ "name": v.name, "type": v.type_name() }))
+        .collect();
+    serde_json::json!({
+        "site": u64::from(site_base) + u64::from(site.local_index),
+        "kind": site.kind_text(),
+        "location": site.location.as_ref().map(|l| l.to_string()),
+        "instruction": site.instruction,
+        "place": site.place,
+        "function": site.function,
+        "entry_points": site.entry_points,
+        "stage": stage_name(site.stage),
+        "values": values,
+        "description": site.describe(),
+    })
 }
 
 /// `blackbox instrument`: returns the exit code.
@@ -431,19 +458,63 @@ pub fn info_json(info: &ShaderInfo) -> serde_json::Value {
     })
 }
 
+/// The sites `shader-info --sites` lists: those of the module instrumented as the layer would (asserts
+/// and printf on, NaN checks at `nan`), or why the engine would pass it through unchanged.
+fn listed_sites(words: &[u32], args: &ShaderInfoArgs) -> Result<Vec<Site>, String> {
+    let options = Options {
+        nan: args.nan,
+        site_base: args.site_base,
+        ..Options::default()
+    };
+    blackbox_engine::instrument(words, &options)
+        .map(|out| out.info.sites)
+        .map_err(|e| e.to_string())
+}
+
 /// `blackbox shader-info`.
-pub fn shader_info(input: &Path, json: bool) -> Result<i32> {
+pub fn shader_info(args: &ShaderInfoArgs) -> Result<i32> {
+    let input = &args.input;
     let words = read_module(input)?;
     let info = match blackbox_engine::shader_info(&words) {
         Ok(info) => info,
         Err(e) => bail!("{}: {e}", input.display()),
     };
-    let text = if json {
-        let mut text = serde_json::to_string_pretty(&info_json(&info))?;
+    let sites = args.sites.then(|| listed_sites(&words, args));
+    let text = if args.json {
+        let mut json = info_json(&info);
+        if let Some(sites) = &sites {
+            json["sites"] = match sites {
+                Ok(sites) => sites.iter().map(|s| site_json(s, args.site_base)).collect(),
+                Err(_) => serde_json::Value::Null,
+            };
+            json["not_instrumented"] = sites.as_ref().err().map_or(serde_json::Value::Null, |e| {
+                serde_json::Value::String(e.clone())
+            });
+        }
+        let mut text = serde_json::to_string_pretty(&json)?;
         text.push('\n');
         text
     } else {
-        info_text(&info)
+        let mut text = info_text(&info);
+        match &sites {
+            None => {}
+            Some(Ok(sites)) => {
+                text.push_str(&format!(
+                    "{:<12} {} at NaN {}, asserts and printf\n",
+                    "sites",
+                    sites.len(),
+                    args.nan
+                ));
+                for site in sites {
+                    text.push_str(&site_line(site, args.site_base));
+                    text.push('\n');
+                }
+            }
+            Some(Err(why)) => {
+                text.push_str(&format!("{:<12} none: not instrumented: {why}\n", "sites"));
+            }
+        }
+        text
     };
     print_stdout(&text)?;
     Ok(0)

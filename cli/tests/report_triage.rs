@@ -101,6 +101,7 @@ fn make(spec: &Spec) -> Report {
         secondaries_from: None,
         last_finished: index == 0,
         first_unfinished: index == 1,
+        skipped: false,
     };
     let scope = |name: &str, parent: Option<u32>, state: State| model::Scope {
         name: name.into(),

@@ -52,13 +52,20 @@ void main() {
 
 /// `particles.comp` compiled with `glslangValidator -V -g` into `dir`; its path.
 fn compile(dir: &Path) -> PathBuf {
+    compile_with(dir, &["-g"], "particles.spv")
+}
+
+/// `particles.comp` compiled with `glslangValidator -V` and `flags` into `dir/name`; its path.
+fn compile_with(dir: &Path, flags: &[&str], name: &str) -> PathBuf {
     let source = dir.join("particles.comp");
     std::fs::write(&source, SHADER).unwrap();
-    let spv = dir.join("particles.spv");
+    let spv = dir.join(name);
     // Run in `dir` so that the module names the file `particles.comp`, as a build system would.
     let out = Command::new("glslangValidator")
         .current_dir(dir)
-        .args(["-V", "-g", "-o", "particles.spv", "particles.comp"])
+        .arg("-V")
+        .args(flags)
+        .args(["-o", name, "particles.comp"])
         .output()
         .unwrap_or_else(|e| {
             panic!("cannot run glslangValidator ({e}): run scripts/setup.sh, which installs it")
@@ -73,10 +80,16 @@ fn compile(dir: &Path) -> PathBuf {
 }
 
 fn spirv_val() -> PathBuf {
+    venv_tool("spirv-val")
+}
+
+/// A SPIRV-Tools 2025.5 tool in the checkout's `.venv/bin`.
+fn venv_tool(name: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
-        .join(".venv/bin/spirv-val");
+        .join(".venv/bin")
+        .join(name);
     assert!(
         path.is_file(),
         "{} is missing: run scripts/setup.sh, which installs SPIRV-Tools 2025.5 there",
@@ -140,31 +153,33 @@ fn instrument_writes_a_valid_module_and_lists_its_sites() {
         "{summary}"
     );
 
-    // The site table: global indexes from 0, kinds, source lines, values.
+    // The site table: `site N:` from 0, kinds, source lines, function and entry point, values.
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{stdout}");
     let normalize = lines
         .iter()
-        .find(|l| l.contains(" nan-op normalize "))
+        .find(|l| l.contains(": nan-op normalize at "))
         .unwrap_or_else(|| panic!("no nan-op normalize site: {stdout}"));
     assert!(
-        normalize.contains(" particles.comp:12 ") && normalize.contains("f32x3"),
+        normalize.contains(
+            ": nan-op normalize at particles.comp:12 in entry point main (comp); values "
+        ) && normalize.contains("f32x3"),
         "{normalize}"
     );
     let printf = lines
         .iter()
-        .find(|l| l.contains(" printf \"n = %v3f at %u\" "))
+        .find(|l| l.contains(": printf \"n = %v3f at %u\" at "))
         .unwrap_or_else(|| panic!("no printf site: {stdout}"));
-    assert!(printf.contains(" particles.comp:13 "), "{printf}");
+    assert!(printf.contains(" at particles.comp:13 "), "{printf}");
     assert!(
         lines
             .iter()
-            .any(|l| l.contains(" nan-output storage buffer store ")),
+            .any(|l| l.contains(": nan-output storage buffer store at particles.comp:14 ")),
         "{stdout}"
     );
-    let mut indexes: Vec<&str> = lines.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    let mut indexes: Vec<&str> = lines.iter().map(|l| l.split(':').next().unwrap()).collect();
     indexes.sort();
-    assert_eq!(indexes, ["0", "1", "2"]);
+    assert_eq!(indexes, ["site 0", "site 1", "site 2"]);
 
     // --site-base shifts the global indexes; asserts/printf off leave the NaN sites only.
     let out_spv2 = dir.0.join("out2.spv");
@@ -183,7 +198,7 @@ fn instrument_writes_a_valid_module_and_lists_its_sites() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.lines().all(|l| l.starts_with("10")), "{stdout}");
+    assert!(stdout.lines().all(|l| l.starts_with("site 10")), "{stdout}");
     assert!(!stdout.contains("printf"), "{stdout}");
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
 
@@ -236,6 +251,130 @@ fn shader_info_prints_entry_points_and_sources() {
     // glslang puts its own comment lines (`// OpModuleProcessed ...`) before the text.
     let lines = json["sources"][0]["lines"].as_u64().unwrap_or(0);
     assert!(lines >= SHADER.lines().count() as u64, "{json}");
+}
+
+/// Without line information, each site is named by its instruction as `spirv-dis --raw-id` writes it,
+/// so that the user finds it there; `shader-info --sites` lists the same lines as `instrument --sites`.
+#[test]
+fn sites_without_line_information_name_their_instruction() {
+    let dir = TempDir::new("no-lines");
+    let spv = compile_with(&dir.0, &[], "plain.spv");
+    let out_spv = dir.0.join("out.spv");
+    let out = instrument(&["--nan", "ops", "--sites"], &spv, &out_spv);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let dis = Command::new(venv_tool("spirv-dis"))
+        .args(["--raw-id", "--no-color"])
+        .arg(&spv)
+        .output()
+        .unwrap();
+    assert!(dis.status.success());
+    let disassembly: Vec<String> = text(&dis.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    for line in &lines {
+        let (_, rest) = line
+            .split_once(" at instruction ")
+            .unwrap_or_else(|| panic!("{line}"));
+        let (instruction, scope) = rest
+            .split_once(" in entry point main (comp); values ")
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(
+            disassembly.iter().any(|l| l == instruction),
+            "{instruction:?} is not a line of spirv-dis --raw-id"
+        );
+        assert!(!scope.is_empty(), "{line}");
+    }
+    let normalize = lines
+        .iter()
+        .find(|l| l.contains(": nan-op normalize at "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        normalize.contains(" OpExtInst %") && normalize.contains(" Normalize %"),
+        "{normalize}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(": nan-output storage buffer store at instruction OpStore %")),
+        "{table}"
+    );
+
+    // shader-info --sites: the same lines after the module's description.
+    let info = blackbox()
+        .args(["shader-info", "--sites"])
+        .arg(&spv)
+        .output()
+        .unwrap();
+    assert_eq!(info.status.code(), Some(0), "{}", text(&info.stderr));
+    let info_text = text(&info.stdout);
+    assert!(
+        info_text.contains("\nsites        3 at NaN ops, asserts and printf\n"),
+        "{info_text}"
+    );
+    assert!(info_text.ends_with(&table), "{info_text}\n---\n{table}");
+    // At NaN outputs, only the store (and the printf) remain; --site-base numbers them as instrument does.
+    let info = blackbox()
+        .args([
+            "shader-info",
+            "--sites",
+            "--nan",
+            "outputs",
+            "--site-base",
+            "7",
+        ])
+        .arg(&spv)
+        .output()
+        .unwrap();
+    let info_text = text(&info.stdout);
+    let site_lines: Vec<&str> = info_text
+        .lines()
+        .filter(|l| l.starts_with("site "))
+        .collect();
+    assert_eq!(site_lines.len(), 2, "{info_text}");
+    assert!(site_lines[0].starts_with("site 7: "), "{info_text}");
+    assert!(!info_text.contains("nan-op"), "{info_text}");
+
+    // As JSON, each site's parts.
+    let info = blackbox()
+        .args(["shader-info", "--sites", "--json"])
+        .arg(&spv)
+        .output()
+        .unwrap();
+    assert_eq!(info.status.code(), Some(0), "{}", text(&info.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    let sites = json["sites"].as_array().expect("a sites array");
+    assert_eq!(sites.len(), 3, "{json}");
+    let normalize = sites
+        .iter()
+        .find(|s| s["kind"] == "nan-op normalize")
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(normalize["location"], serde_json::Value::Null);
+    assert_eq!(normalize["entry_points"], serde_json::json!(["main"]));
+    assert_eq!(normalize["stage"], "compute");
+    let instruction = normalize["instruction"].as_str().unwrap();
+    assert_eq!(normalize["place"], format!("instruction {instruction}"));
+    assert!(
+        disassembly.iter().any(|l| l == instruction),
+        "{instruction}"
+    );
+    assert_eq!(normalize["values"][1]["type"], "f32x3");
+    assert!(lines.iter().any(|l| l.ends_with(&format!(
+        "{}; values operand 0: f32x3, result: f32x3",
+        normalize["description"].as_str().unwrap()
+    ))));
+    assert_eq!(json["not_instrumented"], serde_json::Value::Null);
+    // Without --sites there is no sites key.
+    let info = blackbox()
+        .args(["shader-info", "--json"])
+        .arg(&spv)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert!(json.get("sites").is_none(), "{json}");
 }
 
 #[test]
@@ -311,6 +450,7 @@ fn bad_input_is_a_clear_error() {
         &["instrument", "--nan", "ops"],
         &["instrument", "--nan", "sometimes", "-o", "x.spv"],
         &["shader-info"],
+        &["shader-info", "--nan", "ops"],
     ] {
         let mut cmd = blackbox();
         cmd.args(args);

@@ -1,17 +1,21 @@
 //! Instruments one module, for looking at the engine's output by hand:
 //!
 //! ```sh
-//! cargo run -p blackbox-engine --example instrument -- IN.spv OUT.spv [off|outputs|ops] [crash] [keep-debug]
+//! cargo run -p blackbox-engine --example instrument -- IN.spv OUT.spv [off|outputs|ops] [crash] [keep-debug] \
+//!     [loops-report|loops-break] [clock] [int]
 //! ```
 //!
 //! Prints the shader info and the sites. (The `blackbox instrument` CLI command is the user-facing tool.)
 
-use blackbox_engine::{instrument, NanLevel, Options};
+use blackbox_engine::{instrument, ClockScope, LoopClock, LoopMode, NanLevel, Options};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 {
-        eprintln!("usage: instrument IN.spv OUT.spv [off|outputs|ops] [crash] [keep-debug]");
+        eprintln!(
+            "usage: instrument IN.spv OUT.spv [off|outputs|ops] [crash] [keep-debug] \
+             [loops-report|loops-break] [clock] [int]"
+        );
         std::process::exit(2);
     }
     let bytes = std::fs::read(&args[0]).unwrap_or_else(|e| panic!("{}: {e}", args[0]));
@@ -32,6 +36,18 @@ fn main() {
         nan,
         assert_crash: flag("crash"),
         strip_non_semantic: !flag("keep-debug"),
+        loops: if flag("loops-break") {
+            LoopMode::Break
+        } else if flag("loops-report") {
+            LoopMode::Report
+        } else {
+            LoopMode::Off
+        },
+        loop_clock: flag("clock").then_some(LoopClock {
+            scope: ClockScope::Device,
+            budget_ticks: 2_000_000_000,
+        }),
+        int_checks: flag("int"),
         ..Options::default()
     };
     match instrument(&words, &options) {

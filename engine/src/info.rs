@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::hash::Fnv1a64;
 use crate::record::{RecordKind, ValueLayout};
+use crate::util::FastMap;
 
 /// A shader's identity: a 64-bit content hash of the module's words as given to the engine (before any
 /// rewrite). `Display` writes 16 lowercase hex digits; that string is what dumps, logs and
@@ -260,9 +261,58 @@ pub enum SiteKind {
     },
     /// A NaN or Inf leaving the shader.
     NanOutput {
-        /// How it leaves: `"output"`, `"storage buffer store"` or `"image store"`.
+        /// How it leaves: a store (`"output"`, `"storage buffer store"`, `"image store"`, `"ray payload
+        /// store"`, `"incoming ray payload store"`, `"callable data store"`, `"incoming callable data
+        /// store"`, `"hit attribute store"`, `"task payload store"`), the same of an integer bit-cast from a
+        /// float (`"storage buffer store of a bitcast float"`, `"output of a bitcast float"`, ...), a copy
+        /// (`"copy to output"`, `"copy to storage buffer"`, `"copy to ray payload"`, ...) or an atomic
+        /// (`"atomic float add"`, `"atomic float min"`, `"atomic float max"`, `"atomic float store"`,
+        /// `"atomic float exchange"`, `"atomic store of a bitcast float"`, ...), or the hit distance an
+        /// intersection shader reports (`"reported hit distance"`).
         what: &'static str,
     },
+    /// A loop whose iteration (or time) budget an invocation passed ([`crate::Options::loops`]). The
+    /// site's location is the loop header's; its payload starts with the iterations so far (see
+    /// [`crate::record`]).
+    LoopBudget {
+        /// The result id of the loop header's `OpLabel`: names the loop in a module without line
+        /// information (`loop %27 in main`), and in its disassembly.
+        header: u32,
+        /// How many loops of the same function the loop is nested in (0 for an outermost loop).
+        depth: u32,
+    },
+    /// An integer operation with undefined behaviour ([`crate::Options::int_checks`]): a division or
+    /// remainder by zero, signed `INT_MIN / -1`, or a shift by at least the bit width. The payload holds
+    /// the two operands; which case it was follows from their values.
+    IntOp {
+        /// The SPIR-V opcode without `Op`: `SDiv`, `UDiv`, `SRem`, `SMod`, `UMod`, `ShiftLeftLogical`,
+        /// `ShiftRightLogical`, `ShiftRightArithmetic`.
+        op: &'static str,
+    },
+    /// A dynamic index out of range of a vector, matrix or fixed-size array ([`crate::Options::int_checks`]).
+    /// The payload holds each checked index with the length it must stay under.
+    IndexOutOfRange {
+        /// The SPIR-V opcode without `Op`: `AccessChain`, `InBoundsAccessChain`, `VectorExtractDynamic`,
+        /// `VectorInsertDynamic`.
+        op: &'static str,
+    },
+}
+
+impl fmt::Display for SiteKind {
+    /// `nan-op normalize`, `nan-output storage buffer store`, `assert 7`, `printf`, `loop`, `int-op SDiv`,
+    /// `index AccessChain`: the kind as site tables
+    /// and `// expect:` markers write it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SiteKind::Assert { id } => write!(f, "assert {id}"),
+            SiteKind::Printf => f.write_str("printf"),
+            SiteKind::NanOp { op } => write!(f, "nan-op {op}"),
+            SiteKind::NanOutput { what } => write!(f, "nan-output {what}"),
+            SiteKind::LoopBudget { .. } => f.write_str("loop"),
+            SiteKind::IntOp { op } => write!(f, "int-op {op}"),
+            SiteKind::IndexOutOfRange { op } => write!(f, "index {op}"),
+        }
+    }
 }
 
 impl SiteKind {
@@ -273,15 +323,23 @@ impl SiteKind {
             SiteKind::Printf => RecordKind::Printf,
             SiteKind::NanOp { .. } => RecordKind::NanOp,
             SiteKind::NanOutput { .. } => RecordKind::NanOutput,
+            SiteKind::LoopBudget { .. } => RecordKind::LoopBudget,
+            SiteKind::IntOp { .. } => RecordKind::IntOp,
+            SiteKind::IndexOutOfRange { .. } => RecordKind::IndexOutOfRange,
         }
     }
 }
 
 /// One instrumented site: a place in the module that writes records.
+///
+/// A site is named, in log lines, reports and `blackbox instrument --sites` / `blackbox shader-info
+/// --sites`, by its number (`site N`: `local_index`, or `site_base + local_index` where the global index is
+/// meant), its kind, [`Site::place`] and [`Site::scope`]; [`Site::describe`] puts the last three together.
+/// No two sites of a module have the same description, with or without debug info.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Site {
-    /// The index of the site in its module, from 0 in module order. Its counter and its records use the
-    /// global index `site_base + local_index`.
+    /// The index of the site in its module, from 0 in module order: the `N` of `site N`. Its counter and its
+    /// records use the global index `site_base + local_index`.
     pub local_index: u32,
     /// What it reports.
     pub kind: SiteKind,
@@ -295,6 +353,21 @@ pub struct Site {
     pub stage: Stage,
     /// The `OpName` of the function that contains the site, when there is one.
     pub function: Option<String>,
+    /// The names of the entry points whose static call tree reaches the site, in module order, each name
+    /// once; empty when none does.
+    pub entry_points: Vec<String>,
+    /// The instruction the site checks (for printf and asserts, the call it replaces) as `spirv-dis
+    /// --raw-id` writes it, with the ids of the module as the app gave it: `%412 = OpExtInst %3 %1 Sqrt
+    /// %409`, `OpStore %29 %30`, `OpCopyMemory %12 %15`. Searching the disassembly of that module
+    /// (`spirv-dis --raw-id`; the layer's `VK_BLACKBOX_DUMP_SHADERS` writes the module as `<id>.spv`)
+    /// finds it. Ids are numbers, not spirv-dis's friendly names (`%float`), which depend on the whole
+    /// module.
+    pub instruction: String,
+    /// Where the site is, in one phrase: its source location (`particles.comp:42:17`) when it has one, else
+    /// `instruction ` and [`Site::instruction`]. When another site of the module of the same kind and scope
+    /// has the same location, the instruction follows the location (`particles.comp:42, instruction %412 =
+    /// ...`); sites that would still read alike (the same instruction text twice) end in ` #1`, ` #2`, ...
+    pub place: String,
 }
 
 impl Site {
@@ -302,6 +375,160 @@ impl Site {
     pub fn payload_words(&self) -> usize {
         self.values.iter().map(ValueLayout::words).sum()
     }
+
+    /// The kind with its format, for printf sites and asserts written with a message: `nan-op sqrt`,
+    /// `nan-output ray payload store`, `assert 7`, `assert 7 "size %f"`, `printf "n = %v3f"`.
+    pub fn kind_text(&self) -> String {
+        match self.shown_format() {
+            Some(format) => format!("{} {format:?}", self.kind),
+            None => self.kind.to_string(),
+        }
+    }
+
+    /// The function and entry points the site is in: `entry point main (comp)`, `function
+    /// attraction(vf3;vf3;, entry point main (comp)`, `function f, entry points vs, ps`, `no entry point`.
+    /// The function is left out when it has no `OpName` or is named like an entry point (glslang names the
+    /// entry function `main`); the stage is given with a single entry point.
+    pub fn scope(&self) -> String {
+        let mut out = String::new();
+        if let Some(f) = self.shown_function() {
+            out.push_str("function ");
+            out.push_str(f);
+            out.push_str(", ");
+        }
+        match self.entry_points.as_slice() {
+            [] => out.push_str("no entry point"),
+            [one] => out.push_str(&format!("entry point {one} ({})", self.stage)),
+            many => {
+                out.push_str("entry points ");
+                out.push_str(&many.join(", "));
+            }
+        }
+        out
+    }
+
+    /// The function as [`Site::scope`] names it: not when unnamed or named like an entry point.
+    fn shown_function(&self) -> Option<&str> {
+        self.function
+            .as_deref()
+            .filter(|f| !f.is_empty() && !self.entry_points.iter().any(|e| e == f))
+    }
+
+    /// The format as [`Site::kind_text`] shows it: for printf sites and asserts only.
+    fn shown_format(&self) -> Option<&str> {
+        match self.kind {
+            SiteKind::Printf | SiteKind::Assert { .. } => self.format.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The site in one line, without its number: `{kind_text} at {place} in {scope}`, e.g. `nan-op sqrt at
+    /// instruction %412 = OpExtInst %3 %1 Sqrt %409 in function shade(, entry point main (frag)`. Unique
+    /// among the sites of a module.
+    pub fn describe(&self) -> String {
+        format!("{} at {} in {}", self.kind_text(), self.place, self.scope())
+    }
+
+    /// Its line in a site table (`blackbox instrument --sites`, `shader-info --sites`, the layer's
+    /// `<id>.sites.txt`): `site <index>: <description>; values <name: type, ...>` (`-` for none), the index
+    /// being `site_base` plus the local index.
+    pub fn table_line(&self, site_base: u32) -> String {
+        let values = if self.values.is_empty() {
+            "-".to_owned()
+        } else {
+            self.values
+                .iter()
+                .map(|v| format!("{}: {}", v.name, v.type_name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "site {}: {}; values {values}",
+            u64::from(site_base) + u64::from(self.local_index),
+            self.describe()
+        )
+    }
+}
+
+/// Gives every site its [`Site::place`], so that no two sites of the module read alike: the location, the
+/// instruction where there is no location or where the location is shared, and a count as the last resort.
+pub(crate) fn assign_places(sites: &mut [Site]) {
+    for site in sites.iter_mut() {
+        site.place = match &site.location {
+            Some(l) => l.to_string(),
+            None => {
+                let mut place = String::with_capacity(12 + site.instruction.len());
+                place.push_str("instruction ");
+                place.push_str(&site.instruction);
+                place
+            }
+        };
+    }
+    let Some(shared) = sites_reading_alike(sites) else {
+        return;
+    };
+    for (site, &n) in sites.iter_mut().zip(&shared) {
+        if n > 1 && site.location.is_some() {
+            site.place = format!("{}, instruction {}", site.place, site.instruction);
+        }
+    }
+    let Some(shared) = sites_reading_alike(sites) else {
+        return;
+    };
+    let mut ordinal: FastMap<ReadingKey<'_>, usize> = FastMap::default();
+    let mut numbered = Vec::with_capacity(sites.len());
+    for (site, &n) in sites.iter().zip(&shared) {
+        numbered.push((n > 1).then(|| {
+            let k = ordinal.entry(reading_key(site)).or_default();
+            *k += 1;
+            *k
+        }));
+    }
+    for (site, k) in sites.iter_mut().zip(numbered) {
+        if let Some(k) = k {
+            site.place = format!("{} #{k}", site.place);
+        }
+    }
+}
+
+/// What [`Site::describe`] is made of, to compare sites without writing the text.
+type ReadingKey<'s> = (
+    &'s SiteKind,
+    Option<&'s str>,
+    &'s str,
+    Option<&'s str>,
+    &'s [String],
+    Option<Stage>,
+);
+
+fn reading_key(s: &Site) -> ReadingKey<'_> {
+    (
+        &s.kind,
+        s.shown_format(),
+        s.place.as_str(),
+        s.shown_function(),
+        s.entry_points.as_slice(),
+        // The scope names the stage with a single entry point only.
+        (s.entry_points.len() == 1).then_some(s.stage),
+    )
+}
+
+/// For each site, how many sites of the module read like it; `None` when every site reads unlike the
+/// others (almost always, so that is found first).
+fn sites_reading_alike(sites: &[Site]) -> Option<Vec<usize>> {
+    let mut counts: FastMap<ReadingKey<'_>, usize> = FastMap::default();
+    for s in sites {
+        *counts.entry(reading_key(s)).or_default() += 1;
+    }
+    if counts.len() == sites.len() {
+        return None;
+    }
+    Some(
+        sites
+            .iter()
+            .map(|s| counts.get(&reading_key(s)).copied().unwrap_or(1))
+            .collect(),
+    )
 }
 
 /// What the engine knows about a module.
@@ -361,6 +588,75 @@ mod tests {
         );
         assert_eq!(Stage::from_execution_model(M::Kernel as u32), None);
         assert_eq!(Stage::from_execution_model(0xffff), None);
+    }
+
+    fn site(kind: SiteKind, line: Option<u32>, instruction: &str, function: Option<&str>) -> Site {
+        Site {
+            local_index: 0,
+            kind,
+            location: line.map(|line| SourceLocation {
+                file: "a.frag".into(),
+                line,
+                column: 0,
+            }),
+            format: None,
+            values: Vec::new(),
+            stage: Stage::Fragment,
+            function: function.map(String::from),
+            entry_points: vec!["main".into()],
+            instruction: instruction.into(),
+            place: String::new(),
+        }
+    }
+
+    #[test]
+    fn places_tell_every_site_apart() {
+        let out = SiteKind::NanOutput { what: "output" };
+        let sqrt = SiteKind::NanOp { op: "sqrt" };
+        let mut sites = vec![
+            site(
+                sqrt.clone(),
+                Some(3),
+                "%10 = OpExtInst %2 %1 Sqrt %9",
+                Some("main"),
+            ),
+            site(
+                sqrt.clone(),
+                Some(3),
+                "%12 = OpExtInst %2 %1 Sqrt %11",
+                Some("main"),
+            ),
+            site(
+                sqrt,
+                Some(4),
+                "%14 = OpExtInst %2 %1 Sqrt %13",
+                Some("main"),
+            ),
+            // The same store in the entry function and in an unnamed one: their scopes read alike.
+            site(out.clone(), None, "OpStore %5 %7", Some("main")),
+            site(out.clone(), None, "OpStore %5 %7", None),
+            site(out, None, "OpStore %5 %8", Some("shade(")),
+        ];
+        assign_places(&mut sites);
+        let places: Vec<&str> = sites.iter().map(|s| s.place.as_str()).collect();
+        assert_eq!(
+            places,
+            [
+                "a.frag:3, instruction %10 = OpExtInst %2 %1 Sqrt %9",
+                "a.frag:3, instruction %12 = OpExtInst %2 %1 Sqrt %11",
+                "a.frag:4",
+                "instruction OpStore %5 %7 #1",
+                "instruction OpStore %5 %7 #2",
+                "instruction OpStore %5 %8",
+            ]
+        );
+        assert_eq!(
+            sites[5].describe(),
+            "nan-output output at instruction OpStore %5 %8 in function shade(, entry point main (frag)"
+        );
+        let described: std::collections::HashSet<String> =
+            sites.iter().map(Site::describe).collect();
+        assert_eq!(described.len(), sites.len());
     }
 
     #[test]

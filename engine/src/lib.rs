@@ -26,8 +26,10 @@
 //! `module` parses; `analysis` builds the lookups (types, names, builtins, entry points, source lines);
 //! `base` is the shared instrumentation base (error-buffer access through a device address baked into the
 //! module, helper functions, prologues, entry-point interfaces); `passes` are the callbacks over it, one file
-//! each: `assert`, `printf`, `nan_guard`, `strip`. A site never changes the application's control flow: it is
-//! a call to a helper function that holds the check and the record write.
+//! each: `assert`, `printf`, `nan_guard`, `loops`, `int_guard`, `strip`. A site never changes the application's
+//! control flow: it is a call to a helper function that holds the check and the record write. The one
+//! exception is `break` mode of loop budgets ([`LoopMode::Break`]), whose purpose is to change it: a loop
+//! header's branch also leaves for the merge block once the invocation has passed its budget.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -65,7 +67,9 @@ pub enum NanLevel {
     /// None.
     #[default]
     Off,
-    /// Float values that leave the shader: stage outputs, storage-buffer stores, image stores.
+    /// Float values that leave the invocation: stores to stage outputs, buffers and ray-tracing and task
+    /// payloads, image writes, integers that hold a float's bits stored there, copies into them, float
+    /// atomics, reported hit distances (see the `nan_guard` pass).
     Outputs,
     /// Every float operation that can make NaN or Inf from finite operands, plus everything `Outputs` checks.
     Ops,
@@ -89,7 +93,8 @@ impl NanLevel {
         match self {
             NanLevel::Off => "no checks",
             NanLevel::Outputs => {
-                "float values leaving the shader (stage outputs, storage-buffer and image stores)"
+                "float values leaving the shader (stores, copies and float atomics to outputs, buffers, \
+                 images and ray-tracing and task payloads, floats stored as integer bits)"
             }
             NanLevel::Ops => {
                 "every float operation that can make NaN or Inf from finite operands, and outputs"
@@ -116,6 +121,92 @@ impl std::str::FromStr for NanLevel {
     }
 }
 
+/// What to do about loops that run too long (`VK_BLACKBOX_LOOPS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LoopMode {
+    /// No loop counters.
+    #[default]
+    Off,
+    /// Count each loop's iterations; an invocation that passes the budget records once, and the loop goes
+    /// on.
+    Report,
+    /// As `Report`, and the invocation then leaves the loop and every loop it is nested in (and every loop
+    /// it enters afterwards, at its first iteration), so that the dispatch finishes.
+    Break,
+}
+
+impl LoopMode {
+    /// Every mode, in order.
+    pub const ALL: [LoopMode; 3] = [LoopMode::Off, LoopMode::Report, LoopMode::Break];
+
+    /// The mode's name, as `VK_BLACKBOX_LOOPS` spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LoopMode::Off => "off",
+            LoopMode::Report => "report",
+            LoopMode::Break => "break",
+        }
+    }
+
+    /// What the mode does, in a line.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            LoopMode::Off => "no loop counters",
+            LoopMode::Report => "a loop past its budget records once per invocation and goes on",
+            LoopMode::Break => {
+                "a loop past its budget records once per invocation, which then leaves it and the loops around it"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for LoopMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for LoopMode {
+    type Err = String;
+
+    /// A mode by name, in any case.
+    fn from_str(s: &str) -> Result<Self, String> {
+        LoopMode::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("{s:?} is not one of off, report, break"))
+    }
+}
+
+/// The scope of the shader clock a loop's time budget reads (`OpReadClockKHR`, `VK_KHR_shader_clock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClockScope {
+    /// `Subgroup` scope: `shaderSubgroupClock`.
+    Subgroup,
+    /// `Device` scope: `shaderDeviceClock`.
+    Device,
+}
+
+impl ClockScope {
+    /// The SPIR-V scope of `OpReadClockKHR`.
+    pub(crate) fn spirv(self) -> spirv::Scope {
+        match self {
+            ClockScope::Subgroup => spirv::Scope::Subgroup,
+            ClockScope::Device => spirv::Scope::Device,
+        }
+    }
+}
+
+/// A time budget for loops, on a device with `VK_KHR_shader_clock`. The clock's unit is the
+/// implementation's: the layer turns `VK_BLACKBOX_LOOP_MS` into ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LoopClock {
+    /// Which clock to read (the device must have the matching feature enabled).
+    pub scope: ClockScope,
+    /// An invocation whose loops have run for more than this many clock ticks fires at the next check.
+    pub budget_ticks: u64,
+}
+
 /// What to instrument, and where records go.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
@@ -139,11 +230,26 @@ pub struct Options {
     /// that the module loads without `VK_KHR_shader_non_semantic_info`. `NonSemantic.DebugPrintf` calls are
     /// removed whatever this says.
     pub strip_non_semantic: bool,
+    /// Loop budgets: per-invocation iteration counters in every loop ([`LoopMode`]).
+    pub loops: LoopMode,
+    /// The iteration budget of one loop: an invocation that has run this many iterations of a loop and
+    /// starts one more fires. 0: no iteration budget (only the time budget, if any).
+    pub loop_limit: u32,
+    /// A time budget as well, read from the shader clock; `None` (the default) counts iterations only. Set
+    /// only for a device with `VK_KHR_shader_clock` and the clock's feature enabled.
+    pub loop_clock: Option<LoopClock>,
+    /// Integer checks: division and remainder by zero, signed `INT_MIN / -1`, shifts by the bit width or
+    /// more, and dynamic indices out of range of a vector or fixed-size array. The operations run unchanged.
+    pub int_checks: bool,
 }
+
+/// The default of [`Options::loop_limit`]: 2^24 iterations.
+pub const DEFAULT_LOOP_LIMIT: u32 = 1 << 24;
 
 impl Default for Options {
     /// Asserts and printf on, NaN checks off, 8 full records per site, 1024 per printf site, stripping on,
-    /// error buffer at address 0 and site base 0 (the layer sets both).
+    /// loop counters and integer checks off (a loop limit of [`DEFAULT_LOOP_LIMIT`], no clock), error
+    /// buffer at address 0 and site base 0 (the layer sets both).
     fn default() -> Self {
         Options {
             error_buffer_address: 0,
@@ -155,6 +261,10 @@ impl Default for Options {
             full_records_per_site: 8,
             printf_records_per_site: 1024,
             strip_non_semantic: true,
+            loops: LoopMode::Off,
+            loop_limit: DEFAULT_LOOP_LIMIT,
+            loop_clock: None,
+            int_checks: false,
         }
     }
 }
@@ -187,9 +297,16 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     let mut info = basic_info(words, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
-    let mut nan = passes::nan_guard::NanGuardPass { level: options.nan };
-    base.run(&mut module, &mut [&mut asserts, &mut printf, &mut nan])?;
+    let mut nan = passes::nan_guard::NanGuardPass::new(options.nan);
+    let mut loops = passes::loops::LoopPass::new(&module, &base, options);
+    let mut ints = passes::int_guard::IntGuardPass::new(&module, &base, options);
+    base.run(
+        &mut module,
+        &mut [&mut asserts, &mut printf, &mut nan, &mut loops, &mut ints],
+    )?;
+    loops.finish(&mut base, &mut module);
     info.sites = base.finish(&mut module)?;
+    info::assign_places(&mut info.sites);
     if options.strip_non_semantic {
         passes::strip::strip_non_semantic(&mut module);
     }
@@ -200,12 +317,13 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
     })
 }
 
-/// Whether [`instrument`] could change the module at all with these options: NaN checks are asked for, or
-/// the module imports a `NonSemantic.*` instruction set (printf, asserts, debug info). A scan of the
+/// Whether [`instrument`] could change the module at all with these options: NaN checks, loop counters or
+/// integer checks are asked for, or the module imports a `NonSemantic.*` instruction set (printf, asserts,
+/// debug info). A scan of the
 /// module's preamble, far cheaper than [`instrument`]: callers skip the engine for most modules of an app
 /// that uses neither. Malformed input answers `true`, so [`instrument`] gives the reason.
 pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
-    if options.nan != NanLevel::Off {
+    if options.nan != NanLevel::Off || options.loops != LoopMode::Off || options.int_checks {
         return true;
     }
     let mut i = 5;
@@ -267,5 +385,43 @@ fn basic_info(words: &[u32], module: &Module, an: &Analysis) -> ShaderInfo {
         sources,
         debug_names,
         sites: Vec::new(),
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_modes_parse_and_print_by_name() {
+        for mode in LoopMode::ALL {
+            assert_eq!(mode.name().parse::<LoopMode>(), Ok(mode));
+            assert_eq!(mode.to_string(), mode.name());
+        }
+        assert_eq!(" BREAK ".parse::<LoopMode>(), Ok(LoopMode::Break));
+        assert!("stop"
+            .parse::<LoopMode>()
+            .unwrap_err()
+            .contains("off, report, break"));
+        assert_eq!(Options::default().loops, LoopMode::Off);
+        assert_eq!(Options::default().loop_limit, 1 << 24);
+    }
+
+    #[test]
+    fn new_checks_need_instrumentation() {
+        // A module with no NonSemantic import: nothing to do unless a check is asked for.
+        let words = [crate::module::MAGIC, 0x0001_0000, 0, 1, 0];
+        assert!(!needs_instrumentation(&words, &Options::default()));
+        for options in [
+            Options {
+                loops: LoopMode::Report,
+                ..Options::default()
+            },
+            Options {
+                int_checks: true,
+                ..Options::default()
+            },
+        ] {
+            assert!(needs_instrumentation(&words, &options));
+        }
     }
 }

@@ -46,13 +46,47 @@
 //! | 7.. | the payload: the site's values in [`crate::Site::values`] order |
 //!
 //! Kind codes ([`RecordKind::code`]): 1 assert, 2 printf, 3 NaN from an operation, 4 NaN leaving the
-//! shader. Stage codes ([`Stage::code`]): 0 vertex, 1 tessellation control, 2 tessellation evaluation,
+//! shader, 5 loop budget, 6 integer operation, 7 index out of range. Stage codes ([`Stage::code`]): 0 vertex, 1 tessellation control, 2 tessellation evaluation,
 //! 3 geometry, 4 fragment, 5 compute, 6 task, 7 mesh, 8 ray generation, 9 intersection, 10 any hit,
 //! 11 closest hit, 12 miss, 13 callable; 255 ([`NO_STAGE`]) when no entry point prologue ran (a module
 //! without entry points).
 //!
 //! Each value takes its components in order as 32-bit words: 64-bit types as two words (low, high), `f16`
 //! widened to `f32`, 8- and 16-bit integers widened to 32 bits, booleans as 0 or 1 ([`ValueLayout`]).
+//!
+//! # Payloads of loop and integer records
+//!
+//! A **loop budget** record ([`RecordKind::LoopBudget`], site kind [`crate::SiteKind::LoopBudget`]) is
+//! written by an invocation whose loop passed its budget, once per invocation and loop (the site counter
+//! counts the invocations, each once). Its payload, in words:
+//!
+//! | word | value name | type | content |
+//! |---|---|---|---|
+//! | 0 | `iterations` | u32 | the iterations this invocation completed in the loop since it last entered it |
+//! | 1 | `reason` | u32 | bit 0 ([`LOOP_REASON_ITERATIONS`]): `iterations` reached [`crate::Options::loop_limit`]; bit 1 ([`LOOP_REASON_TIME`]): the invocation ran past the clock budget ([`crate::Options::loop_clock`]) |
+//! | 2, 3 | `elapsed ticks` | u32 x 2 | clock ticks (low word, high word) since the invocation's first clock reading (its first loop's 255th iteration); 0 without a clock |
+//! | 4.. | induction values | their own | up to 8 values, named after their variables (`i`, `n`), else `%<id>` |
+//!
+//! The site's location is the loop header's source line (a do-while's is its `while` line); without line
+//! information the site names the header's label id and the function ([`crate::Site::function`]). In
+//! `report` mode the loop goes on after the record: a watchdog that finds a dispatch hung can read these
+//! records while it runs, as the loops it is still in. In `break` mode the invocation then leaves the loop,
+//! the loops around it and any loop it enters afterwards, so the dispatch completes with that invocation's
+//! results wrong. The iteration check fires when a loop that has completed `loop_limit` iterations is about
+//! to start another (so `iterations` is the limit); the clock is read every 256 iterations of a loop.
+//!
+//! An **integer operation** record ([`RecordKind::IntOp`], [`crate::SiteKind::IntOp`]) holds the two
+//! operands as their own types, `dividend` and `divisor` for `SDiv`, `UDiv`, `SRem`, `SMod` and `UMod`
+//! (a divisor component 0 is a division by zero; else, for the signed ones, a dividend component at its
+//! type's minimum with the divisor's component -1 is the overflow), `base` and `shift` for the shifts (a
+//! shift component, read as unsigned, at least the base's bit width). Vectors are recorded whole.
+//!
+//! An **index out of range** record ([`RecordKind::IndexOutOfRange`], [`crate::SiteKind::IndexOutOfRange`])
+//! holds, for each checked index of the instruction, `index <k>` (the index, its own type) and `length <k>`
+//! (the size it must stay under, in the index's type, or a specialization constant's own type), `k` being
+//! the index's position among the instruction's indices (0 for `OpVectorExtractDynamic` and
+//! `OpVectorInsertDynamic`). An index out of range is one whose value, read as unsigned, is at least its
+//! length; the record has every checked index of the instruction, in range or not.
 //!
 //! # Reading it back
 //!
@@ -92,6 +126,12 @@ pub const STAGE_SHIFT: u32 = 24;
 
 /// The stage code of a record written where no entry-point prologue ran (a module without entry points).
 pub const NO_STAGE: u8 = 0xFF;
+
+/// A loop record's `reason` bit: the loop reached [`crate::Options::loop_limit`] iterations.
+pub const LOOP_REASON_ITERATIONS: u32 = 1;
+
+/// A loop record's `reason` bit: the invocation ran past the time budget ([`crate::Options::loop_clock`]).
+pub const LOOP_REASON_TIME: u32 = 2;
 
 /// Indices of the header words.
 pub mod header {
@@ -142,6 +182,12 @@ pub enum RecordKind {
     NanOp,
     /// A NaN/Inf leaving the shader.
     NanOutput,
+    /// A loop past its iteration or time budget.
+    LoopBudget,
+    /// An integer operation with undefined behaviour (division by zero, `INT_MIN / -1`, a shift too far).
+    IntOp,
+    /// An index out of range.
+    IndexOutOfRange,
     /// A code this version does not know.
     Unknown(u8),
 }
@@ -154,6 +200,9 @@ impl RecordKind {
             RecordKind::Printf => 2,
             RecordKind::NanOp => 3,
             RecordKind::NanOutput => 4,
+            RecordKind::LoopBudget => 5,
+            RecordKind::IntOp => 6,
+            RecordKind::IndexOutOfRange => 7,
             RecordKind::Unknown(c) => c,
         }
     }
@@ -165,6 +214,9 @@ impl RecordKind {
             2 => RecordKind::Printf,
             3 => RecordKind::NanOp,
             4 => RecordKind::NanOutput,
+            5 => RecordKind::LoopBudget,
+            6 => RecordKind::IntOp,
+            7 => RecordKind::IndexOutOfRange,
             c => RecordKind::Unknown(c),
         }
     }
@@ -230,6 +282,15 @@ impl ValueLayout {
     /// The number of payload words it takes.
     pub fn words(&self) -> usize {
         self.components as usize * self.scalar.words()
+    }
+
+    /// Its type: `f32`, `f32x3`, `f32x16` (a matrix: columns x rows components).
+    pub fn type_name(&self) -> String {
+        if self.components == 1 {
+            self.scalar.name().to_string()
+        } else {
+            format!("{}x{}", self.scalar.name(), self.components)
+        }
     }
 }
 

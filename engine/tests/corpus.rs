@@ -1,6 +1,7 @@
 //! The engine over its own corpus (`engine/tests/in`, compiled into variants by `common::shaders`): every
 //! variant round-trips, instruments at every level and passes spirv-val for the environment it was compiled
-//! for, and the sites sit where the `// expect:` markers in the sources say.
+//! for, its sites read alike nowhere and name real instructions, and the sites sit where the `// expect:`
+//! markers in the sources say.
 
 mod common;
 
@@ -9,7 +10,9 @@ use std::path::PathBuf;
 
 use blackbox_engine::module::Module;
 use blackbox_engine::record::{self, RecordKind, ScalarType, ValueLayout};
-use blackbox_engine::{instrument, shader_info, NanLevel, Options, SiteKind, Stage};
+use blackbox_engine::{
+    instrument, shader_info, ClockScope, LoopClock, LoopMode, NanLevel, Options, SiteKind, Stage,
+};
 use common::shaders::{self, Debug, Variant};
 use spirv::Op;
 
@@ -19,6 +22,20 @@ fn options(nan: NanLevel) -> Options {
         site_base: 40,
         nan,
         ..Options::default()
+    }
+}
+
+/// The corpus options with loop counters in `mode` (a time budget read from a clock of `clock` scope, if
+/// any) and integer checks on.
+fn loops(mode: LoopMode, clock: Option<ClockScope>) -> Options {
+    Options {
+        loops: mode,
+        loop_clock: clock.map(|scope| LoopClock {
+            scope,
+            budget_ticks: 5_000_000_000,
+        }),
+        int_checks: true,
+        ..options(NanLevel::Off)
     }
 }
 
@@ -36,6 +53,15 @@ fn levels(v: &Variant) -> Vec<(&'static str, Options)> {
             },
         ),
     ];
+    // Loop budgets and integer checks, in both loop modes; the clock (break) and no clock (report).
+    l.push(("loops report, int checks", loops(LoopMode::Report, None)));
+    l.push((
+        "loops break with a clock, int checks, nan ops",
+        Options {
+            nan: NanLevel::Ops,
+            ..loops(LoopMode::Break, Some(ClockScope::Subgroup))
+        },
+    ));
     if v.debug == Debug::ShaderDebugInfo {
         l.push((
             "nan ops, debug info kept",
@@ -68,10 +94,12 @@ fn every_variant_instruments_and_validates_at_every_level() {
     let variants = shaders::variants();
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("corpus-out");
     std::fs::create_dir_all(&out_dir).expect("creating the output directory");
+    let paths: Vec<PathBuf> = variants.iter().map(|v| v.path.clone()).collect();
+    let disassemblies = common::raw_disassembly_lines(&paths);
     let mut jobs = Vec::new();
     let mut names = Vec::new();
     let mut refused = Vec::new();
-    let mut sites = 0;
+    let (mut sites, mut by_instruction) = (0, 0);
     for (i, v) in variants.iter().enumerate() {
         jobs.push(common::ValJob {
             path: v.path.clone(),
@@ -79,10 +107,18 @@ fn every_variant_instruments_and_validates_at_every_level() {
         });
         names.push(format!("{} (input)", v.name));
         let words = common::read_words(&v.path);
+        let disassembly = disassemblies[i]
+            .as_ref()
+            .unwrap_or_else(|| panic!("spirv-dis cannot read {}", v.name));
         for (j, (level, opts)) in levels(v).into_iter().enumerate() {
             match instrument(&words, &opts) {
                 Ok(out) => {
                     sites += out.info.sites.len();
+                    by_instruction += site_names_are_unique_and_real(
+                        &format!("{} at {level}", v.name),
+                        &out.info.sites,
+                        disassembly,
+                    );
                     let path = out_dir.join(format!("{i:04}-{j}.spv"));
                     common::write_words(&path, &out.words);
                     jobs.push(common::ValJob {
@@ -105,12 +141,13 @@ fn every_variant_instruments_and_validates_at_every_level() {
         })
         .collect();
     println!(
-        "own corpus: {} variants of {} shaders, {} instrumented modules with {} sites, {} refused, {} spirv-val \
-         failures",
+        "own corpus: {} variants of {} shaders, {} instrumented modules with {} sites ({} named by their \
+         instruction), {} refused, {} spirv-val failures",
         variants.len(),
         variants.iter().map(|v| &v.source).collect::<std::collections::HashSet<_>>().len(),
         jobs.len() - variants.len(),
         sites,
+        by_instruction,
         refused.len(),
         failures.len()
     );
@@ -129,19 +166,53 @@ fn every_variant_instruments_and_validates_at_every_level() {
         "{} modules fail spirv-val",
         failures.len()
     );
+    assert!(
+        sites > 1000 && by_instruction > 500,
+        "{sites} sites, {by_instruction} by instruction"
+    );
 }
 
-fn site_matches(kind: &SiteKind, what: &str) -> bool {
-    let mut words = what.splitn(2, ' ');
-    let head = words.next().unwrap_or("");
-    let rest = words.next().unwrap_or("");
-    match kind {
-        SiteKind::NanOp { op } => head == "nan-op" && *op == rest,
-        SiteKind::NanOutput { what } => head == "nan-output" && *what == rest,
-        SiteKind::Assert { id } => head == "assert" && rest.parse() == Ok(*id),
-        SiteKind::Printf => head == "printf",
-        _ => false,
+/// Issue 11: no two sites of a module read alike, even without debug info: `Site::describe` (kind,
+/// place, function and entry points) tells them apart. And each site's instruction is one line of
+/// `spirv-dis --raw-id` of the input (`disassembly`), so a user can find it there. Returns how many sites
+/// are named by their instruction (no location).
+fn site_names_are_unique_and_real(
+    module: &str,
+    sites: &[blackbox_engine::Site],
+    disassembly: &std::collections::HashSet<String>,
+) -> usize {
+    let mut seen = std::collections::HashMap::new();
+    let mut by_instruction = 0;
+    for s in sites {
+        let d = s.describe();
+        if let Some(other) = seen.insert(d.clone(), s.local_index) {
+            panic!(
+                "{module}: sites {other} and {} both read {d:?}",
+                s.local_index
+            );
+        }
+        assert!(
+            disassembly.contains(&s.instruction),
+            "{module}: site {} names {:?}, which spirv-dis --raw-id does not write",
+            s.local_index,
+            s.instruction
+        );
+        assert!(!s.entry_points.is_empty(), "{module}: {d}");
+        if s.location.is_none() {
+            by_instruction += 1;
+            assert_eq!(
+                s.place,
+                format!("instruction {}", s.instruction),
+                "{module}: {d}"
+            );
+        }
     }
+    by_instruction
+}
+
+/// Whether a site's kind is the one a marker names: `SiteKind`'s `Display` is the markers' spelling.
+fn site_matches(kind: &SiteKind, what: &str) -> bool {
+    kind.to_string() == what
 }
 
 #[test]
@@ -149,8 +220,11 @@ fn sites_are_at_the_marked_source_lines() {
     let mut checked = 0;
     for v in shaders::variants() {
         let words = common::read_words(&v.path);
-        let out = instrument(&words, &options(NanLevel::Ops))
-            .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        let every_site = Options {
+            nan: NanLevel::Ops,
+            ..loops(LoopMode::Report, None)
+        };
+        let out = instrument(&words, &every_site).unwrap_or_else(|e| panic!("{}: {e}", v.name));
         let sites = &out.info.sites;
         for (i, s) in sites.iter().enumerate() {
             assert_eq!(
@@ -196,6 +270,167 @@ fn sites_are_at_the_marked_source_lines() {
         }
     }
     assert!(checked > 100, "only {checked} marker checks ran");
+}
+
+/// Stores, copies, atomics and reports of floats are checked at the `outputs` level as at `ops`: every
+/// `nan-output` marker holds there too, and a module with one has sites at `outputs`.
+#[test]
+fn output_markers_hold_at_the_outputs_level() {
+    let mut checked = 0;
+    for v in shaders::variants() {
+        if v.optimized {
+            continue;
+        }
+        let markers: Vec<(u32, String)> = shaders::markers(&v.source)
+            .into_iter()
+            .filter(|(_, m)| m.starts_with("nan-output "))
+            .collect();
+        if markers.is_empty() {
+            continue;
+        }
+        let words = common::read_words(&v.path);
+        let out = instrument(&words, &options(NanLevel::Outputs))
+            .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        let sites = &out.info.sites;
+        assert!(
+            sites
+                .iter()
+                .all(|s| matches!(s.kind, SiteKind::NanOutput { .. })
+                    || matches!(s.kind, SiteKind::Assert { .. } | SiteKind::Printf)),
+            "{}: only output sites at the outputs level",
+            v.name
+        );
+        for (line, what) in &markers {
+            let found = sites.iter().any(|s| {
+                site_matches(&s.kind, what)
+                    && (v.debug == Debug::None
+                        || s.location.as_ref().is_some_and(|l| l.line == *line))
+            });
+            assert!(
+                found,
+                "{}: no {what} site (line {line}) at the outputs level; sites: {:?}",
+                v.name,
+                sites
+                    .iter()
+                    .map(|s| (s.kind.to_string(), s.place.clone()))
+                    .collect::<Vec<_>>()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "only {checked} output markers checked");
+}
+
+/// What a site says about itself, with and without debug info.
+#[test]
+fn sites_name_their_function_entry_points_and_instruction() {
+    let op_site = |out: &blackbox_engine::Instrumented, name: &str| {
+        out.info
+            .sites
+            .iter()
+            .find(|s| matches!(s.kind, SiteKind::NanOp { op } if op == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} site"))
+    };
+    let words = common::read_words(&variant("particles.comp vulkan1.0 -g").path);
+    let out = instrument(&words, &options(NanLevel::Ops)).unwrap();
+    let line = |what: &str| {
+        shaders::markers("particles.comp")
+            .into_iter()
+            .find(|(_, m)| m == what)
+            .map(|(l, _)| l)
+            .expect("marker")
+    };
+    let s = op_site(&out, "inversesqrt");
+    assert_eq!(s.function.as_deref(), Some("attraction(vf3;vf3;"));
+    assert_eq!(s.entry_points, ["main"]);
+    assert_eq!(
+        s.scope(),
+        "function attraction(vf3;vf3;, entry point main (comp)"
+    );
+    let at = format!("particles.comp:{}", line("nan-op inversesqrt"));
+    assert_eq!(s.place, at);
+    assert_eq!(
+        s.describe(),
+        format!(
+            "nan-op inversesqrt at {at} in function attraction(vf3;vf3;, entry point main (comp)"
+        )
+    );
+    // In the entry function itself, the entry point alone.
+    assert_eq!(op_site(&out, "sqrt").scope(), "entry point main (comp)");
+    // A printf site's kind carries its format.
+    let printf = out
+        .info
+        .sites
+        .iter()
+        .find(|s| s.kind == SiteKind::Printf)
+        .unwrap();
+    assert!(printf
+        .describe()
+        .starts_with("printf \"particle %u speed %f heat %f\" at particles.comp:"));
+
+    // Without debug info: the instruction, as spirv-dis --raw-id writes it.
+    let words = common::read_words(&variant("particles.comp vulkan1.0").path);
+    let out = instrument(&words, &options(NanLevel::Ops)).unwrap();
+    let s = op_site(&out, "inversesqrt");
+    assert!(s.location.is_none());
+    let parts: Vec<&str> = s.instruction.split(' ').collect();
+    assert!(
+        parts.len() == 7
+            && parts[0].starts_with('%')
+            && parts[1] == "="
+            && parts[2] == "OpExtInst"
+            && parts[5] == "InverseSqrt",
+        "{}",
+        s.instruction
+    );
+    assert_eq!(s.place, format!("instruction {}", s.instruction));
+    assert!(s
+        .describe()
+        .starts_with("nan-op inversesqrt at instruction %"));
+
+    // Two entry points share a function; two divisions on one line; the same store twice on one line.
+    let words = common::read_words(&variant("entries.comp.spvasm vulkan1.0").path);
+    let out = instrument(&words, &options(NanLevel::Ops)).unwrap();
+    let sites = &out.info.sites;
+    let lines = shaders::markers("entries.comp.spvasm");
+    let (division, store) = (lines[0].0, lines[1].0);
+    assert_eq!(sites.len(), 5, "{sites:?}");
+    for s in &sites[..4] {
+        assert_eq!(s.entry_points, ["first", "second"]);
+        assert_eq!(s.scope(), "function shade(f1;, entry points first, second");
+    }
+    let file = "entries.comp.spvasm";
+    assert_eq!(
+        sites[0].place,
+        format!("{file}:{division}, instruction {}", sites[0].instruction)
+    );
+    assert!(
+        sites[0].instruction.contains(" = OpFDiv %"),
+        "{}",
+        sites[0].instruction
+    );
+    assert_ne!(sites[0].place, sites[1].place);
+    assert_eq!(sites[2].instruction, sites[3].instruction);
+    assert_eq!(
+        sites[2].place,
+        format!("{file}:{store}, instruction {} #1", sites[2].instruction)
+    );
+    assert!(sites[3].place.ends_with(" #2"), "{}", sites[3].place);
+    assert_eq!(sites[4].entry_points, ["second"]);
+    // Memory operands, both masks of a copy.
+    let words = common::read_words(&variant("copy.comp.spvasm vulkan1.2").path);
+    let out = instrument(&words, &options(NanLevel::Outputs)).unwrap();
+    let copy = &out.info.sites[1].instruction;
+    assert!(
+        copy.starts_with("OpCopyMemory %") && copy.ends_with(" Aligned 4 Aligned 16"),
+        "{copy}"
+    );
+    assert_eq!(sites[4].scope(), "entry point second (comp)");
+    assert_eq!(
+        sites[4].place,
+        format!("instruction {}", sites[4].instruction)
+    );
 }
 
 fn variant(name: &str) -> Variant {
@@ -497,4 +732,250 @@ fn needs_instrumentation_agrees_with_instrument() {
         skipped > 0,
         "the corpus has modules without printf, asserts or debug info"
     );
+}
+
+/// The loop headers of a module: (header label, merge block) of each `OpLoopMerge`, in order.
+fn loop_headers(module: &Module) -> Vec<(u32, u32)> {
+    module
+        .functions
+        .iter()
+        .flat_map(|f| f.blocks.iter())
+        .filter_map(|b| {
+            b.instructions
+                .iter()
+                .find(|i| i.is(Op::LoopMerge))
+                .map(|m| (b.id(), m.operands[0]))
+        })
+        .collect()
+}
+
+/// Every loop of every variant (optimized ones too) gets a counter and a site, and at `break` every
+/// header's branch can leave for the merge block (directly or through a gate block that does).
+#[test]
+fn every_loop_of_every_variant_is_counted_and_can_break() {
+    let mut loops_seen = 0;
+    for v in shaders::variants() {
+        let words = common::read_words(&v.path);
+        let input = Module::parse(&words).unwrap();
+        let headers = loop_headers(&input);
+        let out = instrument(&words, &loops(LoopMode::Break, None))
+            .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+        let sites: Vec<u32> = out
+            .info
+            .sites
+            .iter()
+            .filter_map(|s| match s.kind {
+                SiteKind::LoopBudget { header, .. } => Some(header),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            sites,
+            headers.iter().map(|h| h.0).collect::<Vec<_>>(),
+            "{}: one loop site per header, in order",
+            v.name
+        );
+        loops_seen += headers.len();
+        let module = Module::parse(&out.words).unwrap();
+        for f in &module.functions {
+            for (h, merge) in loop_headers(&Module {
+                functions: vec![f.clone()],
+                ..module.clone()
+            }) {
+                let block = f.blocks.iter().find(|b| b.id() == h).unwrap();
+                // The counter: 0 from outside, count + 1 (computed in the header) from the back edges.
+                let counter = &block.instructions[0];
+                assert!(
+                    counter.is(Op::Phi),
+                    "{}: header %{h} starts with the counter",
+                    v.name
+                );
+                let count = counter.result_id.unwrap();
+                let plus_one = block
+                    .instructions
+                    .iter()
+                    .find(|i| i.is(Op::IAdd) && i.operands[0] == count)
+                    .and_then(|i| i.result_id)
+                    .unwrap_or_else(|| panic!("{}: header %{h} computes count + 1", v.name));
+                assert!(
+                    counter.operands.chunks(2).any(|p| p[0] == plus_one),
+                    "{}: header %{h}'s counter counts on its back edge: {counter:?}",
+                    v.name
+                );
+                let mut others: Vec<u32> = counter
+                    .operands
+                    .chunks(2)
+                    .map(|p| p[0])
+                    .filter(|&x| x != plus_one)
+                    .collect();
+                others.dedup();
+                assert_eq!(
+                    others.len(),
+                    1,
+                    "{}: header %{h}'s counter starts from one value: {counter:?}",
+                    v.name
+                );
+                let term = block.instructions.last().unwrap();
+                let targets: Vec<u32> = match term.op() {
+                    Some(Op::BranchConditional) => term.operands[1..3].to_vec(),
+                    Some(Op::Branch) => term.operands[..1].to_vec(),
+                    _ => Vec::new(),
+                };
+                let leaves = targets.iter().any(|&t| {
+                    t == merge
+                        || f.blocks.iter().find(|b| b.id() == t).is_some_and(|g| {
+                            g.instructions.len() == 1
+                                && g.instructions[0].is(Op::BranchConditional)
+                                && g.instructions[0].operands[1] == merge
+                        })
+                });
+                assert!(
+                    leaves && term.is(Op::BranchConditional),
+                    "{}: header %{h} cannot leave for its merge block %{merge}: {term:?}",
+                    v.name
+                );
+            }
+        }
+    }
+    assert!(loops_seen > 200, "only {loops_seen} loops in the corpus");
+}
+
+/// What a loop site tells the layer: the fixed values, the induction variables by name, the depth.
+#[test]
+fn loop_sites_name_their_loops_and_induction_variables() {
+    let v = variant("loops.comp vulkan1.0 -g");
+    let words = common::read_words(&v.path);
+    let out = instrument(&words, &loops(LoopMode::Report, None)).unwrap();
+    let loop_sites: Vec<_> = out
+        .info
+        .sites
+        .iter()
+        .filter(|s| matches!(s.kind, SiteKind::LoopBudget { .. }))
+        .collect();
+    assert_eq!(loop_sites.len(), 9);
+    let fixed = |s: &blackbox_engine::Site| {
+        s.values[..3]
+            .iter()
+            .map(|l| (l.name.clone(), l.scalar, l.components))
+            .collect::<Vec<_>>()
+    };
+    for s in &loop_sites {
+        assert_eq!(
+            fixed(s),
+            vec![
+                ("iterations".to_string(), ScalarType::U32, 1),
+                ("reason".to_string(), ScalarType::U32, 1),
+                ("elapsed ticks".to_string(), ScalarType::U32, 2),
+            ]
+        );
+        assert_eq!(s.stage, Stage::Compute);
+    }
+    fn names(s: &blackbox_engine::Site) -> Vec<&str> {
+        s.values[3..].iter().map(|l| l.name.as_str()).collect()
+    }
+    let line = |s: &blackbox_engine::Site| s.location.as_ref().map_or(0, |l| l.line);
+    let at = |l: u32| {
+        *loop_sites
+            .iter()
+            .find(|s| line(s) == l)
+            .unwrap_or_else(|| panic!("no loop site at line {l}"))
+    };
+    // The for loop in sum_to: its induction variable and its bound, a parameter's copy.
+    let sum_to = at(16);
+    assert_eq!(names(sum_to), ["k", "m"]);
+    assert_eq!(sum_to.function.as_deref(), Some("sum_to(i1;"));
+    // while (true): nothing in its condition, nothing stored in its continue block.
+    assert!(names(at(23)).is_empty());
+    assert_eq!(names(at(34)), ["j"]);
+    assert_eq!(names(at(44)), ["k"]);
+    assert_eq!(names(at(49)), ["acc"]);
+    assert_eq!(names(at(50)), ["a"]);
+    assert_eq!(names(at(51)), ["b"]);
+    assert_eq!(names(at(70)), ["f"]);
+    assert_eq!(at(70).values[3].scalar, ScalarType::F32);
+    let depth = |s: &blackbox_engine::Site| match s.kind {
+        SiteKind::LoopBudget { depth, .. } => depth,
+        _ => u32::MAX,
+    };
+    assert_eq!((depth(at(50)), depth(at(51))), (0, 1));
+    // Optimized: the induction variables are the header's phis.
+    let o = instrument(
+        &common::read_words(&variant("loops.comp vulkan1.0 -O").path),
+        &loops(LoopMode::Report, None),
+    )
+    .unwrap();
+    let phis = o
+        .info
+        .sites
+        .iter()
+        .filter(|s| matches!(s.kind, SiteKind::LoopBudget { .. }))
+        .filter(|s| s.values.len() > 3)
+        .count();
+    assert!(
+        phis >= 6,
+        "loops with phi induction values after -O: {phis}"
+    );
+}
+
+#[test]
+fn loop_and_integer_output_is_deterministic_and_off_means_off() {
+    for name in [
+        "loops.comp vulkan1.3 -gVS",
+        "int_ub.comp vulkan1.0 -O",
+        "particles.comp vulkan1.0",
+    ] {
+        let words = common::read_words(&variant(name).path);
+        let on = Options {
+            nan: NanLevel::Ops,
+            ..loops(LoopMode::Break, Some(ClockScope::Device))
+        };
+        assert_eq!(
+            instrument(&words, &on).unwrap(),
+            instrument(&words, &on).unwrap(),
+            "{name}"
+        );
+        // With the new options off, the other loop settings change nothing.
+        let off = Options {
+            loop_limit: 7,
+            loop_clock: Some(LoopClock {
+                scope: ClockScope::Device,
+                budget_ticks: 1,
+            }),
+            ..options(NanLevel::Ops)
+        };
+        assert_eq!(
+            instrument(&words, &off).unwrap(),
+            instrument(&words, &options(NanLevel::Ops)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+/// Integer sites record their operands by name; constant divisors and shifts in range make no site.
+#[test]
+fn integer_sites_record_operands_and_skip_safe_constants() {
+    let v = variant("int_ub.comp vulkan1.0 -g");
+    let words = common::read_words(&v.path);
+    let out = instrument(&words, &loops(LoopMode::Off, None)).unwrap();
+    let line = |s: &blackbox_engine::Site| s.location.as_ref().map_or(0, |l| l.line);
+    let halved_line = 31;
+    assert!(
+        out.info.sites.iter().all(|s| line(s) != halved_line),
+        "a / 2 and a << 3 need no check"
+    );
+    let sdiv = out
+        .info
+        .sites
+        .iter()
+        .find(|s| s.kind == SiteKind::IntOp { op: "SDiv" })
+        .unwrap();
+    let names: Vec<&str> = sdiv.values.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["dividend", "divisor"]);
+    assert_eq!(sdiv.values[0].scalar, ScalarType::I32);
+    let vector = out.info.sites.iter().find(|s| line(s) == 30).unwrap();
+    assert_eq!(vector.values[1].components, 4);
+    let chain = out.info.sites.iter().find(|s| line(s) == 33).unwrap();
+    assert_eq!(chain.kind, SiteKind::IndexOutOfRange { op: "AccessChain" });
+    let names: Vec<&str> = chain.values.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["index 1", "length 1"]);
 }

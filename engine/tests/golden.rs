@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use blackbox_engine::{instrument, NanLevel, Options, ShaderId};
+use blackbox_engine::{instrument, ClockScope, LoopClock, LoopMode, NanLevel, Options, ShaderId};
 use common::shaders;
 
 /// One golden output: an input variant (by its corpus name) and what it is instrumented with.
@@ -106,10 +106,62 @@ fn goldens() -> Vec<Golden> {
             options: options(NanLevel::Outputs),
         },
         Golden {
+            file: "loops.comp.hlsl-1.0.loops-break-clock",
+            variant: "loops.comp.hlsl vulkan1.0",
+            shows: "compute (HLSL), loop budgets at break with a subgroup clock: a counter phi and a helper call \
+                    per header, the header's branch leaving for the merge block on the stop flag",
+            options: Options {
+                loops: LoopMode::Break,
+                loop_clock: Some(LoopClock {
+                    scope: ClockScope::Subgroup,
+                    budget_ticks: 4_000_000_000,
+                }),
+                ..options(NanLevel::Off)
+            },
+        },
+        Golden {
+            file: "int_ub.comp.hlsl-1.0.int-checks",
+            variant: "int_ub.comp.hlsl vulkan1.0",
+            shows: "compute (HLSL), integer checks: divisions, a remainder, shifts, a dynamic vector index and \
+                    an array index, each checked inline before the operation with a guarded record call",
+            options: Options {
+                int_checks: true,
+                ..options(NanLevel::Off)
+            },
+        },
+        Golden {
             file: "light.rcall-1.2.nan-ops",
             variant: "light.rcall vulkan1.2",
-            shows: "callable, NaN ops: atan2 and asin quick-tested inline, one group call for both",
+            shows: "callable, NaN ops: atan2 and asin quick-tested inline, one group call for both; the store \
+                    of the incoming callable data checked",
             options: options(NanLevel::Ops),
+        },
+        Golden {
+            file: "payload.rmiss-1.2.nan-outputs",
+            variant: "payload.rmiss vulkan1.2",
+            shows: "miss, NaN outputs: the store into the incoming ray payload checked",
+            options: options(NanLevel::Outputs),
+        },
+        Golden {
+            file: "bitcast.comp-1.0.nan-outputs",
+            variant: "bitcast.comp vulkan1.0",
+            shows: "compute, NaN outputs: integer stores of floatBitsToUint values check the floats (a uvec4 \
+                    of bitcasts on its float parts, a splatted one once, a double's bits as f64)",
+            options: options(NanLevel::Outputs),
+        },
+        Golden {
+            file: "copy.comp.spvasm-1.2.nan-outputs",
+            variant: "copy.comp.spvasm vulkan1.2",
+            shows: "compute (assembly), NaN outputs: OpCopyMemory into a buffer, the source loaded before the \
+                    copy (with the copy's source alignment, for a device address) and its float members checked",
+            options: options(NanLevel::Outputs),
+        },
+        Golden {
+            file: "atomic_float.comp-1.2.nan-outputs",
+            variant: "atomic_float.comp vulkan1.2",
+            shows: "compute, NaN outputs: the values of a float atomic add and exchange, and of a \
+                    compare-exchange of a float's bits",
+            options: options(NanLevel::Outputs),
         },
     ]
 }
@@ -157,7 +209,14 @@ fn header(g: &Golden, input: &[u32]) -> String {
         o.strip_non_semantic,
         o.site_base,
         o.error_buffer_address,
-    )
+    ) + &if o.loops != LoopMode::Off || o.int_checks {
+        format!(
+            "; Loops: {}, limit {}, clock {:?}; integer checks {}.\n",
+            o.loops, o.loop_limit, o.loop_clock, o.int_checks
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// Where two texts first differ, as a short report: the lines around the first difference, the differing

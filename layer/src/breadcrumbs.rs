@@ -19,6 +19,14 @@
 //! - otherwise `vkCmdFillBuffer`, which is not allowed inside a render pass: commands outside passes are
 //!   units, and each render pass is one unit (marked started before it begins).
 //!
+//! One exception, for GPU time: on the buffer-marker path without synchronization validation below
+//! ([`crate::validation_below`]), a recording's "started" marks share one word and its "finished" marks
+//! another. NVIDIA's driver 580 spends more GPU time on a marker write to a new address: 10,000
+//! one-triangle draws at `command` took 1.47x the frame time with a word per mark and 1.26x with shared words
+//! (`scripts/bench-gpu.sh`, H200). There, "started" writes are top-of-pipe writes in command order, so the
+//! word holds the latest unit started; synchronization validation would report them as write-after-write
+//! hazards, hence the distinct words when it is on.
+//!
 //! Words are handed out in chunks from a pool; a recording's chunks go back when the last submission that
 //! holds it is gone.
 
@@ -84,6 +92,9 @@ pub struct Markers {
     pub granularity: Breadcrumbs,
     /// NV checkpoints are recorded as well, with the "finished" markers.
     pub checkpoints: bool,
+    /// Every mark gets a word of its own; else a recording's "started" marks share one word and its
+    /// "finished" marks another.
+    pub distinct: bool,
 }
 
 /// What one marker word says when it is not zero.
@@ -110,12 +121,16 @@ pub struct MarkWords {
     /// How many of each were seen written by the last progress reading, to read on from there.
     seen_started: AtomicU32,
     seen_finished: AtomicU32,
+    /// Every mark has a word of its own; else all "started" marks share the first word and all
+    /// "finished" marks the second, each holding the latest unit written.
+    distinct: bool,
 }
 
 impl MarkWords {
     /// No words yet.
-    pub fn new(pool: Arc<MarkerPool>) -> Self {
+    pub fn new(pool: Arc<MarkerPool>, distinct: bool) -> Self {
         Self {
+            distinct,
             pool,
             chunks: Vec::new(),
             used: 0,
@@ -129,6 +144,9 @@ impl MarkWords {
 
     /// A word for `mark`, or `None` when the pool is empty.
     pub fn next(&mut self, mark: Mark) -> Option<u32> {
+        if !self.distinct {
+            return self.shared(mark);
+        }
         if self.used == self.chunks.len() as u32 * CHUNK_WORDS {
             let Some(chunk) = self.pool.take_chunk() else {
                 self.missed += 1;
@@ -143,6 +161,26 @@ impl MarkWords {
             Mark::Started(u) => self.started.push((word, u)),
             Mark::Finished(u) => self.finished.push((word, u)),
         }
+        Some(word)
+    }
+
+    /// The shared layout's word for `mark`: the first of the recording's chunk for "started", the second for
+    /// "finished" (the lists keep one entry each, the latest unit).
+    fn shared(&mut self, mark: Mark) -> Option<u32> {
+        if self.chunks.is_empty() {
+            let Some(chunk) = self.pool.take_chunk() else {
+                self.missed += 1;
+                return None;
+            };
+            self.chunks.push(chunk);
+        }
+        let base = self.chunks[0] * CHUNK_WORDS;
+        let (list, word, unit) = match mark {
+            Mark::Started(u) => (&mut self.started, base, u),
+            Mark::Finished(u) => (&mut self.finished, base + 1, u),
+        };
+        list.clear();
+        list.push((word, unit));
         Some(word)
     }
 
@@ -161,6 +199,15 @@ impl MarkWords {
     /// (Kinds are read apart: a top-of-pipe "started" write may land before the bottom-of-pipe "finished"
     /// one recorded ahead of it.)
     pub fn progress(&self) -> (u32, u32) {
+        if !self.distinct {
+            // Each shared word holds the latest unit the GPU wrote.
+            let read = |marks: &[(u32, u32)]| {
+                marks
+                    .first()
+                    .map_or(0, |&(w, _)| self.pool.buffer.read(w as usize))
+            };
+            return (read(&self.started), read(&self.finished));
+        }
         let read = |marks: &[(u32, u32)], seen: &AtomicU32| {
             let mut n = (seen.load(Ordering::Relaxed) as usize).min(marks.len());
             while n < marks.len() && self.pool.buffer.read(marks[n].0 as usize) != 0 {
@@ -194,6 +241,7 @@ impl Markers {
         path: MarkerPath,
         granularity: Breadcrumbs,
         checkpoints: bool,
+        distinct: bool,
     ) -> Self {
         let chunks = (buffer.words() as u32).min(BUFFER_WORDS) / CHUNK_WORDS;
         Self {
@@ -204,7 +252,13 @@ impl Markers {
             path,
             granularity,
             checkpoints,
+            distinct,
         }
+    }
+
+    /// Marker words for a new recording, laid out as this device's markers are.
+    pub fn words(&self) -> MarkWords {
+        MarkWords::new(self.pool.clone(), self.distinct)
     }
 
     /// The marker buffer's size.
@@ -308,7 +362,7 @@ mod tests {
     #[test]
     fn every_mark_has_a_word_of_its_own_and_progress_reads_them_in_order() {
         let pool = pool(4);
-        let mut words = MarkWords::new(pool.clone());
+        let mut words = MarkWords::new(pool.clone(), true);
         let mut used = Vec::new();
         for unit in 1..=100 {
             used.push(words.next(Mark::Started(unit)).unwrap());
@@ -343,7 +397,7 @@ mod tests {
     #[test]
     fn chunks_go_back_when_the_recording_is_dropped_and_an_empty_pool_gives_no_word() {
         let pool = pool(1);
-        let mut words = MarkWords::new(pool.clone());
+        let mut words = MarkWords::new(pool.clone(), true);
         for unit in 0..CHUNK_WORDS {
             assert!(words.next(Mark::Started(unit + 1)).is_some());
         }
@@ -352,7 +406,22 @@ mod tests {
             "the pool is empty"
         );
         drop(words);
-        let mut again = MarkWords::new(pool);
+        let mut again = MarkWords::new(pool, true);
         assert!(again.next(Mark::Started(1)).is_some());
+    }
+
+    #[test]
+    fn the_shared_layout_writes_two_words_and_reads_the_latest() {
+        let pool = pool(2);
+        let mut words = MarkWords::new(pool.clone(), false);
+        let first = words.next(Mark::Started(1)).unwrap();
+        assert_eq!(words.next(Mark::Started(2)), Some(first));
+        let finished = words.next(Mark::Finished(2)).unwrap();
+        assert_ne!(finished, first);
+        pool.buffer.write(first as usize, 2);
+        pool.buffer.write(finished as usize, 1);
+        assert_eq!(words.progress(), (2, 1));
+        words.zero();
+        assert_eq!(words.progress(), (0, 0));
     }
 }

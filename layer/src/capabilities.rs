@@ -33,6 +33,9 @@ pub struct Capabilities {
     pub device_fault: bool,
     /// `VK_EXT_device_address_binding_report` is enabled.
     pub address_binding_report: bool,
+    /// `VK_KHR_shader_clock` is enabled with this clock (the device clock where there is one): loop budgets
+    /// can have a time budget.
+    pub shader_clock: Option<blackbox_engine::ClockScope>,
     /// A memory type that is `HOST_VISIBLE | HOST_COHERENT`, `DEVICE_LOCAL` too where the device has one:
     /// the GPU writes markers often and the CPU reads them after a fault only.
     pub marker_memory_type: Option<u32>,
@@ -42,6 +45,11 @@ pub struct Capabilities {
     pub error_memory_type: Option<u32>,
     /// What Blackbox enabled that the app did not ask for: extensions and features, by name.
     pub enabled: Vec<&'static str>,
+    /// Every marker write gets a word of its own, also on the buffer-marker path (see
+    /// [`crate::breadcrumbs`]): synchronization validation is on below.
+    pub distinct_marker_words: bool,
+    /// What Blackbox left off, and why, for the start-up line.
+    pub left_off: Vec<String>,
 }
 
 /// Features and extensions the device supports, as far as Blackbox cares.
@@ -61,6 +69,9 @@ struct Supported {
     checkpoints: bool,
     device_fault: bool,
     address_binding_report: bool,
+    /// `VK_KHR_shader_clock`'s clocks.
+    device_clock: bool,
+    subgroup_clock: bool,
 }
 
 const EXT_BUFFER_MARKER: &CStr = c"VK_AMD_buffer_marker";
@@ -70,6 +81,7 @@ const EXT_ADDRESS_BINDING_REPORT: &CStr = c"VK_EXT_device_address_binding_report
 const EXT_BUFFER_DEVICE_ADDRESS: &CStr = c"VK_KHR_buffer_device_address";
 const EXT_DEVICE_GROUP: &CStr = c"VK_KHR_device_group";
 const EXT_TIMELINE_SEMAPHORE: &CStr = c"VK_KHR_timeline_semaphore";
+const EXT_SHADER_CLOCK: &CStr = c"VK_KHR_shader_clock";
 
 /// Asks the driver what `physical_device` supports, in ways the instance's and the device's API version
 /// (`api_version`, the lower of the two) allow.
@@ -89,6 +101,7 @@ unsafe fn query_supported(
     supported.checkpoints = has(EXT_CHECKPOINTS);
     let fault_ext = has(EXT_DEVICE_FAULT);
     let binding_ext = has(EXT_ADDRESS_BINDING_REPORT);
+    let clock_ext = has(EXT_SHADER_CLOCK);
     let core12 = api_version >= vk::API_VERSION_1_2;
     // VK_KHR_buffer_device_address needs VK_KHR_device_group below 1.1 (and that, device groups on the
     // instance).
@@ -112,6 +125,7 @@ unsafe fn query_supported(
     let mut timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default();
     let mut fault = vk::PhysicalDeviceFaultFeaturesEXT::default();
     let mut binding = vk::PhysicalDeviceAddressBindingReportFeaturesEXT::default();
+    let mut clock = vk::PhysicalDeviceShaderClockFeaturesKHR::default();
     let mut features2 = vk::PhysicalDeviceFeatures2::default();
     if core12 {
         features2 = features2.push_next(&mut v12);
@@ -127,6 +141,9 @@ unsafe fn query_supported(
     }
     if binding_ext {
         features2 = features2.push_next(&mut binding);
+    }
+    if clock_ext {
+        features2 = features2.push_next(&mut clock);
     }
     // SAFETY: a valid chain of output structs for what the device and the version have.
     unsafe { get_features2(physical_device, &mut features2) };
@@ -144,6 +161,8 @@ unsafe fn query_supported(
     }
     supported.device_fault = fault_ext && fault.device_fault == vk::TRUE;
     supported.address_binding_report = binding_ext && binding.report_address_binding == vk::TRUE;
+    supported.device_clock = clock_ext && clock.shader_device_clock == vk::TRUE;
+    supported.subgroup_clock = clock_ext && clock.shader_subgroup_clock == vk::TRUE;
     supported
 }
 
@@ -236,6 +255,11 @@ pub struct Wanted {
     /// `VK_NV_device_diagnostic_checkpoints` enabled, NVIDIA's driver 580 holds about 50 KiB more host
     /// memory per command buffer, used or not.
     pub markers: bool,
+    /// `VK_KHR_shader_clock`, for the loop time budget (`VK_BLACKBOX_LOOP_MS`).
+    pub shader_clock: bool,
+    /// Special-use extensions may be enabled (`VK_AMD_buffer_marker`, `VK_EXT_device_address_binding_report`):
+    /// not when the validation layer below runs best practices, which warns about each.
+    pub special_use: bool,
 }
 
 /// Turns a feature on in the chain copy: in the app's struct of type `T` if it chained one (its copy), else
@@ -315,9 +339,19 @@ impl DeviceCreatePatch {
                 enabled.push(name.to_str().unwrap_or_default());
             }
         };
+        let special_use_off = |caps: &mut Capabilities, ext: &CStr| {
+            caps.left_off.push(format!(
+                "{} (a special-use extension, which the validation layer's best practices below would report)",
+                ext.to_string_lossy()
+            ))
+        };
         if wanted.markers && supported.buffer_marker {
-            add_extension(EXT_BUFFER_MARKER, &mut caps.enabled);
-            caps.buffer_marker = true;
+            if wanted.special_use {
+                add_extension(EXT_BUFFER_MARKER, &mut caps.enabled);
+                caps.buffer_marker = true;
+            } else {
+                special_use_off(&mut caps, EXT_BUFFER_MARKER);
+            }
         }
         if wanted.markers && supported.checkpoints {
             add_extension(EXT_CHECKPOINTS, &mut caps.enabled);
@@ -328,8 +362,12 @@ impl DeviceCreatePatch {
             caps.device_fault = true;
         }
         if wanted.diagnostics && supported.address_binding_report && instance.debug_utils {
-            add_extension(EXT_ADDRESS_BINDING_REPORT, &mut caps.enabled);
-            caps.address_binding_report = true;
+            if wanted.special_use {
+                add_extension(EXT_ADDRESS_BINDING_REPORT, &mut caps.enabled);
+                caps.address_binding_report = true;
+            } else {
+                special_use_off(&mut caps, EXT_ADDRESS_BINDING_REPORT);
+            }
         }
         caps.buffer_device_address =
             wanted.buffer_device_address && supported.buffer_device_address;
@@ -342,6 +380,23 @@ impl DeviceCreatePatch {
         }
         if caps.timeline_semaphore && supported.timeline_semaphore_khr {
             add_extension(EXT_TIMELINE_SEMAPHORE, &mut caps.enabled);
+        }
+        // The device clock counts the same on every core; a subgroup clock only within one.
+        let clock = if !(wanted.shader_clock && caps.buffer_device_address) {
+            None
+        } else if supported.device_clock {
+            Some(blackbox_engine::ClockScope::Device)
+        } else if supported.subgroup_clock {
+            Some(blackbox_engine::ClockScope::Subgroup)
+        } else {
+            caps.left_off.push(
+                "the loop time budget (VK_BLACKBOX_LOOP_MS): the device has no VK_KHR_shader_clock"
+                    .to_owned(),
+            );
+            None
+        };
+        if clock.is_some() {
+            add_extension(EXT_SHADER_CLOCK, &mut caps.enabled);
         }
 
         // Features, in a copy of the app's chain.
@@ -384,6 +439,22 @@ impl DeviceCreatePatch {
             caps.device_fault = enable(&mut chain, |f: &mut vk::PhysicalDeviceFaultFeaturesEXT| {
                 &mut f.device_fault
             });
+        }
+        if let Some(scope) = clock {
+            let on = enable(
+                &mut chain,
+                |f: &mut vk::PhysicalDeviceShaderClockFeaturesKHR| match scope {
+                    blackbox_engine::ClockScope::Device => &mut f.shader_device_clock,
+                    blackbox_engine::ClockScope::Subgroup => &mut f.shader_subgroup_clock,
+                },
+            );
+            if on {
+                caps.shader_clock = Some(scope);
+                caps.enabled.push(match scope {
+                    blackbox_engine::ClockScope::Device => "shaderDeviceClock",
+                    blackbox_engine::ClockScope::Subgroup => "shaderSubgroupClock",
+                });
+            }
         }
         if caps.address_binding_report {
             caps.address_binding_report = enable(

@@ -23,6 +23,10 @@ use crate::fallback::Fallback;
 /// "No label scope" / "no unit".
 pub const NONE: u32 = u32::MAX;
 
+/// Work that `VK_BLACKBOX_SKIP` never skips: what builds data later work reads from outside the recording's
+/// commands (an acceleration structure), so that skipping cannot turn into invalid use.
+const NEVER_SKIPPED: &[&str] = &["vkCmdBuildAccelerationStructuresKHR"];
+
 /// Commands logged per recording; beyond it commands are counted, not logged, so a runaway command buffer
 /// cannot take the app's memory (markers still cover them).
 pub const MAX_LOGGED_COMMANDS: usize = 1 << 16;
@@ -47,6 +51,8 @@ pub struct Command {
     pub pipeline: vk::Pipeline,
     /// For `vkCmdExecuteCommands`: index of its first entry in [`RecordedLog::executed`].
     pub executed: u32,
+    /// Not passed to the driver: `VK_BLACKBOX_SKIP` selected it.
+    pub skipped: bool,
 }
 
 /// A debug-label scope (`vkCmdBeginDebugUtilsLabelEXT` .. `End`), or an inserted label (no end).
@@ -134,6 +140,12 @@ pub struct Recording {
     unlogged: u32,
     /// Units started since the last "finished" marker: the next synchronization point writes one.
     unfinished: bool,
+    /// Whether each open label scope (as `open`) skips the work inside it (`VK_BLACKBOX_SKIP=label:`).
+    open_skips: Vec<bool>,
+    /// Open label scopes that skip the work inside them.
+    skipping_labels: u32,
+    /// Whether the pipeline bound at each bind point is skipped (`pipeline:`, `shader:`).
+    pipeline_skipped: [bool; 3],
 }
 
 /// A command buffer the layer knows.
@@ -321,7 +333,7 @@ impl CommandBuffer {
             rec.marking = m.granularity >= Breadcrumbs::Pass && m.can_mark(continues_render_pass);
             rec.units_inside_passes = m.granularity == Breadcrumbs::Command && m.can_mark(true);
             if rec.marking {
-                rec.marks = Some(MarkWords::new(m.pool.clone()));
+                rec.marks = Some(m.words());
             }
         }
     }
@@ -364,6 +376,83 @@ impl CommandBuffer {
     fn forget_recording(&self) {
         *self.recording.lock() = Recording::default();
         *self.last.lock() = None;
+    }
+
+    /// Records a command that does work (draw, dispatch, trace rays, copy, clear...) around `call`, or, when
+    /// `VK_BLACKBOX_SKIP` selects it, logs it as skipped and does not call down.
+    pub fn work(&self, name: &'static str, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
+        if let Some(file) = &crate::config().suspects {
+            self.note_suspects(file, name, bind);
+        }
+        let skip = &crate::config().skip;
+        if !skip.is_empty() && !NEVER_SKIPPED.contains(&name) {
+            let mut rec = self.recording.lock();
+            let index = rec.commands.len() as u32;
+            let innermost = rec
+                .open
+                .last()
+                .and_then(|&i| rec.scopes.get(i as usize))
+                .is_some_and(|s| skip.innermost_label(&s.name));
+            let skipped = rec.skipping_labels > 0
+                || innermost
+                || bind.index().is_some_and(|i| rec.pipeline_skipped[i])
+                || skip.command(index);
+            if skipped {
+                rec.push(name, CommandClass::Action, bind, params, NONE);
+                if let Some(c) = rec.commands.last_mut() {
+                    c.skipped = true;
+                }
+                drop(rec);
+                debug!("VK_BLACKBOX_SKIP: [{index}] {name} of command buffer {:#x} is not passed to the driver", vk::Handle::as_raw(self.handle));
+                return;
+            }
+        }
+        self.action(name, bind, params, call)
+    }
+
+    /// `VK_BLACKBOX_SUSPECTS`: the work about to be recorded, with its labels and pipeline, for `blackbox
+    /// bisect`.
+    fn note_suspects(&self, file: &std::path::Path, name: &'static str, bind: BindPoint) {
+        let (labels, index, pipeline) = {
+            let rec = self.recording.lock();
+            let labels: Vec<String> = rec
+                .open
+                .iter()
+                .filter_map(|&i| rec.scopes.get(i as usize))
+                .map(|s| s.name.to_string())
+                .collect();
+            let pipeline = bind.index().map(|i| rec.pipelines[i]);
+            (labels, rec.commands.len() as u32, pipeline)
+        };
+        let record = pipeline
+            .filter(|p| *p != vk::Pipeline::null())
+            .and_then(|p| Some((p, self.device.shaders.pipeline(p)?)));
+        let (pipeline, shaders) = match &record {
+            None => (None, Vec::new()),
+            Some((handle, record)) => {
+                let named = self.device.name_of(vk::Handle::as_raw(*handle));
+                let described = record.describe();
+                let shown = named
+                    .as_ref()
+                    .map_or_else(|| described.clone(), |n| format!("\"{n}\""));
+                let shaders = record
+                    .stages
+                    .iter()
+                    .map(|s| (s.shader.id.clone(), s.shader.sources().to_vec()))
+                    .collect();
+                (Some((named.unwrap_or(described), shown)), shaders)
+            }
+        };
+        crate::suspects::note(
+            file,
+            crate::suspects::Work {
+                labels: labels.iter().map(String::as_str).collect(),
+                command: format!("[{index}] {name}"),
+                index,
+                pipeline,
+                shaders,
+            },
+        );
     }
 
     /// Records an action command (draw, dispatch, copy, clear...) around `call`, with markers as the
@@ -442,11 +531,37 @@ impl CommandBuffer {
         call();
     }
 
-    /// `vkCmdBindPipeline`.
+    /// `vkCmdBindPipeline`: the pipeline later commands use, and whether `VK_BLACKBOX_SKIP` skips their work.
     fn note_pipeline(&self, point: vk::PipelineBindPoint, pipeline: vk::Pipeline) {
-        if let Some(i) = BindPoint::from_vk(point).index() {
-            self.recording.lock().pipelines[i] = pipeline;
-        }
+        let Some(i) = BindPoint::from_vk(point).index() else {
+            return;
+        };
+        let skip = &crate::config().skip;
+        let skipped = skip.by_pipeline() && {
+            let name = self.device.name_of(vk::Handle::as_raw(pipeline));
+            let record = self.device.shaders.pipeline(pipeline);
+            let stages = record.as_ref().map_or(&[][..], |r| &r.stages[..]);
+            let names: Vec<Vec<String>> = stages
+                .iter()
+                .map(|s| {
+                    let mut names = s.shader.sources().to_vec();
+                    names.push(s.entry.clone());
+                    names
+                })
+                .collect();
+            let described = record.as_ref().map(|r| r.describe()).unwrap_or_default();
+            skip.pipeline(
+                name.as_deref(),
+                &described,
+                stages
+                    .iter()
+                    .zip(&names)
+                    .map(|(s, n)| (s.shader.id.as_str(), &n[..])),
+            )
+        };
+        let mut rec = self.recording.lock();
+        rec.pipelines[i] = pipeline;
+        rec.pipeline_skipped[i] = skipped;
     }
 
     /// A render pass begins (classic or dynamic). With markers that cannot go inside it, the pass is one
@@ -486,6 +601,7 @@ impl CommandBuffer {
 
     /// `vkCmdBeginDebugUtilsLabelEXT` (or an inserted label when `inserted`).
     fn open_label(&self, name: String, inserted: bool) {
+        let skips = !inserted && crate::config().skip.label(&name);
         let mut rec = self.recording.lock();
         let parent = rec.open.last().copied().unwrap_or(NONE);
         let first = rec.commands.len() as u32;
@@ -499,6 +615,8 @@ impl CommandBuffer {
         if !inserted {
             let index = rec.scopes.len() as u32 - 1;
             rec.open.push(index);
+            rec.open_skips.push(skips);
+            rec.skipping_labels += u32::from(skips);
         }
     }
 
@@ -509,6 +627,9 @@ impl CommandBuffer {
         let end = rec.commands.len() as u32;
         if let Some(index) = rec.open.pop() {
             rec.scopes[index as usize].end_command = end;
+        }
+        if rec.open_skips.pop() == Some(true) {
+            rec.skipping_labels -= 1;
         }
     }
 
@@ -859,6 +980,7 @@ impl Recording {
             unit,
             pipeline,
             executed: NONE,
+            skipped: false,
         });
     }
 }

@@ -42,6 +42,10 @@ macro_rules! vulkan_commands {
                 "vkGetPhysicalDeviceMemoryProperties"] {}
             [used other enumerate_device_extension_properties: PFN_vkEnumerateDeviceExtensionProperties =
                 "vkEnumerateDeviceExtensionProperties"] {}
+            // The extension's name first, at every version: the validation layer 1.3.239 adds itself to the
+            // list under that name only.
+            [used other get_physical_device_tool_properties: PFN_vkGetPhysicalDeviceToolProperties =
+                "vkGetPhysicalDeviceToolPropertiesEXT" | "vkGetPhysicalDeviceToolProperties"] {}
             [used other create_debug_utils_messenger_ext: PFN_vkCreateDebugUtilsMessengerEXT =
                 "vkCreateDebugUtilsMessengerEXT"] {}
             [used other destroy_debug_utils_messenger_ext: PFN_vkDestroyDebugUtilsMessengerEXT =

@@ -3,7 +3,7 @@
 //! A bad value never stops the app: it becomes a warning that names the variable, the value and what is
 //! accepted, and the default is used. The warnings are kept until the log is set up, then logged.
 
-use blackbox_engine::NanLevel;
+use blackbox_engine::{LoopMode, NanLevel};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -33,14 +33,36 @@ pub const VARIABLES: &[Variable] = &[
     Variable { name: "VK_BLACKBOX_ASSERT", accepted: "off, log, abort, crash", default: "log" },
     Variable { name: "VK_BLACKBOX_PRINTF", accepted: "on, off", default: "on" },
     Variable { name: "VK_BLACKBOX_NAN", accepted: "off, outputs, ops", default: "off" },
+    Variable { name: "VK_BLACKBOX_LOOPS", accepted: "off, report, break", default: "off" },
+    Variable {
+        name: "VK_BLACKBOX_LOOP_LIMIT",
+        accepted: "iterations of one loop per invocation before it is reported, 0 for no iteration budget",
+        default: "16777216 (2^24)",
+    },
+    Variable {
+        name: "VK_BLACKBOX_LOOP_MS",
+        accepted: "milliseconds an invocation may spend in loops (needs VK_KHR_shader_clock), 0 for none",
+        default: "no time budget",
+    },
+    Variable { name: "VK_BLACKBOX_INT", accepted: "off, on", default: "off" },
     Variable {
         name: "VK_BLACKBOX_SHADERS",
         accepted: "comma-separated shader id prefixes or debug names",
         default: "every shader",
     },
     Variable { name: "VK_BLACKBOX_DUMP_SHADERS", accepted: "a folder path", default: "no dump" },
+    Variable {
+        name: "VK_BLACKBOX_SKIP",
+        accepted: "comma-separated selectors: label:TEXT, pipeline:NAME, shader:ID|FILE|ENTRY, command:N or command:N-M",
+        default: "nothing skipped",
+    },
     Variable { name: "VK_BLACKBOX_BREADCRUMBS", accepted: "off, submit, pass, command", default: "command" },
     Variable { name: "VK_BLACKBOX_WATCHDOG_MS", accepted: "milliseconds, 0 turns the watchdog off", default: "10000" },
+    Variable {
+        name: "VK_BLACKBOX_SUSPECTS",
+        accepted: "set by blackbox bisect: a file each label, pipeline, shader and command index with work is appended to",
+        default: "unset",
+    },
     Variable { name: "VK_BLACKBOX_RUN_STATUS", accepted: "set by blackbox run: a file each instance appends a line to", default: "unset" },
 ];
 
@@ -118,6 +140,15 @@ impl Keyword for NanLevel {
     ];
 }
 
+/// `VK_BLACKBOX_LOOPS` takes the engine's loop modes, by the engine's names.
+impl Keyword for LoopMode {
+    const WORDS: &'static [(&'static str, Self)] = &[
+        (LoopMode::Off.name(), LoopMode::Off),
+        (LoopMode::Report.name(), LoopMode::Report),
+        (LoopMode::Break.name(), LoopMode::Break),
+    ];
+}
+
 /// `VK_BLACKBOX_BREADCRUMBS`: how finely GPU progress is tracked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Breadcrumbs {
@@ -166,10 +197,23 @@ pub struct Config {
     pub printf: bool,
     /// NaN/Inf guards.
     pub nan: NanLevel,
+    /// Loop budgets.
+    pub loops: LoopMode,
+    /// Iterations of one loop an invocation may run before its budget fires; 0 is no iteration budget.
+    pub loop_limit: u32,
+    /// Milliseconds an invocation may spend in loops before its budget fires, where the device has a
+    /// shader clock; `None` is no time budget.
+    pub loop_ms: Option<u32>,
+    /// Integer undefined behaviour and index checks.
+    pub int_checks: bool,
     /// Instrument only shaders whose id starts with, or whose debug name equals, one of these; empty is all.
     pub shader_filter: Vec<String>,
     /// Where original and instrumented modules are written, if anywhere.
     pub dump_shaders: Option<PathBuf>,
+    /// Work not passed to the driver (`VK_BLACKBOX_SKIP`).
+    pub skip: crate::skip::Skip,
+    /// Where suspects for `blackbox bisect` are appended (`VK_BLACKBOX_SUSPECTS`).
+    pub suspects: Option<PathBuf>,
     /// Progress-tracking granularity.
     pub breadcrumbs: Breadcrumbs,
     /// How long pending work may make no progress before the watchdog reports a hang; `None` is off.
@@ -177,9 +221,14 @@ pub struct Config {
 }
 
 impl Config {
-    /// Whether any shader instrumentation is on (asserts, printf or NaN guards).
+    /// Whether any shader instrumentation is on (asserts, printf, NaN guards, loop budgets or integer
+    /// checks).
     pub fn instruments_shaders(&self) -> bool {
-        self.assert != AssertMode::Off || self.printf || self.nan != NanLevel::Off
+        self.assert != AssertMode::Off
+            || self.printf
+            || self.nan != NanLevel::Off
+            || self.loops != LoopMode::Off
+            || self.int_checks
     }
 }
 
@@ -204,6 +253,26 @@ fn keyword<T: Keyword>(
         default.word()
     ));
     default
+}
+
+/// Parses a whole-number variable: its value, else (with a warning) the default.
+fn number(
+    var: &impl Fn(&str) -> Option<OsString>,
+    name: &str,
+    default: u32,
+    accepted: &str,
+    warnings: &mut Vec<String>,
+) -> u32 {
+    let Some(value) = var(name).filter(|v| !v.is_empty()) else {
+        return default;
+    };
+    let text = value.to_string_lossy();
+    text.trim().parse().unwrap_or_else(|_| {
+        warnings.push(format!(
+            "{name}={text:?} is not valid; accepted: {accepted}; using the default `{default}`"
+        ));
+        default
+    })
 }
 
 /// A config and the warnings its parsing produced.
@@ -257,6 +326,35 @@ impl Config {
         let assert = keyword(&var, "VK_BLACKBOX_ASSERT", AssertMode::Log, &mut warnings);
         let Switch(printf) = keyword(&var, "VK_BLACKBOX_PRINTF", Switch(true), &mut warnings);
         let nan = keyword(&var, "VK_BLACKBOX_NAN", NanLevel::Off, &mut warnings);
+        let loops = keyword(&var, "VK_BLACKBOX_LOOPS", LoopMode::Off, &mut warnings);
+        let loop_limit = number(
+            &var,
+            "VK_BLACKBOX_LOOP_LIMIT",
+            blackbox_engine::DEFAULT_LOOP_LIMIT,
+            "a whole number of iterations, 0 for no iteration budget",
+            &mut warnings,
+        );
+        let loop_ms = Some(number(
+            &var,
+            "VK_BLACKBOX_LOOP_MS",
+            0,
+            "a whole number of milliseconds, 0 for no time budget",
+            &mut warnings,
+        ))
+        .filter(|&ms| ms > 0);
+        if loops != LoopMode::Off && loop_limit == 0 && loop_ms.is_none() {
+            warnings.push(format!(
+                "VK_BLACKBOX_LOOPS={loops} with VK_BLACKBOX_LOOP_LIMIT=0 and no VK_BLACKBOX_LOOP_MS: no loop \
+                 can pass a budget; using the default limit {}",
+                blackbox_engine::DEFAULT_LOOP_LIMIT
+            ));
+        }
+        let loop_limit = if loop_limit == 0 && loop_ms.is_none() {
+            blackbox_engine::DEFAULT_LOOP_LIMIT
+        } else {
+            loop_limit
+        };
+        let Switch(int_checks) = keyword(&var, "VK_BLACKBOX_INT", Switch(false), &mut warnings);
         let breadcrumbs = keyword(
             &var,
             "VK_BLACKBOX_BREADCRUMBS",
@@ -273,6 +371,15 @@ impl Config {
             })
             .unwrap_or_default();
         let dump_shaders = set("VK_BLACKBOX_DUMP_SHADERS").map(PathBuf::from);
+        let skip = match set("VK_BLACKBOX_SKIP") {
+            None => crate::skip::Skip::default(),
+            Some(v) => {
+                let (selectors, bad) = crate::skip::parse_list(&v.to_string_lossy());
+                warnings.extend(bad);
+                crate::skip::Skip { selectors }
+            }
+        };
+        let suspects = set("VK_BLACKBOX_SUSPECTS").map(PathBuf::from);
         let watchdog_ms = match set("VK_BLACKBOX_WATCHDOG_MS")
             .map(|v| v.to_string_lossy().trim().to_owned())
         {
@@ -298,8 +405,14 @@ impl Config {
                 assert,
                 printf,
                 nan,
+                loops,
+                loop_limit,
+                loop_ms,
+                int_checks,
                 shader_filter,
                 dump_shaders,
+                skip,
+                suspects,
                 breadcrumbs,
                 watchdog_ms,
             },
@@ -480,6 +593,54 @@ mod tests {
             w.contains("VK_BLACKBOX_WATCHDOG_MS=\"10s\" is not valid"),
             "{w}"
         );
+    }
+
+    #[test]
+    fn loop_and_integer_settings() {
+        let c = parse(&[]).config;
+        assert_eq!(
+            (c.loops, c.loop_limit, c.loop_ms, c.int_checks),
+            (
+                LoopMode::Off,
+                blackbox_engine::DEFAULT_LOOP_LIMIT,
+                None,
+                false
+            )
+        );
+        assert!(
+            !parse(&[("VK_BLACKBOX_PRINTF", "off"), ("VK_BLACKBOX_ASSERT", "off")])
+                .config
+                .instruments_shaders()
+        );
+        let p = parse(&[
+            ("VK_BLACKBOX_LOOPS", "Break"),
+            ("VK_BLACKBOX_LOOP_LIMIT", "0"),
+            ("VK_BLACKBOX_LOOP_MS", "250"),
+            ("VK_BLACKBOX_INT", "on"),
+            ("VK_BLACKBOX_PRINTF", "off"),
+            ("VK_BLACKBOX_ASSERT", "off"),
+        ]);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        let c = p.config;
+        assert_eq!(
+            (c.loops, c.loop_limit, c.loop_ms, c.int_checks),
+            (LoopMode::Break, 0, Some(250), true)
+        );
+        assert!(c.instruments_shaders());
+        // No budget at all is not allowed: the iteration limit stays.
+        let p = parse(&[
+            ("VK_BLACKBOX_LOOPS", "report"),
+            ("VK_BLACKBOX_LOOP_LIMIT", "0"),
+            ("VK_BLACKBOX_LOOP_MS", "soon"),
+        ]);
+        assert_eq!(p.config.loop_limit, blackbox_engine::DEFAULT_LOOP_LIMIT);
+        assert_eq!(p.config.loop_ms, None);
+        let w = p.warnings.join("\n");
+        assert!(
+            w.contains("VK_BLACKBOX_LOOP_MS=\"soon\" is not valid"),
+            "{w}"
+        );
+        assert!(w.contains("no loop can pass a budget"), "{w}");
     }
 
     #[test]

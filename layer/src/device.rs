@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::breadcrumbs::{MarkerPath, Markers};
 use crate::capabilities::{Capabilities, DeviceCreatePatch, Wanted};
-use crate::config::Breadcrumbs;
+use crate::config::{Breadcrumbs, Switch};
 use crate::dispatch::DeviceDispatch;
 use crate::fallback::Fallback;
 use crate::instance::{version_string, DeviceDescription, Instance};
@@ -49,10 +49,33 @@ pub unsafe fn create(
     // SAFETY: the physical device belongs to `instance`.
     let description = unsafe { instance.describe(physical_device) };
     let config = crate::config();
+    // SAFETY: the physical device belongs to `instance`, whose next layer the command is.
+    let validation_below = unsafe {
+        crate::validation_below::present(
+            instance.next.get_physical_device_tool_properties,
+            physical_device,
+        )
+    };
+    let requested = instance.validation_requested;
+    debug!(
+        "{}: {}",
+        description.name,
+        if validation_below {
+            format!(
+                "a validation layer below, synchronization validation {}, best practices {}",
+                Switch(requested.synchronization),
+                Switch(requested.best_practices)
+            )
+        } else {
+            "no validation layer below".to_owned()
+        }
+    );
     let wanted = Wanted {
         buffer_device_address: config.instruments_shaders(),
         diagnostics: true,
         markers: config.breadcrumbs != Breadcrumbs::Off,
+        shader_clock: config.loops != blackbox_engine::LoopMode::Off && config.loop_ms.is_some(),
+        special_use: !(validation_below && requested.best_practices),
     };
     let api_version = description.api_version.min(instance.api_version);
     // SAFETY: the app's create info for this physical device; the patch is dropped before returning.
@@ -70,6 +93,7 @@ pub unsafe fn create(
         .map(|p| p.capabilities.clone())
         .unwrap_or_default();
     drop(patch);
+    capabilities.distinct_marker_words = validation_below && requested.synchronization;
     if result != vk::Result::SUCCESS && patched_info != app_info {
         warn!("vkCreateDevice failed with what Blackbox enables ({result:?}); creating the app's device as asked, with breadcrumbs and shader instrumentation off");
         // SAFETY: the app's own arguments.
@@ -81,6 +105,16 @@ pub unsafe fn create(
     }
     // SAFETY: on success the next layer wrote a valid device.
     let handle = unsafe { *out_device };
+    debug!(
+        "{} (used at Vulkan {}): Blackbox enabled {}",
+        description.name,
+        version_string(api_version),
+        if capabilities.enabled.is_empty() {
+            "nothing the app did not".to_owned()
+        } else {
+            capabilities.enabled.join(", ")
+        }
+    );
     crate::contained("setting up the device", || {
         let device = Arc::new(Device {
             handle,
@@ -299,11 +333,16 @@ impl Device {
         };
         match buffer {
             Ok(buffer) => {
+                // A recording's "started" marks share a word only on the buffer-marker path, in order at the top
+                // of the pipe, and only without synchronization validation below (see breadcrumbs.rs).
+                let distinct =
+                    path == MarkerPath::FillBuffer || self.capabilities.distinct_marker_words;
                 *self.markers.write() = Some(Markers::new(
                     buffer,
                     path,
                     config.breadcrumbs,
                     self.capabilities.checkpoints,
+                    distinct,
                 ));
             }
             Err(e) => warn!(
@@ -380,6 +419,21 @@ impl Device {
             if config.nan != blackbox_engine::NanLevel::Off {
                 checks.push(format!("NaN {}", config.nan));
             }
+            if config.loops != blackbox_engine::LoopMode::Off {
+                let mut budget = Vec::new();
+                if config.loop_limit > 0 {
+                    budget.push(format!("{} iterations", config.loop_limit));
+                }
+                match (config.loop_ms, self.capabilities.shader_clock) {
+                    (Some(ms), Some(_)) => budget.push(format!("{ms} ms")),
+                    (Some(_), None) => {} // in "left off"
+                    (None, _) => {}
+                }
+                checks.push(format!("loops {} at {}", config.loops, budget.join(" or ")));
+            }
+            if config.int_checks {
+                checks.push("integer checks".to_owned());
+            }
             on.push(format!("shaders: {}", checks.join(", ")));
         } else {
             on.push("shader instrumentation off".to_owned());
@@ -387,7 +441,17 @@ impl Device {
         if self.capabilities.device_fault {
             on.push("device fault info".to_owned());
         }
-        format!("features: {}", on.join(", "))
+        if !config.skip.is_empty() {
+            on.push(format!("skipping {}", config.skip.describe()));
+        }
+        let mut line = format!("features: {}", on.join(", "));
+        if !self.capabilities.left_off.is_empty() {
+            line.push_str(&format!(
+                "; left off: {}",
+                self.capabilities.left_off.join(", ")
+            ));
+        }
+        line
     }
 
     /// The queue behind `handle`, made known on first sight (with its timeline semaphore).

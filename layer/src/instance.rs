@@ -28,6 +28,9 @@ pub struct Instance {
     /// Device groups exist on the instance (1.1, or `VK_KHR_device_group_creation`), which
     /// `VK_KHR_buffer_device_address` needs below 1.1.
     pub device_groups: bool,
+    /// What the app and the environment ask of a validation layer below (whether one is there is asked
+    /// per physical device).
+    pub validation_requested: crate::validation_below::Requested,
     /// The layer's own messenger for address-binding reports, when one was made.
     pub binding_messenger: parking_lot::Mutex<Option<vk::DebugUtilsMessengerEXT>>,
 }
@@ -91,6 +94,9 @@ pub unsafe fn create(
     own.enabled_extension_count = extensions.len() as u32;
     own.pp_enabled_extension_names = extensions.as_ptr();
     let added = extensions.len() > app_extensions.len();
+    if added {
+        debug!("a Vulkan 1.0 instance: Blackbox adds VK_KHR_get_physical_device_properties2 and VK_KHR_device_group_creation where the app did not enable them");
+    }
     // SAFETY: the app's arguments, with the extension list copied and extended.
     let mut result = unsafe { next_create(&own, allocator, out_instance) };
     if added && result == vk::Result::ERROR_EXTENSION_NOT_PRESENT {
@@ -171,6 +177,15 @@ impl Instance {
             )
         };
         let debug_utils = extensions.contains(&c"VK_EXT_debug_utils");
+        let env = |name: &str| std::env::var_os(name);
+        let settings = crate::layer_settings::SettingsFile::find(
+            &env,
+            std::env::current_dir().ok().as_deref(),
+        );
+        let mut validation_requested =
+            crate::validation_below::Requested::from_environment(&env, settings.as_ref());
+        // SAFETY: the app's valid create info (forwarded to the caller).
+        unsafe { validation_requested.add_app(create_info) };
         let physical_device_properties2 = api_version >= vk::API_VERSION_1_1
             || extensions.contains(&c"VK_KHR_get_physical_device_properties2");
         let device_groups = api_version >= vk::API_VERSION_1_1
@@ -184,6 +199,7 @@ impl Instance {
             debug_utils,
             physical_device_properties2,
             device_groups,
+            validation_requested,
             binding_messenger: parking_lot::Mutex::new(None),
         }
     }

@@ -61,6 +61,7 @@ pub mod fallback;
 pub mod fault;
 pub mod ffi;
 pub mod instance;
+pub mod layer_settings;
 pub mod logging;
 pub mod memory;
 pub mod queue;
@@ -71,6 +72,9 @@ pub mod run_status;
 pub mod shader_errors;
 pub mod shaders;
 pub mod signals;
+pub mod skip;
+pub mod suspects;
+pub mod validation_below;
 pub mod watchdog;
 
 use once_cell::sync::Lazy;

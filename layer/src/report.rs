@@ -54,6 +54,8 @@ pub fn hang(device: &Arc<Device>, stalled: Duration) {
         "GPU hang suspected on {}: {reason}",
         device.description.name
     );
+    // Loop budget records written so far name the loops the GPU is still in (VK_BLACKBOX_LOOPS=report).
+    crate::shader_errors::drain_within(device, Some(LOCK_WAIT));
     write(&build(device, Kind::Hang, reason, None));
 }
 
@@ -140,6 +142,11 @@ pub fn build(
         ),
         format!("VK_BLACKBOX_ASSERT={}", config.assert),
         format!("VK_BLACKBOX_NAN={}", config.nan),
+        format!("VK_BLACKBOX_LOOPS={}", config.loops),
+        format!(
+            "VK_BLACKBOX_INT={}",
+            crate::config::Switch(config.int_checks)
+        ),
         format!(
             "VK_BLACKBOX_PRINTF={}",
             crate::config::Switch(config.printf)
@@ -324,6 +331,7 @@ impl Snapshotter<'_> {
                     pipeline: (c.pipeline != vk::Pipeline::null())
                         .then(|| self.pipeline(c.pipeline)),
                     executed: known(c.executed),
+                    skipped: c.skipped,
                 })
                 .collect(),
             scopes: log

@@ -9,7 +9,7 @@
 
 use ash::vk;
 use blackbox_engine::record::{self, header};
-use blackbox_engine::{Options, ShaderInfo, Site, SiteKind, Stage};
+use blackbox_engine::{LoopClock, LoopMode, Options, ShaderInfo, Site, SiteKind, Stage};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +22,10 @@ use crate::memory::HostBuffer;
 pub const SITES: u32 = 64 * 1024;
 /// Words of record area per device (4 MiB).
 pub const RECORD_WORDS: u32 = 1024 * 1024;
+/// Shader clock ticks per millisecond, as the loop time budget assumes them: the device clock counts
+/// nanoseconds on the drivers measured (NVIDIA's and lavapipe's); Vulkan leaves the unit to the driver, so
+/// on others the budget is only as good as this guess (a subgroup clock counts core cycles, about 1 GHz).
+const TICKS_PER_MS: u64 = 1_000_000;
 /// printf lines logged per drain at most (distinct texts, with their counts); further ones are summed up
 /// per site, so a shader printing from every invocation cannot stall the app on its log.
 const PRINTF_LINES_PER_DRAIN: usize = 2048;
@@ -95,6 +99,13 @@ impl ErrorBuffer {
             buffer.write(i, *w);
         }
         let config = crate::config();
+        let loop_clock = match (config.loop_ms, device.capabilities.shader_clock) {
+            (Some(ms), Some(scope)) => Some(LoopClock {
+                scope,
+                budget_ticks: u64::from(ms) * TICKS_PER_MS,
+            }),
+            _ => None,
+        };
         let options = Options {
             error_buffer_address: buffer.address.unwrap_or(0),
             site_base: 0,
@@ -102,6 +113,10 @@ impl ErrorBuffer {
             printf: config.printf,
             nan: config.nan,
             assert_crash: config.assert == AssertMode::Crash,
+            loops: config.loops,
+            loop_limit: config.loop_limit,
+            loop_clock,
+            int_checks: config.int_checks,
             ..Options::default()
         };
         Ok(Self {
@@ -307,9 +322,10 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 printf_budget = printf_budget.saturating_sub(counts.len());
                 if delta > shown {
                     info!(
-                        "printf at {}: {} more call(s) not shown (records are capped per site, log lines per \
-                         drain; the count is exact){pipelines}",
+                        "printf at {} (site {}): {} more call(s) not shown (records are capped per site, log \
+                         lines per drain; the count is exact){pipelines}",
                         location(site),
+                        site.local_index,
                         delta - shown
                     );
                 }
@@ -391,13 +407,29 @@ fn abort_on_assert(device: &Arc<Device>, message: String) {
 fn printf_text(site: &Site, raw: &record::RawRecord) -> String {
     let format = site.format.as_deref().unwrap_or("");
     let text = record::format_printf(format, &raw.payload, &site.values);
-    format!("printf at {}: {text} [{}]", location(site), invocation(raw))
+    format!(
+        "printf at {}: {text} [{}, site {}]",
+        location(site),
+        invocation(raw),
+        site.local_index
+    )
 }
 
+/// Where a site is: its source line, or without one its instruction as `spirv-dis --raw-id` writes it
+/// (with both where two sites share a line): the engine's [`Site::place`], unique in the module.
 fn location(site: &Site) -> String {
+    if !site.place.is_empty() {
+        return site.place.clone();
+    }
     site.location
         .as_ref()
         .map_or_else(|| "unknown location".to_owned(), |l| l.to_string())
+}
+
+/// `site N (function f, entry point main (compute))`: the number of `<id>.sites.txt` and
+/// `blackbox shader-info --sites`, and the code it is in.
+fn site_name(site: &Site) -> String {
+    format!("site {} ({})", site.local_index, site.scope())
 }
 
 /// The invocation words as the stage defines them.
@@ -423,7 +455,7 @@ fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> 
     let who = raw
         .map(|r| format!(", {}", invocation(r)))
         .unwrap_or_default();
-    let shader = format!(" in shader {}", info.id);
+    let shader = format!(" in shader {}, {}", info.id, site_name(site));
     match &site.kind {
         SiteKind::NanOp { op } => {
             let (operands, result) = split_result(site, &values);
@@ -457,7 +489,117 @@ fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> 
             format!("assert {id} failed at {at}: {detail}{who}{shader}")
         }
         SiteKind::Printf => format!("printf at {at}{who}{shader}"),
+        SiteKind::LoopBudget { header, depth } => {
+            let at = loop_location(site, *header, *depth);
+            let payload = raw.map(|r| r.payload.as_slice()).unwrap_or_default();
+            let word = |i: usize| payload.get(i).copied().unwrap_or(0);
+            let iterations = word(0);
+            let reason = word(1);
+            let ticks = u64::from(word(2)) | (u64::from(word(3)) << 32);
+            let mut why = Vec::new();
+            if reason & record::LOOP_REASON_ITERATIONS != 0 {
+                why.push(format!(
+                    "{iterations} iterations (VK_BLACKBOX_LOOP_LIMIT={})",
+                    crate::config().loop_limit
+                ));
+            }
+            if reason & record::LOOP_REASON_TIME != 0 {
+                why.push(format!(
+                    "{:.1} ms in loops (VK_BLACKBOX_LOOP_MS={}; {iterations} iterations of this one)",
+                    ticks as f64 / TICKS_PER_MS as f64,
+                    crate::config().loop_ms.unwrap_or(0)
+                ));
+            }
+            if why.is_empty() {
+                why.push(format!("{iterations} iterations"));
+            }
+            // The induction values follow the three fixed ones.
+            let induction: Vec<String> = site
+                .values
+                .iter()
+                .zip(&values)
+                .skip(3)
+                .map(|(layout, value)| format!("{} = {value}", layout.name))
+                .collect();
+            let induction = if induction.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", induction.join(", "))
+            };
+            let then = match crate::config().loops {
+                LoopMode::Break => "; the invocation left it (VK_BLACKBOX_LOOPS=break)",
+                _ => "; it went on (VK_BLACKBOX_LOOPS=report)",
+            };
+            if raw.is_none() {
+                // Full records are capped per site; the count stays exact.
+                return format!("loop at {at} passed its budget{shader}{then}");
+            }
+            format!(
+                "loop at {at} passed its budget: {}{induction}{who}{shader}{then}",
+                why.join(" and ")
+            )
+        }
+        SiteKind::IntOp { op } => {
+            let what = raw.map_or("undefined integer operation", |r| int_case(op, site, r));
+            let operands = named_values(site, &values);
+            format!("{what} at {at}: {op} {operands}{who}{shader}")
+        }
+        SiteKind::IndexOutOfRange { op } => {
+            let operands = named_values(site, &values);
+            format!("index out of range at {at}: {op} {operands}{who}{shader}")
+        }
         _ => format!("shader error at {at}{who}{shader}"),
+    }
+}
+
+/// `name value, name value` for a payload.
+fn named_values(site: &Site, values: &[String]) -> String {
+    site.values
+        .iter()
+        .zip(values)
+        .map(|(layout, value)| format!("{} {value}", layout.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Where a loop is ([`location`]: its source line, else its merge instruction), with how deeply it is
+/// nested.
+fn loop_location(site: &Site, header: u32, depth: u32) -> String {
+    let mut at = match (&site.location, site.place.is_empty()) {
+        (None, true) => format!("the loop of header %{header}"),
+        _ => location(site),
+    };
+    if depth > 0 {
+        at.push_str(&format!(" (nested {depth} deep)"));
+    }
+    at
+}
+
+/// Which undefined case an integer record shows: the operands are its payload (first operand, second).
+fn int_case(op: &str, site: &Site, raw: &record::RawRecord) -> &'static str {
+    let Some(layout) = site.values.get(1) else {
+        return "undefined integer operation";
+    };
+    let second_words = layout.words();
+    let first_words = site.values.first().map_or(0, |l| l.words());
+    let second = raw
+        .payload
+        .get(first_words..first_words + second_words)
+        .unwrap_or_default();
+    if op.starts_with("Shift") {
+        return "shift by the bit width or more";
+    }
+    let zero_component = second
+        .chunks(layout.scalar.words())
+        .any(|c| c.iter().all(|&w| w == 0));
+    if zero_component {
+        if op.ends_with("Div") {
+            "integer division by zero"
+        } else {
+            "integer remainder by zero"
+        }
+    } else {
+        "signed integer overflow (INT_MIN / -1)"
     }
 }
 
@@ -531,6 +673,9 @@ pub fn reported(
             let kind = match &site.kind {
                 SiteKind::Assert { .. } => "assert",
                 SiteKind::Printf => "printf",
+                SiteKind::LoopBudget { .. } => "loop",
+                SiteKind::IntOp { .. } => "integer",
+                SiteKind::IndexOutOfRange { .. } => "index",
                 _ if total
                     .first_message
                     .as_deref()

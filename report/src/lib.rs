@@ -15,6 +15,7 @@
 
 pub mod progress;
 pub mod signature;
+pub mod suspects;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -275,6 +276,9 @@ pub struct Command {
     /// The first unfinished command of its queue.
     #[serde(default)]
     pub first_unfinished: bool,
+    /// Not passed to the driver: `VK_BLACKBOX_SKIP` selected it (absent in older reports: false).
+    #[serde(default)]
+    pub skipped: bool,
 }
 
 /// A debug-label scope.
@@ -342,7 +346,8 @@ pub struct Location {
 /// A shader error seen before the report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShaderError {
-    /// `assert`, `nan`, `inf` or `printf`.
+    /// `assert`, `nan`, `inf`, `printf`, `loop` (a loop past its budget), `integer` (integer undefined
+    /// behaviour) or `index` (an index out of range).
     pub kind: String,
     /// The message as logged.
     pub message: String,
@@ -410,7 +415,7 @@ impl Command {
     /// Whether the command does GPU work of its own (draws, dispatches, copies, clears, render passes...),
     /// as opposed to barriers, queries, events and subpass changes: its class is [`CommandClass::Action`].
     pub fn is_action(&self) -> bool {
-        self.class == CommandClass::Action
+        self.class == CommandClass::Action && !self.skipped
     }
 }
 

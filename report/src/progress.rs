@@ -110,6 +110,8 @@ pub struct RecordedCommand {
     pub pipeline: Option<Pipeline>,
     /// For `vkCmdExecuteCommands`: index of its first entry in [`RecordedLog::executed`].
     pub executed: Option<u32>,
+    /// Not passed to the driver (`VK_BLACKBOX_SKIP`).
+    pub skipped: bool,
 }
 
 /// A debug-label scope, or an inserted label.
@@ -431,6 +433,7 @@ fn commands(log: &RecordedLog, progress: Option<(u32, u32)>) -> Vec<crate::Comma
             secondaries_from: c.executed,
             last_finished: false,
             first_unfinished: false,
+            skipped: c.skipped,
         })
         .collect();
     if let Some((top, bottom)) = progress {

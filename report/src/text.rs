@@ -104,6 +104,14 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "{}", st.bold("In flight"));
         for l in &report.in_flight {
             location(&mut out, l);
+            for e in still_looping(report, l) {
+                let _ = writeln!(
+                    out,
+                    "    {} {}",
+                    st.alert(&format!("still looping ({} invocations):", e.count)),
+                    e.message
+                );
+            }
         }
     }
     if let Some(l) = &report.last_finished {
@@ -250,6 +258,20 @@ fn location(out: &mut String, l: &Location) {
     }
 }
 
+/// The loop budget records (`VK_BLACKBOX_LOOPS`) of the shaders an in-flight command's pipeline runs: the
+/// loops its invocations are in.
+fn still_looping<'a>(
+    report: &'a Report,
+    l: &'a Location,
+) -> impl Iterator<Item = &'a crate::ShaderError> + 'a {
+    report.shader_errors.iter().filter(move |e| {
+        e.kind == "loop"
+            && l.pipeline
+                .as_ref()
+                .is_some_and(|p| p.shaders.iter().any(|s| s.id == e.shader))
+    })
+}
+
 fn call(name: &str, params: &[u64]) -> String {
     let p: Vec<String> = params
         .iter()
@@ -347,7 +369,11 @@ fn command_buffer(out: &mut String, st: Style, cb: &CommandBuffer, indent: usize
             "{pad}{depth}[{}] {}  {}",
             c.index,
             call(&c.name, &c.params),
-            st.state(c.state)
+            if c.skipped {
+                st.paint("2", "skipped (VK_BLACKBOX_SKIP)")
+            } else {
+                st.state(c.state)
+            }
         );
         if let Some(p) = &c.pipeline {
             line.push_str(&format!("  {}", pipeline_text(p)));

@@ -27,6 +27,7 @@ fn command(name: &str, class: CommandClass, unit: Option<u32>) -> RecordedComman
         unit,
         pipeline: None,
         executed: None,
+        skipped: false,
     }
 }
 
@@ -864,4 +865,28 @@ fn a_secondary_behind_unfinished_work_is_not_credited_with_its_previous_run() {
     // The whole frame done: every slot is this frame's.
     let inferred = frame((2, 2), [(2, 2), (2, 2), (2, 2)]);
     assert_eq!(secondary_states(&inferred), [Finished; 3]);
+}
+
+/// Work `VK_BLACKBOX_SKIP` kept from the driver never ran: it is never what is in flight, nor the last
+/// finished or first unfinished command, and it is marked skipped.
+#[test]
+fn skipped_work_is_neither_in_flight_nor_finished() {
+    let skipped = RecordedCommand {
+        skipped: true,
+        ..draw(None)
+    };
+    // Units: 1 the first dispatch, 2 the one after the skipped draw; the GPU is in unit 2.
+    let cb = primary(
+        1,
+        Some((2, 1)),
+        log(2, vec![dispatch(Some(1)), skipped, dispatch(Some(2))]),
+    );
+    let inferred = one_queue(vec![submission(1, vec![cb])]);
+    let cb = first_cb(&inferred, 0);
+    assert!(cb.commands[1].skipped);
+    assert_eq!(
+        in_flight(&inferred),
+        [at("0.0", 1, 2, "vkCmdDispatch", &[])]
+    );
+    assert_eq!(flags(&inferred), [(1, 0, true, false), (1, 2, false, true)]);
 }

@@ -22,7 +22,11 @@ const GVS: &[&str] = &["-gVS"];
 const G_INT64: &[&str] = &["-g", "-DBB_PRINTF_INT64"];
 const G_CONTROL: &[&str] = &["-g", "-DBB_ITERATIONS_FROM_BUFFER"];
 
-/// (source file in shaders/testapp, output name in OUT_DIR, extra glslangValidator arguments)
+/// For apps of Vulkan 1.0 and 1.1 (`--api`): SPIR-V 1.0.
+const G_VK10: &[&str] = &["-g", "--target-env", "vulkan1.0"];
+
+/// (source file in shaders/testapp, output name in OUT_DIR, extra glslangValidator arguments; a
+/// `--target-env` among them replaces the default vulkan1.2)
 const SHADERS: &[(&str, &str, &[&str])] = &[
     ("compute.comp", "compute.comp.spv", NONE),
     ("draw.vert", "draw.vert.spv", NONE),
@@ -32,8 +36,12 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("hang.comp", "hang_control.comp.spv", G_CONTROL),
     ("hang.frag", "hang.frag.spv", G),
     ("bad_address.comp", "bad_address.comp.spv", G),
+    ("loop_one.comp", "loop_one.comp.spv", G),
+    ("passes.comp", "passes.comp.spv", G),
+    ("int_div.comp", "int_div.comp.spv", G),
     ("nan.comp", "nan.comp.spv", G),
     ("nan.comp", "nan.comp.gvs.spv", GVS),
+    ("nan.comp", "nan.comp.vk10.spv", G_VK10),
     ("nan.frag", "nan.frag.spv", G),
     ("nan.frag", "nan.frag.gvs.spv", GVS),
     ("nan_fp16_fp64.comp", "nan_fp16_fp64.comp.spv", G),
@@ -71,7 +79,12 @@ fn main() {
 fn compile(src_dir: &Path, src: &str, args: &[&str], out: &Path) {
     let result = Command::new(TOOL)
         .current_dir(src_dir)
-        .args(["-V", "--target-env", "vulkan1.2"])
+        .arg("-V")
+        .args(if args.contains(&"--target-env") {
+            &[][..]
+        } else {
+            &["--target-env", "vulkan1.2"][..]
+        })
         .args(args)
         .arg(src)
         .arg("-o")

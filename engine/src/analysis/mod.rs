@@ -2,6 +2,7 @@
 //! sets, the type of every value, builtin variables, entry points and the stage that reaches each function,
 //! source files and source locations.
 
+pub(crate) mod disasm;
 pub(crate) mod source;
 pub(crate) mod types;
 
@@ -48,6 +49,9 @@ pub(crate) struct Analysis {
     pub entry_points: Vec<EntryPointDecl>,
     /// The stage of the first entry point whose static call tree reaches each function.
     pub function_stage: FastMap<u32, Stage>,
+    /// For each function, the entry points (indexes into `entry_points`, in order) whose static call tree
+    /// reaches it.
+    function_entry_points: FastMap<u32, Vec<usize>>,
 }
 
 impl Analysis {
@@ -63,6 +67,7 @@ impl Analysis {
             builtin_vars: Vec::new(),
             entry_points: Vec::new(),
             function_stage: FastMap::default(),
+            function_entry_points: FastMap::default(),
         };
         for inst in &module.ext_inst_imports {
             if let Some(id) = inst.result_id {
@@ -124,7 +129,13 @@ impl Analysis {
                 name,
             });
         }
-        a.function_stage = reaching_stages(module, &a.entry_points);
+        a.function_entry_points = reaching_entry_points(module, &a.entry_points);
+        // The order of this walk does not matter: each function gets its own first entry point.
+        for (&function, reached_by) in &a.function_entry_points {
+            if let Some(e) = reached_by.first().and_then(|&i| a.entry_points.get(i)) {
+                a.function_stage.insert(function, e.stage);
+            }
+        }
         Ok(a)
     }
 
@@ -150,6 +161,25 @@ impl Analysis {
         self.ext_sets.get(&id).map(String::as_str)
     }
 
+    /// The names of the entry points whose static call tree reaches `function`, in module order, each
+    /// name once.
+    pub(crate) fn entry_point_names(&self, function: u32) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for &i in self
+            .function_entry_points
+            .get(&function)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(e) = self.entry_points.get(i) {
+                if !names.contains(&e.name) {
+                    names.push(e.name.clone());
+                }
+            }
+        }
+        names
+    }
+
     /// The public view of the entry points.
     pub(crate) fn public_entry_points(&self) -> Vec<EntryPoint> {
         self.entry_points
@@ -163,8 +193,12 @@ impl Analysis {
     }
 }
 
-/// For every function, the stage of the first entry point (in module order) whose call tree reaches it.
-fn reaching_stages(module: &Module, entry_points: &[EntryPointDecl]) -> FastMap<u32, Stage> {
+/// For every function, the entry points (indexes into `entry_points`, in order) whose static call tree
+/// reaches it.
+fn reaching_entry_points(
+    module: &Module,
+    entry_points: &[EntryPointDecl],
+) -> FastMap<u32, Vec<usize>> {
     let mut calls: FastMap<u32, Vec<u32>> = FastMap::default();
     for f in &module.functions {
         let callees = f
@@ -176,18 +210,20 @@ fn reaching_stages(module: &Module, entry_points: &[EntryPointDecl]) -> FastMap<
             .collect();
         calls.insert(f.id(), callees);
     }
-    let mut stages = FastMap::default();
-    for e in entry_points {
+    let mut reached: FastMap<u32, Vec<usize>> = FastMap::default();
+    for (index, e) in entry_points.iter().enumerate() {
         let mut stack = vec![e.function];
         while let Some(f) = stack.pop() {
-            if stages.contains_key(&f) {
+            let by = reached.entry(f).or_default();
+            // Seen from this entry point already (recursion is invalid SPIR-V, but damaged input has it).
+            if by.last() == Some(&index) {
                 continue;
             }
-            stages.insert(f, e.stage);
+            by.push(index);
             if let Some(callees) = calls.get(&f) {
                 stack.extend(callees.iter().copied());
             }
         }
     }
-    stages
+    reached
 }

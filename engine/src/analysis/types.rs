@@ -32,6 +32,11 @@ pub(crate) enum Type {
         storage: Option<StorageClass>,
         pointee: u32,
     },
+    /// `OpTypeUntypedPointerKHR` (`SPV_KHR_untyped_pointers`): a pointer whose accesses name their type.
+    UntypedPointer {
+        /// `None` for a storage class the `spirv` grammar does not know.
+        storage: Option<StorageClass>,
+    },
     Struct {
         members: Vec<u32>,
     },
@@ -114,6 +119,9 @@ impl TypeTable {
             Op::TypePointer if o.len() >= 2 => Type::Pointer {
                 storage: StorageClass::from_u32(o[0]),
                 pointee: o[1],
+            },
+            Op::TypeUntypedPointerKHR if !o.is_empty() => Type::UntypedPointer {
+                storage: StorageClass::from_u32(o[0]),
             },
             Op::TypeStruct => Type::Struct {
                 members: o.to_vec(),

@@ -116,7 +116,8 @@ impl Builder {
         self.global(Op::TypeStruct, None, members)
     }
 
-    fn constant(&mut self, op: Op, ty: u32, operands: &[u32]) -> u32 {
+    /// A constant (`OpConstant`, `OpConstantTrue`, `OpConstantComposite`, ...) of type `ty`, found or added.
+    pub(crate) fn constant(&mut self, op: Op, ty: u32, operands: &[u32]) -> u32 {
         match self.types.find_constant(op, ty, operands) {
             Some(id) => id,
             None => self.global(op, Some(ty), operands),
@@ -314,7 +315,8 @@ impl FnBuilder {
         });
     }
 
-    fn push(&mut self, inst: Instruction) {
+    /// Appends an instruction as it is (one a [`crate::base::Base::site`] call returned, say).
+    pub(crate) fn push(&mut self, inst: Instruction) {
         if let Some(block) = self.blocks.last_mut() {
             block.instructions.push(inst);
         }

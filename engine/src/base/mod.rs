@@ -66,6 +66,8 @@ pub(crate) struct At<'a> {
     /// The stage of the first entry point that reaches the function.
     pub stage: Stage,
     lines: &'a LineTracker,
+    /// The instruction being visited, as the input has it (sites name it).
+    instruction: &'a Instruction,
 }
 
 impl At<'_> {
@@ -201,6 +203,7 @@ impl<'o> Base<'o> {
                             function,
                             stage,
                             lines: &lines,
+                            instruction: &inst,
                         };
                         let mut edit = Edit::Keep;
                         for pass in passes.iter_mut() {
@@ -327,6 +330,10 @@ impl<'o> Base<'o> {
             values: layouts,
             stage: at.stage,
             function: self.an.names.get(&at.function).cloned(),
+            entry_points: self.an.entry_point_names(at.function),
+            instruction: crate::analysis::disasm::disassemble(&self.an, at.instruction),
+            // Set once every site is known (`info::assign_places`).
+            place: String::new(),
         });
         let void = self.b.type_void();
         let call_id = result_id.unwrap_or_else(|| self.b.id());

@@ -4,10 +4,17 @@
 //! - [`printf::PrintfPass`]: every other `debugPrintf` call becomes a printf site;
 //! - [`nan_guard::NanGuardPass`]: NaN/Inf checks after float operations (`ops`) and at stores that leave the
 //!   shader (`outputs`);
+//! - [`loops::LoopPass`]: per-invocation iteration counters in every loop, a record once an invocation
+//!   passes the budget, and at `break` the way out of the loop (with [`cfg`], the loops of a function);
+//! - [`int_guard::IntGuardPass`]: integer division and remainder by zero, `INT_MIN / -1`, shifts by the bit
+//!   width or more, and dynamic indices out of range;
 //! - [`strip`]: removes what is left of `NonSemantic.*` (always the printf import once unused; all of it when
 //!   `Options::strip_non_semantic` is set).
 
 pub(crate) mod assert;
+mod cfg;
+pub(crate) mod int_guard;
+pub(crate) mod loops;
 pub(crate) mod nan_guard;
 pub(crate) mod printf;
 pub(crate) mod strip;

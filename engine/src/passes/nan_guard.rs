@@ -9,23 +9,48 @@
 //! overflow; checking every arithmetic instruction would cost more than the rare case is worth, and the
 //! `outputs` checks (which the `ops` level includes) still catch such a value where it leaves the shader.
 //!
-//! **`outputs`** checks every float value that leaves the shader: `OpStore` to `Output`, `StorageBuffer`,
-//! `PhysicalStorageBuffer` and `Uniform` (buffer blocks) pointers, and the texel of `OpImageWrite`. Structs
-//! and arrays are checked member by member (up to 16 float leaves; larger stores are checked on their first
-//! 16 leaves). Copies (`OpCopyMemory`) and atomics are not checked.
+//! **`outputs`** checks every float value that leaves the invocation through memory:
+//!
+//! - stores (`OpStore`) through pointers into `Output`, `StorageBuffer`, `PhysicalStorageBuffer` and
+//!   `Uniform` (buffer blocks), and into the ray-tracing and mesh payloads: `RayPayloadKHR`,
+//!   `IncomingRayPayloadKHR`, `CallableDataKHR`, `IncomingCallableDataKHR`, `HitAttributeKHR`,
+//!   `TaskPayloadWorkgroupEXT` (where miss, hit and callable shaders put everything they compute);
+//! - the texel of `OpImageWrite`;
+//! - floats stored as integers: where the value stored (or written to an image, or given to an integer
+//!   atomic store, exchange or compare-exchange) is an `OpBitcast` of a float, or an `OpCompositeConstruct`
+//!   with such bitcasts among its parts (through `OpCopyObject`s), the floats are checked (taichi stores
+//!   every f32 this way);
+//! - copies: `OpCopyMemory` into any of the storage classes above: the source is loaded just before the
+//!   copy, and the floats of that value are checked. `OpCopyMemorySized` only where a typed pointer at
+//!   either end points to a float scalar or vector that the constant size covers exactly (see
+//!   `sized_copy_type`, which says why the others are left);
+//! - the hit distance an intersection shader reports (`OpReportIntersectionKHR`), checked before the
+//!   report, which does not come back when an any-hit shader ends the ray;
+//! - float atomics (`OpAtomicFAddEXT`, `OpAtomicFMinEXT`, `OpAtomicFMaxEXT`, and `OpAtomicStore` and
+//!   `OpAtomicExchange` of floats) on buffers, images and task payloads: the value given.
+//!
+//! Pointers may be untyped (`SPV_KHR_untyped_pointers`): the storage class is the pointer type's, the value
+//! type the store's. `OpCopyObject` copies a value, not memory: a store of its result is a store like any
+//! other. Not checked: `Workgroup` (shared) memory, `Private` and `Function` variables (what leaves the
+//! invocation from them goes through one of the writes above), the results of atomics (the value in
+//! memory before), and the ray of `OpTraceRayKHR`. Structs and arrays are checked member by member (up to
+//! 16 float leaves; larger values are checked on their first 16 leaves).
 //!
 //! The checks are integer tests on the bits (see [`crate::base::values::non_finite`]): `f16` is converted to
 //! `f32` first, `f64` bit-cast to two words; scalars, vectors and matrices (column by column) are handled.
-//! The check and the record live in a helper function; the site is one call right after the instruction.
+//! The check and the record live in a helper function; the site is one call right after the instruction
+//! (for copies, the load of the copied value goes right before it; a reported hit distance is checked
+//! before the report).
 
-use spirv::{GlslStd450Op, Op, StorageClass};
+use spirv::{GlslStd450Op, MemoryAccess, Op, StorageClass};
 
-use crate::analysis::GLSL_STD_450_SET;
+use crate::analysis::{Type, GLSL_STD_450_SET};
 use crate::base::values::shape;
 use crate::base::{At, Base, Edit, HelperKind, Pass};
 use crate::error::NotInstrumented;
 use crate::info::SiteKind;
 use crate::module::Instruction;
+use crate::util::FastMap;
 use crate::NanLevel;
 
 /// The largest number of float leaves a store is checked for.
@@ -33,7 +58,107 @@ const MAX_LEAVES: usize = 16;
 
 /// The NaN guard pass.
 pub(crate) struct NanGuardPass {
-    pub level: NanLevel,
+    level: NanLevel,
+    /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
+    /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
+    /// order), so a store finds its value here when it is such a value.
+    float_bits: FastMap<u32, FloatBits>,
+}
+
+/// How an integer value holds the bits of floats.
+#[derive(Clone)]
+enum FloatBits {
+    /// It is `OpBitcast` of this float value.
+    Of(u32),
+    /// It is an `OpCompositeConstruct` with these parts bit-cast from floats: (part index, float value).
+    Parts(Vec<(u32, u32)>),
+}
+
+/// Where a store or copy goes, by its pointer's storage class: the memory that outlives the invocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Destination {
+    Output,
+    Buffer,
+    RayPayload,
+    IncomingRayPayload,
+    CallableData,
+    IncomingCallableData,
+    HitAttribute,
+    TaskPayload,
+}
+
+impl Destination {
+    fn of(storage: StorageClass) -> Option<Destination> {
+        use StorageClass as S;
+        Some(match storage {
+            S::Output => Destination::Output,
+            S::StorageBuffer | S::PhysicalStorageBuffer | S::Uniform => Destination::Buffer,
+            S::RayPayloadKHR => Destination::RayPayload,
+            S::IncomingRayPayloadKHR => Destination::IncomingRayPayload,
+            S::CallableDataKHR => Destination::CallableData,
+            S::IncomingCallableDataKHR => Destination::IncomingCallableData,
+            S::HitAttributeKHR => Destination::HitAttribute,
+            S::TaskPayloadWorkgroupEXT => Destination::TaskPayload,
+            _ => return None,
+        })
+    }
+
+    /// The site's `what` for a store of floats, a store of floats' bits and a copy.
+    fn names(self) -> [&'static str; 3] {
+        match self {
+            Destination::Output => ["output", "output of a bitcast float", "copy to output"],
+            Destination::Buffer => [
+                "storage buffer store",
+                "storage buffer store of a bitcast float",
+                "copy to storage buffer",
+            ],
+            Destination::RayPayload => [
+                "ray payload store",
+                "ray payload store of a bitcast float",
+                "copy to ray payload",
+            ],
+            Destination::IncomingRayPayload => [
+                "incoming ray payload store",
+                "incoming ray payload store of a bitcast float",
+                "copy to incoming ray payload",
+            ],
+            Destination::CallableData => [
+                "callable data store",
+                "callable data store of a bitcast float",
+                "copy to callable data",
+            ],
+            Destination::IncomingCallableData => [
+                "incoming callable data store",
+                "incoming callable data store of a bitcast float",
+                "copy to incoming callable data",
+            ],
+            Destination::HitAttribute => [
+                "hit attribute store",
+                "hit attribute store of a bitcast float",
+                "copy to hit attribute",
+            ],
+            Destination::TaskPayload => [
+                "task payload store",
+                "task payload store of a bitcast float",
+                "copy to task payload",
+            ],
+        }
+    }
+}
+
+/// The storage class and pointee type of a pointer value; the pointee is `None` for an untyped pointer
+/// (`SPV_KHR_untyped_pointers`), whose loads and stores name their type themselves.
+fn pointer_of(base: &Base<'_>, pointer: u32) -> Option<(StorageClass, Option<u32>)> {
+    match base.an.type_of(pointer).and_then(|t| base.b.types.get(t)) {
+        Some(Type::Pointer {
+            storage: Some(storage),
+            pointee,
+        }) => Some((*storage, Some(*pointee))),
+        Some(Type::UntypedPointer {
+            storage: Some(storage),
+        }) => Some((*storage, None)),
+        _ => None,
+    }
 }
 
 /// The GLSL.std.450 instructions checked at the `ops` level, with their GLSL names.
@@ -64,6 +189,64 @@ fn glsl_op_name(op: GlslStd450Op) -> Option<&'static str> {
 }
 
 impl NanGuardPass {
+    /// The pass at `level`.
+    pub(crate) fn new(level: NanLevel) -> NanGuardPass {
+        NanGuardPass {
+            level,
+            float_bits: FastMap::default(),
+        }
+    }
+
+    /// Notes the integer values made of floats' bits (see [`FloatBits`]).
+    fn observe(&mut self, base: &Base<'_>, inst: &Instruction) {
+        let (Some(op), Some(ty), Some(result)) = (inst.op(), inst.result_type, inst.result_id)
+        else {
+            return;
+        };
+        let is_float = |id: u32| {
+            base.an
+                .type_of(id)
+                .and_then(|t| shape(&base.b.types, t))
+                .is_some_and(|s| s.is_float())
+        };
+        let integer_result = || shape(&base.b.types, ty).is_some_and(|s| !s.is_float());
+        let bits = match op {
+            Op::Bitcast => match inst.operand(0) {
+                Some(float) if is_float(float) && integer_result() => FloatBits::Of(float),
+                _ => return,
+            },
+            Op::CompositeConstruct => {
+                let mut parts: Vec<(u32, u32)> = inst
+                    .operands
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, part)| match self.float_bits.get(part) {
+                        Some(FloatBits::Of(float)) => Some((i as u32, *float)),
+                        _ => None,
+                    })
+                    .take(MAX_LEAVES)
+                    .collect();
+                // A float splatted into several parts (`uvec4(floatBitsToUint(x))`) is checked once.
+                let mut seen: smallvec::SmallVec<[u32; 4]> = smallvec::SmallVec::new();
+                parts.retain(|&(_, float)| {
+                    let first = !seen.contains(&float);
+                    seen.push(float);
+                    first
+                });
+                if parts.is_empty() || !integer_result() {
+                    return;
+                }
+                FloatBits::Parts(parts)
+            }
+            Op::CopyObject => match inst.operand(0).and_then(|v| self.float_bits.get(&v)) {
+                Some(bits) => bits.clone(),
+                None => return,
+            },
+            _ => return,
+        };
+        self.float_bits.insert(result, bits);
+    }
+
     /// The name and float operands of an instruction checked at the `ops` level.
     fn checked_op<'i>(base: &Base<'_>, inst: &'i Instruction) -> Option<(&'static str, &'i [u32])> {
         match inst.op()? {
@@ -164,6 +347,191 @@ impl NanGuardPass {
         extracts.extend(call);
         Ok(Edit::After(extracts))
     }
+
+    /// A value written out: checked as the floats whose bits it holds (`bits_what`) when it is such an
+    /// integer, else as floats (`float_what`) when it has float leaves; kept as it is when it is neither.
+    fn written_value(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        value: u32,
+        float_what: &'static str,
+        bits_what: &'static str,
+    ) -> Result<Edit, NotInstrumented> {
+        match self.float_bits.get(&value) {
+            Some(bits) => {
+                let leaves: Vec<(String, u32)> = match bits {
+                    FloatBits::Of(float) => vec![("value".to_string(), *float)],
+                    FloatBits::Parts(parts) => parts
+                        .iter()
+                        .map(|&(i, float)| (format!("value[{i}]"), float))
+                        .collect(),
+                };
+                self.check(base, at, &leaves, bits_what)
+            }
+            None => self.visit_store(base, at, value, float_what),
+        }
+    }
+
+    /// A NaN-output site for values that are all floats; its call goes right after the instruction.
+    fn check(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        leaves: &[(String, u32)],
+        what: &'static str,
+    ) -> Result<Edit, NotInstrumented> {
+        let kind = SiteKind::NanOutput { what };
+        let site = base.site(
+            at,
+            kind,
+            None,
+            leaves,
+            HelperKind::NanCheck { inputs: 0 },
+            None,
+        )?;
+        Ok(site.map_or(Edit::Keep, Edit::After))
+    }
+
+    /// `OpCopyMemory` (and the `OpCopyMemorySized` that [`sized_copy_type`] accepts) into memory that
+    /// leaves the invocation: the source is loaded right before the copy, and the loaded value's floats
+    /// checked right after it.
+    fn visit_copy(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        inst: &Instruction,
+    ) -> Result<Edit, NotInstrumented> {
+        let (Some(target), Some(source)) = (inst.operand(0), inst.operand(1)) else {
+            return Ok(Edit::Keep);
+        };
+        let (Some((target_storage, target_type)), Some((source_storage, source_type))) =
+            (pointer_of(base, target), pointer_of(base, source))
+        else {
+            return Ok(Edit::Keep);
+        };
+        let Some(destination) = Destination::of(target_storage) else {
+            return Ok(Edit::Keep);
+        };
+        let (copied, memory_operands) = if inst.is(Op::CopyMemorySized) {
+            (sized_copy_type(base, inst), inst.operands.get(3..))
+        } else {
+            // The two types are the same; one of the pointers may be untyped.
+            (source_type.or(target_type), inst.operands.get(2..))
+        };
+        let Some(copied) = copied else {
+            return Ok(Edit::Keep);
+        };
+        if !contains_float(base, copied, 0) || !loadable(base, copied, 0) {
+            return Ok(Edit::Keep);
+        }
+        let mut load_operands: smallvec::SmallVec<[u32; 5]> = smallvec::smallvec![source];
+        if source_storage == StorageClass::PhysicalStorageBuffer {
+            // Loads through device addresses must say their alignment: the copy's, for its source.
+            match copy_source_alignment(memory_operands.unwrap_or(&[])) {
+                Some(alignment) => {
+                    load_operands.extend([MemoryAccess::ALIGNED.bits(), alignment]);
+                }
+                None => return Ok(Edit::Keep),
+            }
+        }
+        let loaded = base.b.id();
+        base.an.set_type(loaded, copied);
+        let load = Instruction::new(Op::Load, Some(copied), Some(loaded), load_operands);
+        let what = destination.names()[2];
+        match self.visit_store(base, at, loaded, what)? {
+            Edit::After(check) => {
+                let mut out = Vec::with_capacity(check.len() + 2);
+                out.push(load);
+                out.push(inst.clone());
+                out.extend(check);
+                Ok(Edit::Replace(out))
+            }
+            _ => Ok(Edit::Keep),
+        }
+    }
+
+    /// A float atomic, or an integer atomic write of a float's bits, on memory that leaves the invocation.
+    fn visit_atomic(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        op: Op,
+        inst: &Instruction,
+    ) -> Result<Edit, NotInstrumented> {
+        let (value_index, float_what, bits_what) = match op {
+            Op::AtomicFAddEXT => (3, "atomic float add", ""),
+            Op::AtomicFMinEXT => (3, "atomic float min", ""),
+            Op::AtomicFMaxEXT => (3, "atomic float max", ""),
+            Op::AtomicStore => (3, "atomic float store", "atomic store of a bitcast float"),
+            Op::AtomicExchange => (
+                3,
+                "atomic float exchange",
+                "atomic exchange of a bitcast float",
+            ),
+            // Integer only: the value written may still be a float's bits.
+            Op::AtomicCompareExchange => (4, "", "atomic compare-exchange of a bitcast float"),
+            _ => return Ok(Edit::Keep),
+        };
+        let (Some(pointer), Some(value)) = (inst.operand(0), inst.operand(value_index)) else {
+            return Ok(Edit::Keep);
+        };
+        let leaves_invocation = pointer_of(base, pointer).is_some_and(|(storage, _)| {
+            storage == StorageClass::Image || Destination::of(storage).is_some()
+        });
+        if !leaves_invocation {
+            return Ok(Edit::Keep);
+        }
+        if self.float_bits.contains_key(&value) {
+            return self.written_value(base, at, value, float_what, bits_what);
+        }
+        if float_what.is_empty() {
+            return Ok(Edit::Keep);
+        }
+        self.visit_store(base, at, value, float_what)
+    }
+}
+
+/// The type an `OpCopyMemorySized` copies, when the engine can tell: a float scalar or vector that a typed
+/// pointer at either end points to (the same at both when both are typed), and a constant size of exactly
+/// its bytes (`vec4` and 16, say: scalars and vectors have no layout to ask about).
+///
+/// Other sized copies are left unchecked. In Vulkan, `OpCopyMemorySized` comes with untyped pointers
+/// (`SPV_KHR_untyped_pointers`; its other capability, `Addresses`, is not a Vulkan one): a copy between two
+/// of them, or of some bytes of a struct or array, copies bytes whose floats only the memory layouts at both
+/// ends could tell, and the copy states neither.
+fn sized_copy_type(base: &Base<'_>, inst: &Instruction) -> Option<u32> {
+    let (_, target) = pointer_of(base, inst.operand(0)?)?;
+    let (_, source) = pointer_of(base, inst.operand(1)?)?;
+    let ty = match (target, source) {
+        (Some(t), Some(s)) if t != s => return None,
+        (t, s) => s.or(t)?,
+    };
+    let size = base.b.types.int_value(inst.operand(2)?)?;
+    let s = shape(&base.b.types, ty)?;
+    let bytes = s.components().checked_mul(s.width / 8)?;
+    (s.is_float() && s.rows == 0 && size == bytes).then_some(ty)
+}
+
+/// The alignment an `OpCopyMemory`'s memory operands (`operands`, the words after its pointers) give its
+/// source: the second mask's when there are two (SPIR-V 1.4 and later), else the one mask's (which applies
+/// to both pointers).
+fn copy_source_alignment(operands: &[u32]) -> Option<u32> {
+    let aligned = MemoryAccess::ALIGNED.bits();
+    // Each of these bits takes one word after the mask; the others take none.
+    let with_parameter = aligned
+        | (MemoryAccess::MAKE_POINTER_AVAILABLE | MemoryAccess::MAKE_POINTER_VISIBLE).bits();
+    let first = *operands.first()?;
+    let first_len = 1 + (first & with_parameter).count_ones() as usize;
+    let source = match operands.get(first_len..) {
+        Some(second) if !second.is_empty() => second,
+        _ => operands,
+    };
+    let mask = *source.first()?;
+    // `Aligned` is the lowest bit that takes a word, so its word comes first.
+    (mask & aligned != 0)
+        .then(|| source.get(1).copied())
+        .flatten()
 }
 
 /// Collects the float leaves of a value: the value itself for a float scalar, vector or matrix; the members
@@ -177,7 +545,6 @@ fn flatten(
     leaves: &mut Vec<(String, u32)>,
     depth: usize,
 ) {
-    use crate::analysis::Type;
     if leaves.len() >= MAX_LEAVES || depth > 4 {
         return;
     }
@@ -235,7 +602,6 @@ fn flatten(
 }
 
 fn contains_float(base: &Base<'_>, ty: u32, depth: usize) -> bool {
-    use crate::analysis::Type;
     if depth > 4 {
         return false;
     }
@@ -247,6 +613,22 @@ fn contains_float(base: &Base<'_>, ty: u32, depth: usize) -> bool {
             members.iter().any(|&m| contains_float(base, m, depth + 1))
         }
         Some(Type::Array { element, .. }) => contains_float(base, *element, depth + 1),
+        _ => false,
+    }
+}
+
+/// Whether a value of type `ty` can be loaded as a whole: numbers, bools, and vectors, matrices, structs and
+/// sized arrays of them (no runtime arrays, images, pointers...).
+fn loadable(base: &Base<'_>, ty: u32, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    match base.b.types.get(ty) {
+        Some(Type::Bool | Type::Int { .. } | Type::Float { .. }) => true,
+        Some(Type::Vector { component, .. }) => loadable(base, *component, depth + 1),
+        Some(Type::Matrix { column, .. }) => loadable(base, *column, depth + 1),
+        Some(Type::Struct { members }) => members.iter().all(|&m| loadable(base, m, depth + 1)),
+        Some(Type::Array { element, .. }) => loadable(base, *element, depth + 1),
         _ => false,
     }
 }
@@ -267,29 +649,53 @@ impl Pass for NanGuardPass {
                 return self.visit_op(base, at, inst, name, &operands);
             }
         }
-        match inst.op() {
-            Some(Op::Store) => {
+        self.observe(base, inst);
+        let Some(op) = inst.op() else {
+            return Ok(Edit::Keep);
+        };
+        match op {
+            Op::Store => {
                 let (Some(pointer), Some(value)) = (inst.operand(0), inst.operand(1)) else {
                     return Ok(Edit::Keep);
                 };
-                let what = match base.an.type_of(pointer).and_then(|t| base.b.types.get(t)) {
-                    Some(crate::analysis::Type::Pointer { storage: s, .. }) => match s {
-                        Some(StorageClass::Output) => "output",
-                        Some(
-                            StorageClass::StorageBuffer
-                            | StorageClass::PhysicalStorageBuffer
-                            | StorageClass::Uniform,
-                        ) => "storage buffer store",
-                        _ => return Ok(Edit::Keep),
-                    },
-                    _ => return Ok(Edit::Keep),
-                };
-                self.visit_store(base, at, value, what)
+                match pointer_of(base, pointer).and_then(|(s, _)| Destination::of(s)) {
+                    Some(destination) => {
+                        let [store, bits, _] = destination.names();
+                        self.written_value(base, at, value, store, bits)
+                    }
+                    None => Ok(Edit::Keep),
+                }
             }
-            Some(Op::ImageWrite) => match inst.operand(2) {
-                Some(texel) => self.visit_store(base, at, texel, "image store"),
+            Op::ImageWrite => match inst.operand(2) {
+                Some(texel) => self.written_value(
+                    base,
+                    at,
+                    texel,
+                    "image store",
+                    "image store of a bitcast float",
+                ),
                 None => Ok(Edit::Keep),
             },
+            Op::CopyMemory | Op::CopyMemorySized => self.visit_copy(base, at, inst),
+            Op::AtomicFAddEXT
+            | Op::AtomicFMinEXT
+            | Op::AtomicFMaxEXT
+            | Op::AtomicStore
+            | Op::AtomicExchange
+            | Op::AtomicCompareExchange => self.visit_atomic(base, at, op, inst),
+            Op::ReportIntersectionKHR => {
+                let Some(hit) = inst.operand(0) else {
+                    return Ok(Edit::Keep);
+                };
+                // Before the report, which does not return when an any-hit shader ends the ray.
+                match self.visit_store(base, at, hit, "reported hit distance")? {
+                    Edit::After(mut check) => {
+                        check.push(inst.clone());
+                        Ok(Edit::Replace(check))
+                    }
+                    _ => Ok(Edit::Keep),
+                }
+            }
             _ => Ok(Edit::Keep),
         }
     }

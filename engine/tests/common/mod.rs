@@ -115,3 +115,38 @@ pub fn validate_all(jobs: &[ValJob]) -> Vec<Option<String>> {
     });
     results.into_inner().unwrap()
 }
+
+/// `spirv-dis --raw-id` of each module file (on all CPUs), as a set of its lines without the indentation:
+/// what a site's `instruction` must be one of. `None` where spirv-dis cannot read the module (a few of the
+/// shared corpus use capabilities newer than SPIRV-Tools 2025.5).
+pub fn raw_disassembly_lines(paths: &[PathBuf]) -> Vec<Option<std::collections::HashSet<String>>> {
+    let dis = venv_tool("spirv-dis");
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<std::collections::HashSet<String>>>> =
+        Mutex::new(vec![None; paths.len()]);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = paths.get(i) else { break };
+                let out = Command::new(&dis)
+                    .args(["--raw-id", "--no-color", "--no-header"])
+                    .arg(path)
+                    .output()
+                    .unwrap_or_else(|e| panic!("running {}: {e}", dis.display()));
+                if !out.status.success() {
+                    continue;
+                }
+                let lines = String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(|l| l.trim().to_string())
+                    .collect();
+                results.lock().unwrap()[i] = Some(lines);
+            });
+        }
+    });
+    results.into_inner().unwrap()
+}

@@ -5,6 +5,11 @@
 //! A file's stage is its extension (`particles.comp`; HLSL as `blur.comp.hlsl`). A line
 //! `// bb-envs: vulkan1.2 vulkan1.3` restricts the environments (ray tracing and mesh shaders need SPIR-V
 //! 1.4). glslang 11's HLSL front end writes invalid SPIR-V with `-gVS`, so HLSL has no `-gVS` variant.
+//!
+//! SPIR-V assembly (`copy.frag.spvasm`) is for what no compiler here writes (`OpCopyMemory`, untyped
+//! pointers): spirv-as assembles it once per environment of its `; bb-envs:` line, with no other variant.
+//! Such files carry their own `OpLine`s (pointing at the file's own lines), so they count as `-g` variants
+//! for the `// expect:` markers, written in the assembly's comments (`; // expect: ...`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,6 +78,8 @@ struct Job {
     args: Vec<String>,
     /// The unoptimized file to run spirv-opt on, for optimized variants.
     opt_input: Option<PathBuf>,
+    /// SPIR-V assembly, for spirv-as.
+    asm: bool,
 }
 
 fn run(cmd: &mut Command, what: &str) {
@@ -94,6 +101,7 @@ pub fn variants() -> Vec<Variant> {
 fn compile_variants() -> Vec<Variant> {
     let glslang = glslang();
     let spirv_opt = super::venv_tool("spirv-opt");
+    let spirv_as = super::venv_tool("spirv-as");
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("corpus");
     std::fs::create_dir_all(&out_dir).expect("creating target/tmp/corpus");
     let mut headers = Vec::new();
@@ -133,6 +141,29 @@ fn compile_variants() -> Vec<Variant> {
                 .collect(),
             None => ALL_ENVS.to_vec(),
         };
+        if file.ends_with(".spvasm") {
+            for env in envs {
+                let mut hash = blackbox_engine::Fnv1a64::new();
+                hash.write(text.as_bytes());
+                hash.write(env.as_bytes());
+                let h = hash.finish();
+                first_pass.push(Job {
+                    variant: Variant {
+                        name: format!("{file} {env}"),
+                        source: file.clone(),
+                        path: out_dir.join(format!("{file}.{env}.{h:016x}.spv")),
+                        env,
+                        debug: Debug::Lines,
+                        optimized: false,
+                        hlsl: false,
+                    },
+                    args: vec!["--target-env".into(), env.into()],
+                    opt_input: None,
+                    asm: true,
+                });
+            }
+            continue;
+        }
         let (lo, hi) = (envs[0], envs[envs.len() - 1]);
         let mut specs: Vec<(&'static str, Debug, bool)> =
             envs.iter().map(|e| (*e, Debug::None, false)).collect();
@@ -208,17 +239,20 @@ fn compile_variants() -> Vec<Variant> {
                     variant: variant(plain_path.clone(), false),
                     args: args.clone(),
                     opt_input: None,
+                    asm: false,
                 });
                 second_pass.push(Job {
                     variant: variant(path, true),
                     args,
                     opt_input: Some(plain_path),
+                    asm: false,
                 });
             } else {
                 first_pass.push(Job {
                     variant: variant(plain_path, false),
                     args,
                     opt_input: None,
+                    asm: false,
                 });
             }
         }
@@ -239,6 +273,14 @@ fn compile_variants() -> Vec<Variant> {
                     }
                     let tmp = out.with_extension(format!("tmp{}-{i}", std::process::id()));
                     match &job.opt_input {
+                        None if job.asm => run(
+                            Command::new(&spirv_as)
+                                .args(&job.args)
+                                .arg("-o")
+                                .arg(&tmp)
+                                .arg(dir_of(&job.variant.source).join(&job.variant.source)),
+                            &format!("spirv-as {} {}", job.args.join(" "), job.variant.source),
+                        ),
                         None => run(
                             Command::new(&glslang)
                                 .current_dir(dir_of(&job.variant.source))

@@ -139,7 +139,7 @@ macro_rules! trampolines {
     };
 
     (@record action $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
-        $cb.action($name, BindPoint::$bind, $params, $call)
+        $cb.work($name, BindPoint::$bind, $params, $call)
     };
     (@record state $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
         $cb.state($name, $params, $call)

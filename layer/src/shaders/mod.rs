@@ -81,6 +81,24 @@ pub struct PipelineRecord {
     pub stages: Vec<StageRecord>,
 }
 
+/// How many pipelines a log line names before it says how many more use the shader.
+pub const NAMED_PIPELINES: usize = 3;
+
+impl PipelineRecord {
+    /// `vertex 34e80b18b129a479 + fragment b2e6aac68dc03c7f`: the stages and their shader ids, for a pipeline
+    /// without a debug name.
+    pub fn describe(&self) -> String {
+        if self.stages.is_empty() {
+            return "a pipeline without shader stages".to_owned();
+        }
+        self.stages
+            .iter()
+            .map(|s| format!("{} {}", s.stage, s.shader.id))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+}
+
 /// Shader modules and pipelines of a device.
 #[derive(Default)]
 pub struct Registry {
@@ -121,7 +139,8 @@ impl Registry {
         self.pipelines.lock().remove(&vk::Handle::as_raw(pipeline));
     }
 
-    /// Names of the pipelines that use the shader `id` (debug names, else handles).
+    /// The pipelines that use the shader `id`, as log lines name them: by debug name, else by their stages
+    /// and shader ids (a handle says nothing to the user); at most [`NAMED_PIPELINES`], then how many more.
     pub fn pipeline_names_using(
         &self,
         id: &str,
@@ -132,13 +151,19 @@ impl Registry {
             .lock()
             .iter()
             .filter(|(_, p)| p.stages.iter().any(|s| s.shader.id == id))
-            .map(|(&h, _)| {
+            .map(|(&h, p)| {
                 name_of(h)
                     .map(|n| format!("\"{n}\""))
-                    .unwrap_or_else(|| format!("{h:#x}"))
+                    .unwrap_or_else(|| p.describe())
             })
             .collect();
         names.sort();
+        names.dedup();
+        if names.len() > NAMED_PIPELINES {
+            let more = names.len() - NAMED_PIPELINES;
+            names.truncate(NAMED_PIPELINES);
+            names.push(format!("and {more} more"));
+        }
         names
     }
 

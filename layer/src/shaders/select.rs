@@ -38,8 +38,15 @@ fn selected(code: &[u32], info: Option<&blackbox_engine::ShaderInfo>) -> bool {
 }
 
 /// The instrumented form of `code` on this device, or `None` to use the app's own (instrumentation off,
-/// not selected, or refused by the engine: then a warning, once per module).
+/// not selected, or refused by the engine: then a warning, once per module). Every module is dumped
+/// (`VK_BLACKBOX_DUMP_SHADERS`), instrumented or not.
 pub(super) fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
+    let shader = instrument(dev, code);
+    dump(code, shader.as_deref());
+    shader
+}
+
+fn instrument(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
     let guard = dev.error_buffer.read();
     let eb = guard.as_ref()?;
     if !crate::config().shader_filter.is_empty() {
@@ -60,7 +67,6 @@ pub(super) fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<Instrumente
                     shader.info.id,
                     shader.info.sites.len()
                 );
-                dump(code, Some(&shader));
             }
             Some(shader)
         }
@@ -70,19 +76,36 @@ pub(super) fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<Instrumente
                     "shader {} is passed through unchanged: {reason}",
                     shader_id(code)
                 );
-                dump(code, None);
             }
             None
         }
     }
 }
 
-/// `VK_BLACKBOX_DUMP_SHADERS`: the app's module, the instrumented one and its sites, named by shader id.
+/// Modules already dumped, by shader id and whether with their instrumented form: each is written once.
+static DUMPED: parking_lot::Mutex<Option<std::collections::HashSet<(String, bool)>>> =
+    parking_lot::Mutex::new(None);
+
+/// `VK_BLACKBOX_DUMP_SHADERS`: every module the app creates (`<id>.spv`), and where it has sites its
+/// instrumented form and site table; the folder is logged with the first.
 fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
     let Some(dir) = &crate::config().dump_shaders else {
         return;
     };
     let id = shader_id(code);
+    {
+        let mut dumped = DUMPED.lock();
+        let dumped = dumped.get_or_insert_with(Default::default);
+        if dumped.is_empty() {
+            info!(
+                "VK_BLACKBOX_DUMP_SHADERS: writing every shader module into {}",
+                dir.display()
+            );
+        }
+        if !dumped.insert((id.clone(), shader.is_some())) {
+            return;
+        }
+    }
     let bytes = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let result = (|| -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
@@ -92,18 +115,11 @@ fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
                 dir.join(format!("{id}.instrumented.spv")),
                 bytes(&shader.words),
             )?;
+            // The numbers the log's `site N` uses, as `blackbox shader-info --sites` prints them.
             let mut sites = String::new();
             for s in &shader.info.sites {
-                let at = s
-                    .location
-                    .as_ref()
-                    .map(|l| l.to_string())
-                    .unwrap_or_else(|| "?".into());
-                sites.push_str(&format!(
-                    "{} {:?} at {at}\n",
-                    shader.site_base + s.local_index,
-                    s.kind
-                ));
+                sites.push_str(&s.table_line(0));
+                sites.push('\n');
             }
             std::fs::write(dir.join(format!("{id}.sites.txt")), sites)?;
         }

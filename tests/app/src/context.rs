@@ -93,6 +93,8 @@ pub struct Features {
     pub maintenance4: bool,
     /// `shaderResourceResidency` (the `SparseResidency` capability).
     pub resource_residency: bool,
+    /// VK_EXT_shader_atomic_float's `shaderBufferFloat32AtomicAdd` and `shaderBufferFloat32Atomics`.
+    pub buffer_float_atomics: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -105,7 +107,8 @@ pub struct Needs {
     pub shader_float64: bool,
     pub non_semantic_info: bool,
     /// What `spirv-run` may meet in arbitrary shaders: 16-bit storage, `shaderInt16`, storage images without
-    /// format, the Vulkan memory model, `maintenance4`, robust buffer access, independent blend.
+    /// format, the Vulkan memory model, `maintenance4`, robust buffer access, independent blend, 32-bit
+    /// float atomics on buffers.
     pub arbitrary_shaders: bool,
     /// Enable timeline semaphores and buffer device address (always, where supported) through
     /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
@@ -265,6 +268,8 @@ pub struct Context {
     pub timestamp_valid_bits: u32,
     /// Present when the instance enabled VK_EXT_debug_utils.
     pub debug_utils: Option<ash::ext::debug_utils::Device>,
+    /// The version the app uses the device at: the lower of the instance's (`--api`) and the device's.
+    pub api_version: u32,
     memory_properties: vk::PhysicalDeviceMemoryProperties,
     /// Pool for `submit_and_wait`'s command buffers (main thread only).
     one_shot_pool: vk::CommandPool,
@@ -292,7 +297,8 @@ impl Context {
             .device_name_as_c_str()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let api = properties.api_version;
+        // The app may use what the lower of its instance's version and the device's allows.
+        let api = properties.api_version.min(app.api_version);
 
         let families =
             unsafe { instance.get_physical_device_queue_family_properties(physical_device) };
@@ -310,21 +316,31 @@ impl Context {
         let mut supported11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut supported12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut supported13 = vk::PhysicalDeviceVulkan13Features::default();
-        {
+        // Below 1.2 the two features the app may take from extensions are asked through their own structs.
+        let mut supported_timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default();
+        let mut supported_address = vk::PhysicalDeviceBufferDeviceAddressFeatures::default();
+        // vkGetPhysicalDeviceFeatures2 is core in 1.1; a 1.0 app asks the 1.0 way.
+        if api >= vk::API_VERSION_1_1 {
             let mut query = vk::PhysicalDeviceFeatures2::default();
             if api >= vk::API_VERSION_1_2 {
                 query = query
                     .push_next(&mut supported11)
                     .push_next(&mut supported12);
+            } else if needs.features_via_extensions {
+                query = query
+                    .push_next(&mut supported_timeline)
+                    .push_next(&mut supported_address);
             }
             if api >= vk::API_VERSION_1_3 {
                 query = query.push_next(&mut supported13);
             }
             unsafe { instance.get_physical_device_features2(physical_device, &mut query) };
+            if api < vk::API_VERSION_1_2 {
+                supported12.timeline_semaphore = supported_timeline.timeline_semaphore;
+                supported12.buffer_device_address = supported_address.buffer_device_address;
+            }
         }
-        let mut supported = vk::PhysicalDeviceFeatures2::default();
-        unsafe { instance.get_physical_device_features2(physical_device, &mut supported) };
-        let supported10 = supported.features;
+        let supported10 = unsafe { instance.get_physical_device_features(physical_device) };
         let extensions = unsafe { instance.enumerate_device_extension_properties(physical_device) }
             .vk_context("vkEnumerateDeviceExtensionProperties")?;
         let has_extension = |name: &CStr| {
@@ -333,9 +349,20 @@ impl Context {
                 .any(|e| e.extension_name_as_c_str() == Ok(name))
         };
         let has_non_semantic_info = has_extension(ash::khr::shader_non_semantic_info::NAME);
+        let mut supported_atomic = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
+        let has_atomic_float = needs.arbitrary_shaders
+            && api >= vk::API_VERSION_1_1
+            && has_extension(ash::ext::shader_atomic_float::NAME);
+        if has_atomic_float {
+            let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported_atomic);
+            unsafe { instance.get_physical_device_features2(physical_device, &mut query) };
+        }
         let via_extensions = needs.features_via_extensions
             && has_extension(ash::khr::timeline_semaphore::NAME)
             && has_extension(ash::khr::buffer_device_address::NAME);
+        if needs.features_via_extensions && api < vk::API_VERSION_1_1 {
+            bail!("--features-via-extensions needs --api 1.1 or later (VK_KHR_buffer_device_address needs device groups)");
+        }
         if needs.features_via_extensions && !via_extensions {
             bail!("--features-via-extensions: the device lacks VK_KHR_timeline_semaphore or VK_KHR_buffer_device_address");
         }
@@ -366,6 +393,9 @@ impl Context {
                 && supported12.vulkan_memory_model_device_scope == vk::TRUE,
             resource_residency: needs.arbitrary_shaders
                 && supported10.shader_resource_residency == vk::TRUE,
+            buffer_float_atomics: has_atomic_float
+                && supported_atomic.shader_buffer_float32_atomic_add == vk::TRUE
+                && supported_atomic.shader_buffer_float32_atomics == vk::TRUE,
         };
 
         let priorities = [1.0f32; 2];
@@ -396,6 +426,12 @@ impl Context {
             .uniform_and_storage_buffer16_bit_access(features.storage_16bit)
             .storage_push_constant16(features.storage_16bit);
         let mut device_extensions = Vec::new();
+        let mut atomic_float = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
+            .shader_buffer_float32_atomic_add(features.buffer_float_atomics)
+            .shader_buffer_float32_atomics(features.buffer_float_atomics);
+        if features.buffer_float_atomics {
+            device_extensions.push(ash::ext::shader_atomic_float::NAME.as_ptr());
+        }
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
         }
@@ -431,6 +467,9 @@ impl Context {
         if features.storage_16bit {
             device_info = device_info.push_next(&mut enable11);
         }
+        if features.buffer_float_atomics {
+            device_info = device_info.push_next(&mut atomic_float);
+        }
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }
             .vk_context("vkCreateDevice")?;
 
@@ -462,6 +501,7 @@ impl Context {
             timestamp_period: properties.limits.timestamp_period,
             timestamp_valid_bits,
             debug_utils,
+            api_version: api,
             memory_properties,
             one_shot_pool,
             owned: RefCell::new(Vec::new()),

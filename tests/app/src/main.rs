@@ -54,9 +54,9 @@ options:
   --memory-draws M     memory-bench: draws per command buffer, as record-bench's (default 100)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
                      at most 65535; on lavapipe about 0.65 s per 1000)
-  --hang-iterations N  hang, hang-draw: loop iterations (x 4 multiply-adds) of the long dispatch or draw
-                     (defaults 43000 and 21000, sized for lavapipe, which cuts loops at 65,535; a GPU runs
-                     them in milliseconds: give it hundreds of millions)
+  --hang-iterations N  hang, hang-draw, passes: loop iterations (x 4 multiply-adds; x 1 for passes) of the long
+                     dispatch or draw (defaults 43000, 21000 and 60000, sized for lavapipe, which cuts loops at
+                     65,535; a GPU runs them in milliseconds: give it hundreds of millions)
   --hang-size W      hang-draw: the render target is W x W pixels; draw 2 shades all of them slowly
                      (16 to 8192, default 1024: about 5 s on lavapipe)
   --frame N          hang, hang-draw, bad-address: name the outer label `frame N` instead of `frame`
@@ -78,12 +78,21 @@ options:
                      default), pow (of -0.5) or div (1.0 / 0.0)
   --nan-dispatches N nan-compute: dispatches in the command buffer (default 100); the bad one is
                      dispatch 42 (or the last, if N <= 42), invocation (12,0,0)
+  --passes N         passes: how many (default 16)
+  --bad-pass K       passes: the one that goes wrong (default 11)
+  --pass-fault F     passes: none (default), nan (sqrt of -1 in invocation 7), hang (a long loop in
+                     --hang-groups workgroups), crash (a write through --bad-address: on lavapipe SIGSEGV)
+  --loop-wait-ms N   loop-forever: how long the app waits before it ends the loop itself (default 10000)
   --repeat N         nan-*, assert-*, printf: submit the command buffer N times, with vkQueueWaitIdle
                      after each (default 1)
   --threads N        stress: recording and submitting threads (default 8)
   --seconds S        stress: how long each thread runs (default 5)
   --flood-frames N   flood: frames (default 10)
   --spirv FILE       spirv-run, pipeline-compile: a compute or fragment shader (repeatable)
+  --omit NAMES       debug-labels: work not recorded, comma-separated: a draw's label (Background, Glow,
+                     Corner, Marker), Simulate (its fill and two dispatches), ParticleSim (the two dispatches)
+  --api V            the Vulkan version the app creates its instance for: 1.0, 1.1, 1.2 or 1.3 (default 1.3);
+                     below 1.2 nan-compute uses a SPIR-V 1.0 build of its shader
   --features-via-extensions  enable timeline semaphores and buffer device address through
                      VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
@@ -101,6 +110,13 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  of completion only by polling vkGetSemaphoreCounterValue, prints `reading results` on
                  stderr, reads, idles 300 ms, prints `tearing down`
   nan-sleep      the same, but no Vulkan call at all for 500 ms after submitting, then the poll
+  passes         --passes labelled dispatches (`frame` > `pass K`, pipeline `pass-K`), one of which
+                 (--bad-pass) goes wrong as --pass-fault says: for blackbox bisect
+  loop-one       invocation 1234 of 4096 loops 60,000 times, every other 10; prints how many ran another
+                 count than their own
+  loop-forever   invocation 1234 loops until the host writes 0 to its word (after --loop-wait-ms): on a GPU,
+                 a shader that never ends by itself
+  int-div        invocation 2345 of 4096 divides an int by 0; prints the undefined quotient it got
   validation-canary  a write-after-write hazard and an ALL_COMMANDS barrier: the validation layer must
                  report both (with synchronization validation and best practices on)
   assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
@@ -179,6 +195,15 @@ pub enum DrawMode {
     Secondary,
 }
 
+/// What goes wrong in `passes`' bad pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassFault {
+    None,
+    Nan,
+    Hang,
+    Crash,
+}
+
 /// How `hang` submits its five dispatches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HangMode {
@@ -206,6 +231,11 @@ pub struct FaultOptions {
     pub bad_address: u64,
     pub nan_op: NanOp,
     pub nan_dispatches: u32,
+    pub loop_wait_ms: u32,
+    /// `passes`: how many, which one goes wrong, and how.
+    pub passes: u32,
+    pub bad_pass: u32,
+    pub pass_fault: PassFault,
     pub repeat: u32,
     pub shader_debug: ShaderDebug,
 }
@@ -233,10 +263,15 @@ pub struct Options {
     pub fault: FaultOptions,
     pub stress: StressOptions,
     pub scenarios: Vec<&'static str>,
+    /// `VkApplicationInfo::apiVersion` (`--api`).
+    pub api_version: u32,
+    /// debug-labels: work the app does not record (`--omit`), the reference for Blackbox's
+    /// `VK_BLACKBOX_SKIP`.
+    pub omit: Vec<String>,
 }
 
 enum Command {
-    Run(Options),
+    Run(Box<Options>),
     List,
     Help,
 }
@@ -268,6 +303,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             bad_address: 0xdead_0000,
             nan_op: NanOp::Normalize,
             nan_dispatches: 100,
+            loop_wait_ms: 10_000,
+            passes: 16,
+            bad_pass: 11,
+            pass_fault: PassFault::None,
             repeat: 1,
             shader_debug: ShaderDebug::OpLine,
         },
@@ -279,6 +318,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             spirv_files: Vec::new(),
         },
         scenarios: Vec::new(),
+        api_version: vk::API_VERSION_1_3,
+        omit: Vec::new(),
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -363,6 +404,18 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--nan-dispatches" => {
                 options.fault.nan_dispatches = value("--nan-dispatches")?.clamp(1, 1000)
             }
+            "--passes" => options.fault.passes = value("--passes")?.clamp(1, 256),
+            "--bad-pass" => options.fault.bad_pass = value("--bad-pass")?,
+            "--pass-fault" => {
+                options.fault.pass_fault = match text("--pass-fault")?.as_str() {
+                    "none" => PassFault::None,
+                    "nan" => PassFault::Nan,
+                    "hang" => PassFault::Hang,
+                    "crash" => PassFault::Crash,
+                    other => bail!("--pass-fault: `{other}` is not none, nan, hang or crash"),
+                }
+            }
+            "--loop-wait-ms" => options.fault.loop_wait_ms = value("--loop-wait-ms")?.max(1),
             "--repeat" => options.fault.repeat = value("--repeat")?.max(1),
             "--threads" => options.stress.threads = value("--threads")?.clamp(1, 64),
             "--seconds" => {
@@ -375,6 +428,18 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
             "--spirv" => options.stress.spirv_files.push(text("--spirv")?.into()),
             "--features-via-extensions" => options.stress.features_via_extensions = true,
+            "--omit" => options
+                .omit
+                .extend(text("--omit")?.split(',').map(|s| s.trim().to_owned())),
+            "--api" => {
+                options.api_version = match text("--api")?.as_str() {
+                    "1.0" => vk::API_VERSION_1_0,
+                    "1.1" => vk::API_VERSION_1_1,
+                    "1.2" => vk::API_VERSION_1_2,
+                    "1.3" => vk::API_VERSION_1_3,
+                    other => bail!("--api {other}: accepted: 1.0, 1.1, 1.2, 1.3"),
+                }
+            }
             "--shader-debug" => {
                 options.fault.shader_debug = match text("--shader-debug")?.as_str() {
                     "opline" => ShaderDebug::OpLine,
@@ -403,12 +468,12 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "bypass-loader runs alone: it creates its instance without the loader the others use"
         );
     }
-    Ok(Command::Run(options))
+    Ok(Command::Run(Box::new(options)))
 }
 
 fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
-        Ok(Command::Run(options)) => options,
+        Ok(Command::Run(options)) => *options,
         Ok(Command::List) => {
             for s in SCENARIOS {
                 println!("{}", s.name);
@@ -457,7 +522,7 @@ fn run(options: &Options) -> Result<RunSummary> {
     // SAFETY: loading the system Vulkan loader; nothing else in this process loads a different one.
     let entry =
         unsafe { ash::Entry::load() }.context("cannot load the Vulkan loader (libvulkan.so.1)")?;
-    let app = AppInstance::create(&entry)?;
+    let app = AppInstance::create(&entry, options.api_version)?;
     if memory_bench {
         scenarios::memory_bench::checkpoint("instance");
     }
@@ -620,10 +685,12 @@ pub struct AppInstance {
     pub entry: ash::Entry,
     pub instance: ash::Instance,
     pub debug_utils: Option<DebugUtils>,
+    /// The version the instance was created for (`--api`).
+    pub api_version: u32,
 }
 
 impl AppInstance {
-    pub fn create(entry: &ash::Entry) -> Result<AppInstance> {
+    pub fn create(entry: &ash::Entry, api_version: u32) -> Result<AppInstance> {
         // SAFETY (whole function): plain Vulkan calls with create infos that outlive them.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
             .vk_context("vkEnumerateInstanceExtensionProperties")?;
@@ -635,7 +702,7 @@ impl AppInstance {
             .application_name(c"bb-testapp")
             .application_version(1)
             .engine_name(c"none")
-            .api_version(vk::API_VERSION_1_3);
+            .api_version(api_version);
         let enabled = [ash::ext::debug_utils::NAME.as_ptr()];
         let enabled = if has_debug_utils { &enabled[..] } else { &[] };
         // Chained into vkCreateInstance too, so that messages from instance creation and destruction count.
@@ -661,6 +728,7 @@ impl AppInstance {
             entry: entry.clone(),
             instance,
             debug_utils,
+            api_version,
         })
     }
 

@@ -19,6 +19,14 @@ pub const HANG_FRAG: &[u8] = spirv!("hang.frag.spv");
 pub const BAD_ADDRESS_COMP: &[u8] = spirv!("bad_address.comp.spv");
 pub const NAN_COMP: &[u8] = spirv!("nan.comp.spv");
 pub const NAN_COMP_GVS: &[u8] = spirv!("nan.comp.gvs.spv");
+/// `loop-one` and `loop-forever`: one invocation's loop runs long.
+pub const LOOP_ONE_COMP: &[u8] = spirv!("loop_one.comp.spv");
+/// `passes`: one pass of many; one may make a NaN or run long.
+pub const PASSES_COMP: &[u8] = spirv!("passes.comp.spv");
+/// `int-div`: one invocation divides by zero.
+pub const INT_DIV_COMP: &[u8] = spirv!("int_div.comp.spv");
+/// `nan.comp` as SPIR-V 1.0, for apps of Vulkan 1.0 and 1.1 (`--api`).
+pub const NAN_COMP_VK10: &[u8] = spirv!("nan.comp.vk10.spv");
 pub const NAN_FRAG: &[u8] = spirv!("nan.frag.spv");
 pub const NAN_FRAG_GVS: &[u8] = spirv!("nan.frag.gvs.spv");
 pub const NAN_FP16_FP64_COMP: &[u8] = spirv!("nan_fp16_fp64.comp.spv");

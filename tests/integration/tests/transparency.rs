@@ -110,3 +110,107 @@ fn nan_is_reported_before_an_app_that_polls_a_timeline_semaphore_reads_its_resul
 fn nan_is_reported_within_a_bounded_time_while_the_app_makes_no_vulkan_call() {
     nan_before_reading("nan-sleep");
 }
+
+/// A Vulkan 1.0 or 1.1 app keeps its version: Blackbox reaches buffer device address and timeline
+/// semaphores through their KHR extensions (logged at debug level), its NaN checks work, the results are
+/// the app's, and the validation layer says nothing it would not say without Blackbox (a raised version
+/// made it report the app's KHR extensions as deprecated).
+#[test]
+fn apps_of_vulkan_1_0_and_1_1_keep_their_version_and_get_instrumentation_through_khr_extensions() {
+    for (api, extra) in [
+        ("1.0", &[][..]),
+        ("1.1", &["--features-via-extensions"][..]),
+    ] {
+        let home = TempDir::new(&format!("api-{api}"));
+        let mut args = vec!["--api", api];
+        args.extend_from_slice(extra);
+        args.push("nan-compute");
+        let reference = run(&mut testapp_with_validation_only(&home, &args));
+        reference.assert_testapp_finished();
+        let run = run(&mut testapp_with_blackbox(
+            &home,
+            &args,
+            &[("VK_BLACKBOX_NAN", "ops"), ("VK_BLACKBOX_LOG", "debug")],
+        ));
+        run.assert_testapp_finished();
+        run.assert_no_validation_messages_added(&reference);
+        assert_eq!(
+            run.checksums(),
+            reference.checksums(),
+            "--api {api}\n{}",
+            run.dump()
+        );
+        assert_eq!(run.start_up_lines(), 1, "--api {api}\n{}", run.dump());
+        let enabled = run
+            .stderr
+            .lines()
+            .find(|l| l.contains("Blackbox enabled"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "--api {api}: no line of what Blackbox enabled\n{}",
+                    run.dump()
+                )
+            });
+        assert!(
+            enabled.contains(&format!("used at Vulkan {api}.")),
+            "--api {api}: the device is used at the app's version: {enabled}"
+        );
+        // The app enables them itself at 1.1 (--features-via-extensions); at 1.0 Blackbox does.
+        if api == "1.0" {
+            for ext in [
+                "VK_KHR_buffer_device_address",
+                "VK_KHR_device_group",
+                "VK_KHR_timeline_semaphore",
+            ] {
+                assert!(enabled.contains(ext), "--api 1.0: {ext} in: {enabled}");
+            }
+        }
+        assert!(
+            run.stderr
+                .lines()
+                .any(|l| l.starts_with("[blackbox] warn: NaN from normalize()")),
+            "--api {api}: the NaN check works through the KHR path\n{}",
+            run.dump()
+        );
+        assert!(
+            !run.stderr.contains("instrumentation off")
+                && !run.stderr.contains("does not support bufferDeviceAddress"),
+            "--api {api}\n{}",
+            run.dump()
+        );
+    }
+}
+
+/// Blackbox sees the validation layer below it (it reports itself as a tool) and what it was asked to do
+/// (here through `VK_LAYER_SETTINGS_PATH`, as every test sets it), so that on devices with special-use
+/// extensions it leaves them off under best practices, and gives each marker write its own word under
+/// synchronization validation; without the validation layer it sees none.
+#[test]
+fn the_validation_layer_below_and_its_enables_are_seen() {
+    let home = TempDir::new("validation-below");
+    let with = run(&mut testapp_with_blackbox(
+        &home,
+        &["compute"],
+        &[("VK_BLACKBOX_LOG", "debug")],
+    ));
+    with.assert_success();
+    assert!(
+        with.stderr
+            .contains("a validation layer below, synchronization validation on, best practices on"),
+        "{}",
+        with.dump()
+    );
+    let manifests = home.path().join("manifests");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("compute")
+        .env("VK_BLACKBOX_LOG", "debug")
+        .env("VK_ADD_LAYER_PATH", &manifests)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_blackbox");
+    let without = run(&mut cmd);
+    without.assert_success();
+    assert!(
+        without.stderr.contains("no validation layer below"),
+        "{}",
+        without.dump()
+    );
+}

@@ -167,14 +167,24 @@ impl ComputeKit {
         Ok(set)
     }
 
-    /// Binds the pipeline and `set`, pushes `push` and dispatches `groups` workgroups.
-    pub fn record_dispatch(
+    /// As [`ComputeKit::record_grid`] without the dispatch: what is left of it when the dispatch is not
+    /// recorded (`--omit`, the reference for Blackbox's skipping, which keeps state commands).
+    pub fn record_grid_state(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        set: vk::DescriptorSet,
+        pass: u32,
+    ) {
+        self.record_state(device, cmd, set, ComputePush::grid(pass));
+    }
+
+    fn record_state(
         &self,
         device: &ash::Device,
         cmd: vk::CommandBuffer,
         set: vk::DescriptorSet,
         push: ComputePush,
-        groups: [u32; 2],
     ) {
         unsafe {
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
@@ -193,8 +203,20 @@ impl ComputeKit {
                 0,
                 &push.bytes(),
             );
-            device.cmd_dispatch(cmd, groups[0], groups[1], 1);
         }
+    }
+
+    /// Binds the pipeline and `set`, pushes `push` and dispatches `groups` workgroups.
+    pub fn record_dispatch(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        set: vk::DescriptorSet,
+        push: ComputePush,
+        groups: [u32; 2],
+    ) {
+        self.record_state(device, cmd, set, push);
+        unsafe { device.cmd_dispatch(cmd, groups[0], groups[1], 1) };
     }
 
     /// Pass `pass` over the GRID x GRID array bound by `set`.
@@ -224,6 +246,17 @@ pub fn record_init(
     size: vk::DeviceSize,
 ) {
     unsafe { device.cmd_fill_buffer(cmd, buffer, offset, size, INITIAL_BITS) };
+    record_init_barrier(device, cmd, buffer, offset, size);
+}
+
+/// [`record_init`]'s barrier alone: what is left of it when the fill is not recorded (`--omit`).
+pub fn record_init_barrier(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    buffer: vk::Buffer,
+    offset: vk::DeviceSize,
+    size: vk::DeviceSize,
+) {
     buffer_barrier(
         device,
         cmd,

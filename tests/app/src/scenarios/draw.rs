@@ -204,7 +204,9 @@ impl DrawKit {
 
     /// Records one scene draw with all the state it needs (so it also works at the start of a secondary
     /// command buffer, which inherits no state).
-    pub fn record_draw(
+    /// As [`DrawKit::record_draw`] without the draw: what is left of it when the draw is not recorded
+    /// (`--omit`, the reference for Blackbox's skipping, which keeps state commands).
+    pub fn record_draw_state(
         &self,
         device: &ash::Device,
         cmd: vk::CommandBuffer,
@@ -221,6 +223,16 @@ impl DrawKit {
         }
         self.set_area(device, cmd, extent, draw.area);
         self.push(device, cmd, draw.transform, draw.tint);
+    }
+
+    pub fn record_draw(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        extent: vk::Extent2D,
+        draw: &SceneDraw,
+    ) {
+        self.record_draw_state(device, cmd, extent, draw);
         unsafe { device.cmd_draw(cmd, draw.vertices.1, 1, draw.vertices.0, 0) };
     }
 

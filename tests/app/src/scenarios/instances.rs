@@ -18,8 +18,8 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let mut sum = Fnv1a::new();
     for round in 0..ROUNDS {
         let apps = [
-            AppInstance::create(&cx.entry)?,
-            AppInstance::create(&cx.entry)?,
+            AppInstance::create(&cx.entry, cx.api_version)?,
+            AppInstance::create(&cx.entry, cx.api_version)?,
         ];
         let contexts = apps
             .iter()

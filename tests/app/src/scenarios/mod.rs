@@ -14,8 +14,10 @@ pub mod draw;
 pub mod frame_bench;
 pub mod hang;
 pub mod instances;
+pub mod loops;
 pub mod memory_bench;
 pub mod nan;
+pub mod passes;
 pub mod pipeline_bench;
 pub mod pipeline_compile;
 pub mod program;
@@ -184,6 +186,33 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: Needs::NONE,
         run: nan::run_sleep,
+    },
+    Scenario {
+        name: "passes",
+        in_all: false,
+        needs: Needs {
+            buffer_device_address: true,
+            ..Needs::NONE
+        },
+        run: passes::run,
+    },
+    Scenario {
+        name: "loop-one",
+        in_all: false,
+        needs: Needs::NONE,
+        run: loops::run_loop_one,
+    },
+    Scenario {
+        name: "loop-forever",
+        in_all: false,
+        needs: Needs::NONE,
+        run: loops::run_loop_forever,
+    },
+    Scenario {
+        name: "int-div",
+        in_all: false,
+        needs: Needs::NONE,
+        run: loops::run_int_div,
     },
     Scenario {
         name: "validation-canary",

@@ -128,7 +128,12 @@ pub fn run_compute(cx: &Context, options: &Options) -> Result<Outcome> {
     if fault.shader_debug == ShaderDebug::NonSemantic {
         note_non_semantic(cx);
     }
-    let spirv = by_debug_info(fault.shader_debug, shaders::NAN_COMP, shaders::NAN_COMP_GVS);
+    // A Vulkan 1.0 or 1.1 app may not use SPIR-V 1.5.
+    let spirv = if cx.api_version < vk::API_VERSION_1_2 {
+        shaders::NAN_COMP_VK10
+    } else {
+        by_debug_info(fault.shader_debug, shaders::NAN_COMP, shaders::NAN_COMP_GVS)
+    };
     let program = ComputeProgram::new(
         cx,
         spirv,
