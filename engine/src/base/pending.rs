@@ -431,7 +431,12 @@ impl Base<'_> {
         // Phases 0..4: load header word COUNTER_COUNT, COUNTERS_OFFSET, RECORDS_OFFSET, RECORDS_CAPACITY.
         fb.block(body);
         let header_phases = c(self, Phase::Pick as u32);
-        let loading = fb.op(&mut self.b, Op::ULessThan, bool_t, &[phase_v, header_phases]);
+        let loading = fb.op(
+            &mut self.b,
+            Op::ULessThan,
+            bool_t,
+            &[phase_v, header_phases],
+        );
         fb.op_void(Op::SelectionMerge, &[join, NO_SELECTION_CONTROL]);
         fb.op_void(Op::BranchConditional, &[loading, load, other]);
         fb.block(load);
@@ -444,7 +449,12 @@ impl Base<'_> {
         .map(|w| c(self, w as u32));
         let word = pick(&mut fb, self, phase_v, &words, zero);
         let p = self.word_ptr(&mut fb, buf, word);
-        let value = fb.op(&mut self.b, Op::Load, uint, &[p, ALIGNED_4[0], ALIGNED_4[1]]);
+        let value = fb.op(
+            &mut self.b,
+            Op::Load,
+            uint,
+            &[p, ALIGNED_4[0], ALIGNED_4[1]],
+        );
         for (h, &var) in header_vars.iter().enumerate() {
             let h = c(self, h as u32);
             let is_h = fb.op(&mut self.b, Op::IEqual, bool_t, &[phase_v, h]);
@@ -565,8 +575,18 @@ impl Base<'_> {
         let ok = fb.op(&mut self.b, Op::LogicalAnd, bool_t, &[fits, no_wrap]);
         let drop_c = c(self, Phase::Drop as u32);
         let after_alloc = fb.op(&mut self.b, Op::Select, uint, &[ok, write_c, drop_c]);
-        let then = fb.op(&mut self.b, Op::Select, uint, &[is_alloc, after_alloc, pick_c]);
-        let then = fb.op(&mut self.b, Op::Select, uint, &[is_count, after_count, then]);
+        let then = fb.op(
+            &mut self.b,
+            Op::Select,
+            uint,
+            &[is_alloc, after_alloc, pick_c],
+        );
+        let then = fb.op(
+            &mut self.b,
+            Op::Select,
+            uint,
+            &[is_count, after_count, then],
+        );
         fb.op_void(Op::Store, &[phase, then]);
         // An allocated record is written from word 0 at records_offset + off.
         let start_write = fb.op(&mut self.b, Op::LogicalAnd, bool_t, &[is_alloc, ok]);
@@ -597,7 +617,6 @@ impl Base<'_> {
         self.b.add_function(fb.finish());
         id
     }
-
 }
 
 /// `values[index]`, or `fallback` when `index` is past them, as a chain of `OpSelect`s (no indexed memory).
@@ -710,11 +729,7 @@ fn flush_points(
         }
     }
     for (hi, header) in f.blocks.iter().enumerate() {
-        let Some(merge_at) = header
-            .instructions
-            .iter()
-            .position(|i| i.is(Op::LoopMerge))
-        else {
+        let Some(merge_at) = header.instructions.iter().position(|i| i.is(Op::LoopMerge)) else {
             continue;
         };
         let Some(merge) = header.instructions[merge_at]
@@ -735,8 +750,8 @@ fn flush_points(
                 }
             }
         }
-        let has_sites = (0..f.blocks.len())
-            .any(|b| inside[b] && pending.blocks.contains(&f.blocks[b].id()));
+        let has_sites =
+            (0..f.blocks.len()).any(|b| inside[b] && pending.blocks.contains(&f.blocks[b].id()));
         if has_sites {
             at[hi].push(merge_at);
             continue;
@@ -749,7 +764,11 @@ fn flush_points(
             let merge_first = n >= 2
                 && (pred.instructions[n - 2].is(Op::SelectionMerge)
                     || pred.instructions[n - 2].is(Op::LoopMerge));
-            at[pi].push(if merge_first { n - 2 } else { n.saturating_sub(1) });
+            at[pi].push(if merge_first {
+                n - 2
+            } else {
+                n.saturating_sub(1)
+            });
         }
     }
     for points in &mut at {

@@ -409,8 +409,10 @@ pub(super) fn create_compute_pipeline(
     let info = vk::ComputePipelineCreateInfo::default()
         .stage(stage)
         .layout(layout);
-    let created =
-        unsafe { cx.device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
+    let created = unsafe {
+        cx.device
+            .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+    };
     Ok(created
         .map_err(|(_, r)| r)
         .vk_context("vkCreateComputePipelines")?[0])
@@ -567,8 +569,10 @@ pub(super) fn create_fragment_pipeline(
         .color_blend_state(&blend)
         .layout(layout)
         .push_next(&mut rendering);
-    let created =
-        unsafe { cx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+    let created = unsafe {
+        cx.device
+            .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+    };
     Ok(created
         .map_err(|(_, r)| r)
         .vk_context("vkCreateGraphicsPipelines")?[0])
