@@ -13,9 +13,13 @@
 //! In each function with deferred sites, a flush comes
 //!
 //! - before each return;
-//! - before the `OpLoopMerge` of each loop that contains such a site, so once per iteration; and in the
+//! - at the end of each block that branches back to the header of a loop that contains such a site, so once
+//!   per iteration (before the `OpLoopMerge` of a header that is its own continue target); and in the
 //!   blocks that enter a loop that contains none, so that what was pending before a loop that never ends
-//!   is written;
+//!   is written. Not in the header: a flush there (never run, its code only) made llvmpipe compute one of
+//!   the generated shaders' 32-bit results with other bits (`gen28.comp`, `tests/integration/tests/
+//!   generated.rs`), as a change of the code around a float operation may (SPIR-V lets a driver contract
+//!   a multiply and an add where it likes); at the back edge its bits stay;
 //! - before a call to a function that may end the invocation (`OpKill` and the like in it or in what it
 //!   calls), and before each instruction that ends the invocation or makes it a helper (`OpKill`,
 //!   `OpTerminateInvocation`, `OpDemoteToHelperInvocation`, `OpTerminateRayKHR`,
@@ -25,10 +29,11 @@
 //! there (fired since the last flush on some path); a point with none gets no flush, and each flush function
 //! handles only its own sites, so its size follows them and not the module's.
 //!
-//! Every cycle of the control flow passes a loop header, so a site fires at most once between two flushes:
-//! one bit and one set of slots per site are enough, the counts stay exact, and every firing still gets
-//! its record (up to the site's cap), as when records were written on the spot. What changes is when: at the
-//! next flush point, a loop iteration or a function exit away. A device fault (or an endless loop in a
+//! Every cycle of the control flow passes a back edge (a branch to a loop header from inside the loop), so
+//! a site fires at most once between two flushes: one bit and one set of slots per site are enough, the
+//! counts stay exact, and every firing still gets its record (up to the site's cap), as when records were
+//! written on the spot. What changes is when: at the next flush point, a loop iteration or a function exit
+//! away. A device fault (or an endless loop in a
 //! function called in between) after a site and before that flush loses its record. A function's own flushes
 //! write its own sites: a callee writes its sites before it returns, its caller's stay pending meanwhile. The
 //! common path costs a `Private` bool tested at each flush.
@@ -752,12 +757,15 @@ fn flush_points(
         }
         let has_sites =
             (0..f.blocks.len()).any(|b| inside[b] && pending.blocks.contains(&f.blocks[b].id()));
-        if has_sites {
-            at[hi].push(merge_at);
-            continue;
-        }
+        // A loop with sites: a flush at the end of each block that branches back to the header (once per
+        // iteration; the header itself when it is its own continue target). A loop without: one in each
+        // block that enters it.
         for (pi, pred) in f.blocks.iter().enumerate() {
-            if inside[pi] || !succ[pi].contains(&hi) {
+            if inside[pi] != has_sites || !succ[pi].contains(&hi) {
+                continue;
+            }
+            if pi == hi {
+                at[hi].push(merge_at);
                 continue;
             }
             let n = pred.instructions.len();
