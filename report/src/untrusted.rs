@@ -165,7 +165,7 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<
     ) -> std::io::Result<()> {
         let mut rest = fragment;
         while let Some((i, c)) = rest.char_indices().find(|&(_, c)| is_unsafe(c)) {
-            writer.write_all(rest[..i].as_bytes())?;
+            writer.write_all(&rest.as_bytes()[..i])?;
             write!(writer, "\\u{:04x}", c as u32)?;
             rest = &rest[i + c.len_utf8()..];
         }
