@@ -5,7 +5,7 @@
 
 use blackbox_engine::NanLevel;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One documented variable (the README's table mirrors this list).
 pub struct Variable {
@@ -21,7 +21,7 @@ pub struct Variable {
 pub const VARIABLES: &[Variable] = &[
     Variable {
         name: "VK_BLACKBOX_OUTPUT",
-        accepted: "a folder path (created if missing)",
+        accepted: "a folder path (created if missing, mode 700)",
         default: "$XDG_STATE_HOME/blackbox, else ~/.local/state/blackbox",
     },
     Variable {
@@ -322,11 +322,9 @@ fn default_output_dir(var: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
     fallback_output_dir()
 }
 
-/// Where reports go when the chosen folder cannot be written: a per-user folder under the temp dir.
+/// The per-user folder under the temp dir, which [`crate::output::resolve`] checks before using it.
 pub fn fallback_output_dir() -> PathBuf {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir().join(format!("blackbox-{uid}"))
+    crate::output::per_user_temp_dir(&std::env::temp_dir(), crate::output::current_uid())
 }
 
 /// Checks an env_logger filter: comma-separated `level`, `target` or `target=level` directives. Targets must
@@ -352,14 +350,6 @@ pub fn check_log_filter(value: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Makes sure reports can be written to `dir` (creating it), or returns why not.
-pub fn check_writable(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let probe = dir.join(format!(".blackbox-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")?;
-    std::fs::remove_file(&probe)
 }
 
 #[cfg(test)]
