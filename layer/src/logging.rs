@@ -27,13 +27,7 @@ pub fn init(config: &Config) -> Option<String> {
     let mut builder = env_logger::Builder::new();
     builder.parse_filters(&config.log_filter);
     builder.format(|buf, record| {
-        let level = record.level().as_str().to_ascii_lowercase();
-        let message = record.args().to_string();
-        writeln!(
-            buf,
-            "[blackbox] {level}: {}",
-            untrusted::shown_lines(&message)
-        )
+        writeln!(buf, "{}", line(record.level(), &record.args().to_string()))
     });
     let mut warning = None;
     let mut fd = libc::STDERR_FILENO;
@@ -70,9 +64,29 @@ pub fn init(config: &Config) -> Option<String> {
     warning
 }
 
+/// A log line: `[blackbox] level: message`, with any control character left in the message escaped but
+/// the newline (the last line of defence: call sites escape the app's strings themselves).
+fn line(level: log::Level, message: &str) -> String {
+    let level = level.as_str().to_ascii_lowercase();
+    format!("[blackbox] {level}: {}", untrusted::shown_lines(message))
+}
+
 /// Where the fatal-signal path writes its lines with `write(2)`: the log's descriptor, or `None` when
 /// `VK_BLACKBOX_LOG` turns errors off.
 pub fn signal_safe_fd() -> Option<i32> {
     let fd = SIGNAL_SAFE_FD.load(Ordering::Acquire);
     (fd >= 0).then_some(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_left_in_a_message_are_escaped_but_newlines() {
+        assert_eq!(
+            line(log::Level::Warn, "label \x1b[2J\r, report text:\n  line 2"),
+            "[blackbox] warn: label \\x1b[2J\\r, report text:\n  line 2"
+        );
+    }
 }
