@@ -465,3 +465,30 @@ fn a_fault_inside_blackboxs_own_lock_is_reported_and_the_apps_handler_runs_after
     assert_eq!(report.in_flight[0].labels, ["crash frame"]);
     assert_eq!(report.in_flight[0].command, "vkCmdDispatch");
 }
+
+#[test]
+fn dumped_shaders_are_private_whatever_the_umask() {
+    let home = TempDir::new("dump-private");
+    let dump = home.path().join("dump/shaders");
+    let mut cmd = testapp_with_blackbox(
+        &home,
+        &["nan-compute"],
+        &[
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_DUMP_SHADERS", dump.to_str().unwrap()),
+        ],
+    );
+    with_umask(&mut cmd, 0o000);
+    let run = {
+        let _serial = serial();
+        run(&mut cmd)
+    };
+    run.assert_success().assert_no_validation_messages();
+    assert_eq!(mode(&home.path().join("dump")), 0o700);
+    assert_eq!(mode(&dump), 0o700);
+    let files = folders(&dump);
+    assert!(files.len() >= 3, "{files:?}");
+    for file in files {
+        assert_eq!(mode(&file), 0o600, "{}", file.display());
+    }
+}
