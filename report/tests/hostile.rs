@@ -46,11 +46,22 @@ fn poisoned(json: &[u8]) -> Report {
 fn unsafe_chars(text: &str, colour: bool) -> Vec<char> {
     let mut plain = text.to_owned();
     if colour {
-        for code in ["\x1b[0m", "\x1b[1m", "\x1b[1;31m", "\x1b[1;33m", "\x1b[2m", "\x1b[32m", "\x1b[36m"] {
+        for code in [
+            "\x1b[0m",
+            "\x1b[1m",
+            "\x1b[1;31m",
+            "\x1b[1;33m",
+            "\x1b[2m",
+            "\x1b[32m",
+            "\x1b[36m",
+        ] {
             plain = plain.replace(code, "");
         }
     }
-    plain.chars().filter(|&c| is_unsafe(c) && c != '\n').collect()
+    plain
+        .chars()
+        .filter(|&c| is_unsafe(c) && c != '\n')
+        .collect()
 }
 
 #[test]
@@ -73,14 +84,23 @@ fn hostile_strings_are_escaped_in_text_and_exact_in_json() {
         let report = poisoned(&bytes);
         for colour in [false, true] {
             let text = text::render(&report, colour);
-            assert_eq!(unsafe_chars(&text, colour), Vec::<char>::new(), "{name}\n{text}");
+            assert_eq!(
+                unsafe_chars(&text, colour),
+                Vec::<char>::new(),
+                "{name}\n{text}"
+            );
             // Shown, visibly: the app's text is there, escaped.
             assert!(
                 text.contains(r"\x1b[2J\x1b]0;pwned\x07\x1b[31mred\rback\n[blackbox] error: forged\x00nul\x7f\u{9b}6n\u{202e}txt"),
                 "{name}\n{text}"
             );
             // No line of the text starts with the forged one.
-            assert!(!text.lines().any(|l| l.starts_with("[blackbox] error: forged")), "{name}");
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.starts_with("[blackbox] error: forged")),
+                "{name}"
+            );
         }
         // The app name, labels and pipeline name in particular (the strings an app controls).
         let text = text::render(&report, false);
@@ -104,7 +124,10 @@ fn long_strings_are_cut_in_text_with_the_cut_said() {
     let text = text::render(&report, false);
     let app_line = text.lines().find(|l| l.starts_with("  app  ")).unwrap();
     assert!(app_line.len() < 2 * KEEP_BYTES + 200, "{}", app_line.len());
-    assert!(app_line.contains("… [997952 more bytes not shown]"), "{app_line}");
+    assert!(
+        app_line.contains("… [997952 more bytes not shown]"),
+        "{app_line}"
+    );
     // JSON keeps it whole: it is the file's, not the app's straight from the layer (which keeps KEEP_BYTES).
     assert!(report.to_json().contains(&"A".repeat(1_000_000)));
 }
@@ -115,7 +138,11 @@ fn deep_wide_and_wrongly_typed_files_are_refused_or_read_never_panic() {
     let deep_in_report = {
         let (_, bytes) = &fixtures()[0];
         let text = String::from_utf8(bytes.clone()).unwrap();
-        text.replacen("\"notes\": [", &format!("\"notes\": [{}", "[".repeat(10_000)), 1)
+        text.replacen(
+            "\"notes\": [",
+            &format!("\"notes\": [{}", "[".repeat(10_000)),
+            1,
+        )
     };
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("empty", Vec::new()),
@@ -123,10 +150,19 @@ fn deep_wide_and_wrongly_typed_files_are_refused_or_read_never_panic() {
         ("deeply nested inside a report", deep_in_report.into_bytes()),
         ("not an object", b"[1, 2, 3]".to_vec()),
         ("version as text", br#"{"version": "1"}"#.to_vec()),
-        ("version too big", br#"{"version": 18446744073709551616}"#.to_vec()),
+        (
+            "version too big",
+            br#"{"version": 18446744073709551616}"#.to_vec(),
+        ),
         ("negative version", br#"{"version": -1}"#.to_vec()),
-        ("invalid UTF-8", b"{\"version\": 1, \"reason\": \"\xff\"}".to_vec()),
-        ("lone surrogate", br#"{"version": 1, "reason": "\ud800"}"#.to_vec()),
+        (
+            "invalid UTF-8",
+            b"{\"version\": 1, \"reason\": \"\xff\"}".to_vec(),
+        ),
+        (
+            "lone surrogate",
+            br#"{"version": 1, "reason": "\ud800"}"#.to_vec(),
+        ),
         ("NUL bytes", vec![0u8; 4096]),
     ];
     for (what, bytes) in cases {
@@ -137,7 +173,11 @@ fn deep_wide_and_wrongly_typed_files_are_refused_or_read_never_panic() {
     let value: Value = serde_json::from_slice(bytes).unwrap();
     let Value::Object(map) = &value else { panic!() };
     for key in map.keys() {
-        for wrong in [Value::Bool(true), serde_json::json!({"x": [1]}), Value::String("x".into())] {
+        for wrong in [
+            Value::Bool(true),
+            serde_json::json!({"x": [1]}),
+            Value::String("x".into()),
+        ] {
             let mut broken = value.clone();
             let same_type = std::mem::discriminant(&broken[key]) == std::mem::discriminant(&wrong);
             broken[key] = wrong;
@@ -154,7 +194,9 @@ fn deep_wide_and_wrongly_typed_files_are_refused_or_read_never_panic() {
 fn a_report_made_to_blow_up_its_text_renders_in_bounded_size() {
     // Many scopes all open at once, many executes sharing one range of secondaries, long parameter lists:
     // the text stays linear in the file's size.
-    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reports/hang.json")).unwrap();
+    let bytes =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reports/hang.json"))
+            .unwrap();
     let mut value: Value = serde_json::from_slice(&bytes).unwrap();
     let cb = &mut value["queues"][0]["submissions"][0]["command_buffers"][0];
     let command = cb["commands"][0].clone();
@@ -192,5 +234,10 @@ fn a_report_made_to_blow_up_its_text_renders_in_bounded_size() {
         text.len(),
         started.elapsed()
     );
-    assert!(text.len() < 20 * json.len(), "{} bytes from {}", text.len(), json.len());
+    assert!(
+        text.len() < 20 * json.len(),
+        "{} bytes from {}",
+        text.len(),
+        json.len()
+    );
 }
