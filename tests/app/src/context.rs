@@ -940,6 +940,25 @@ impl Context {
         result
     }
 
+    /// Records one primary command buffer with `record` and submits it to `queues[0]` with no fence, never
+    /// to be waited for or freed: for scenarios that end the process while the work runs (the crashes).
+    pub fn submit_and_leave(
+        &self,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        let d = &self.device;
+        let cmd =
+            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
+                [0];
+        begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+        record(cmd)?;
+        unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        unsafe { d.queue_submit(self.queues[0], &[submit], vk::Fence::null()) }
+            .vk_context("vkQueueSubmit")
+    }
+
     fn one_shot(
         &self,
         submit2: bool,
