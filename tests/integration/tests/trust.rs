@@ -111,7 +111,7 @@ fn hostile_app_strings_are_escaped_in_the_log_the_text_and_the_cli_and_exact_in_
     );
     assert!(
         log.contains(
-            r"bb-hostile \x1b[31m|\x00|\r|\n|\u{9b}|\u{202e} end [invocation (0, 0, 0)] [pipeline"
+            r"bb-hostile \x1b[31m|\x00|\r|\n|\u{9b}|\u{202e} end [invocation (0, 0, 0), site 0] [pipeline"
         ),
         "the printf line, escaped\n{log}"
     );
