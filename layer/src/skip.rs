@@ -80,15 +80,16 @@ impl Selector {
     }
 }
 
-/// Every selector of `VK_BLACKBOX_SKIP`, and a warning per bad one (which then skips nothing).
-pub fn parse_list(text: &str) -> (Vec<Selector>, Vec<String>) {
+/// Every selector of `VK_BLACKBOX_SKIP`, and a warning per bad one (which then skips nothing), each
+/// starting with `what` (the setting and its source).
+pub fn parse_list(text: &str, what: &str) -> (Vec<Selector>, Vec<String>) {
     let mut selectors = Vec::new();
     let mut warnings = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match Selector::parse(part) {
             Ok(s) => selectors.push(s),
             Err(why) => warnings.push(format!(
-                "VK_BLACKBOX_SKIP: {why}; accepted: {ACCEPTED}; nothing is skipped for it"
+                "{what}: {why}; accepted: {ACCEPTED}; nothing is skipped for it"
             )),
         }
     }
@@ -164,7 +165,7 @@ mod tests {
 
     #[test]
     fn selectors_parse_and_bad_ones_warn() {
-        let (s, w) = parse_list("label:shadow, command:7, command:3-5, pipeline:Sky, shader:1f3a, x:1, command:5-3, label:");
+        let (s, w) = parse_list("label:shadow, command:7, command:3-5, pipeline:Sky, shader:1f3a, x:1, command:5-3, label:", "VK_BLACKBOX_SKIP");
         assert_eq!(
             s,
             [
