@@ -1244,6 +1244,100 @@ mod tests {
         assert_eq!(by_key("log"), LEVELS);
     }
 
+    /// Vulkan Configurator's view of the settings: a manifest's `features.settings`, from [`VARIABLES`].
+    fn manifest_settings() -> serde_json::Value {
+        use serde_json::json;
+        let settings: Vec<serde_json::Value> = VARIABLES
+            .iter()
+            .filter_map(|v| Some((v, v.setting.as_ref()?)))
+            .map(|(v, s)| {
+                let mut entry = json!({
+                    "key": v.key(),
+                    "env": v.name,
+                    "label": s.label,
+                    "description": s.description,
+                    "platforms": ["LINUX"],
+                });
+                let fields = match &s.kind {
+                    Kind::Enum { values, default } => json!({
+                        "type": "ENUM",
+                        "flags": values
+                            .iter()
+                            .map(|(key, label, description)| {
+                                json!({"key": key, "label": label, "description": description})
+                            })
+                            .collect::<Vec<_>>(),
+                        "default": default,
+                    }),
+                    Kind::Bool { default } => json!({"type": "BOOL", "default": default}),
+                    Kind::Int { default, min, max, unit } => json!({
+                        "type": "INT",
+                        "default": default,
+                        "range": {"min": min, "max": max},
+                        "unit": unit,
+                    }),
+                    Kind::Text { .. } => json!({"type": "STRING", "default": ""}),
+                    Kind::Folder { .. } => json!({"type": "SAVE_FOLDER", "default": ""}),
+                    Kind::File { .. } => json!({"type": "SAVE_FILE", "default": ""}),
+                };
+                for (k, value) in fields.as_object().expect("an object") {
+                    entry[k] = value.clone();
+                }
+                if let Some((key, values)) = s.depends_on {
+                    entry["dependence"] = json!({
+                        "mode": "ANY",
+                        "settings": values.iter().map(|v| json!({"key": key, "value": v})).collect::<Vec<_>>(),
+                    });
+                }
+                entry
+            })
+            .collect();
+        serde_json::Value::Array(settings)
+    }
+
+    #[test]
+    fn the_manifests_list_every_setting_with_its_default() {
+        // A setting added to VARIABLES must reach Vulkan Configurator: `BLACKBOX_BLESS=1 cargo test -p
+        // blackbox-layer manifests` writes the manifests' settings from VARIABLES, for review.
+        let bless = std::env::var_os("BLACKBOX_BLESS").is_some();
+        let expected = manifest_settings();
+        for name in ["VkLayer_blackbox.json", "VkLayer_blackbox_implicit.json"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../manifest")
+                .join(name);
+            let text = std::fs::read_to_string(&path).expect("manifest");
+            let mut manifest: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+            if bless {
+                manifest["layer"]["features"]["settings"] = expected.clone();
+                let mut out = serde_json::to_string_pretty(&manifest).expect("JSON");
+                out.push('\n');
+                std::fs::write(&path, out).expect("write manifest");
+                continue;
+            }
+            let listed = &manifest["layer"]["features"]["settings"];
+            let keys = |v: &serde_json::Value| -> Vec<String> {
+                v.as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|s| s["key"].as_str().unwrap_or("?").to_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            assert_eq!(
+                keys(listed),
+                keys(&expected),
+                "{name}: settings listed against VARIABLES"
+            );
+            assert_eq!(
+                listed,
+                &expected,
+                "{name}: features.settings differs from VARIABLES (BLACKBOX_BLESS=1 rewrites it); expected:\n{}",
+                serde_json::to_string_pretty(&expected).unwrap_or_default()
+            );
+        }
+    }
+
     #[test]
     fn every_variable_is_documented_once() {
         let mut names: Vec<_> = VARIABLES.iter().map(|v| v.name).collect();

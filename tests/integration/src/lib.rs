@@ -543,3 +543,50 @@ pub fn commands_with_labels(
         })
         .collect()
 }
+
+/// The Python of `.venv/` (scripts/setup.sh), which has the pinned JSON Schema validator (`jsonschema`).
+pub fn venv_python() -> PathBuf {
+    let python = workspace_root().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup.sh",
+        python.display()
+    );
+    python
+}
+
+/// Checks each of `documents` against the JSON Schema at `schema` (its `$schema` says which draft) with the
+/// pinned `jsonschema`: `Err` lists every violation, by document and place.
+pub fn validate_json(schema: &Path, documents: &[PathBuf]) -> Result<(), String> {
+    const CHECK: &str = r#"
+import json, sys
+from jsonschema.validators import validator_for
+schema = json.load(open(sys.argv[1]))
+cls = validator_for(schema)
+cls.check_schema(schema)
+validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+bad = 0
+for path in sys.argv[2:]:
+    for e in sorted(validator.iter_errors(json.load(open(path))), key=lambda e: list(e.absolute_path)):
+        bad += 1
+        where = "/".join(str(p) for p in e.absolute_path)
+        print(f"{path}: /{where}: {e.message}")
+sys.exit(1 if bad else 0)
+"#;
+    let output = Command::new(venv_python())
+        .arg("-c")
+        .arg(CHECK)
+        .arg(schema)
+        .args(documents)
+        .output()
+        .expect("run the JSON Schema validator");
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
