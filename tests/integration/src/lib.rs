@@ -508,9 +508,11 @@ pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
     let Ok(entries) = std::fs::read_dir(output) else {
         return found;
     };
+    let mut files = Vec::new();
     for entry in entries.flatten() {
         let json = entry.path().join("report.json");
         if let Ok(text) = std::fs::read_to_string(&json) {
+            files.push(json.clone());
             let report = blackbox_report::Report::from_json(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{text}", json.display()));
             assert!(
@@ -521,8 +523,19 @@ pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
             found.push((entry.path(), report));
         }
     }
+    // Every report the suite reads is checked against the published schema.
+    if !files.is_empty() {
+        if let Err(e) = validate_json(&report_schema(), &files) {
+            panic!("reports do not match docs/report.schema.json:\n{e}");
+        }
+    }
     found.sort_by_key(|(_, r)| r.unix_ms);
     found
+}
+
+/// `docs/report.schema.json`, the JSON Schema of `report.json`.
+pub fn report_schema() -> PathBuf {
+    workspace_root().join("docs/report.schema.json")
 }
 
 /// The commands of a report's command buffers, flattened with their label paths: `(labels, command, state)`.
