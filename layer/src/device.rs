@@ -445,6 +445,10 @@ impl Device {
             on.push(format!("skipping {}", config.skip.describe()));
         }
         let mut line = format!("features: {}", on.join(", "));
+        let origins = config.describe_origins();
+        if !origins.is_empty() {
+            line.push_str(&format!("; settings: {origins}"));
+        }
         if !self.capabilities.left_off.is_empty() {
             line.push_str(&format!(
                 "; left off: {}",

@@ -95,6 +95,11 @@ options:
                      below 1.2 nan-compute uses a SPIR-V 1.0 build of its shader
   --features-via-extensions  enable timeline semaphores and buffer device address through
                      VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
+  --layer-setting K=V  chain a VkLayerSettingsCreateInfoEXT to vkCreateInstance giving VK_LAYER_blackbox's
+                     setting K the string V (repeatable; `K:bool=true`, `K:u32=N`, `K:i32=N` for those types),
+                     (the extension is not enabled: loaders before 1.3.272 refuse it as unknown, and layers read
+                     the struct anyway)
+  --enable-layer-settings  also enable VK_EXT_layer_settings (an error where no layer or driver offers it)
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
                      OpLine only; default) or nonsemantic (glslang -gVS, NonSemantic.Shader.DebugInfo.100)
 not in `all` (faults and shader errors, for Blackbox to report):
@@ -431,6 +436,17 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
             "--spirv" => options.stress.spirv_files.push(text("--spirv")?.into()),
             "--features-via-extensions" => options.stress.features_via_extensions = true,
+            "--enable-layer-settings" => ENABLE_LAYER_SETTINGS.store(true, Ordering::Relaxed),
+            "--layer-setting" => {
+                let setting = text("--layer-setting")?;
+                let (key, value) = setting
+                    .split_once('=')
+                    .context("--layer-setting: expected KEY=VALUE")?;
+                LAYER_SETTINGS
+                    .lock()
+                    .expect("settings")
+                    .push((key.to_owned(), value.to_owned()));
+            }
             "--omit" => options
                 .omit
                 .extend(text("--omit")?.split(',').map(|s| s.trim().to_owned())),
@@ -687,6 +703,59 @@ fn messenger_info() -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
         .pfn_user_callback(Some(on_debug_message))
 }
 
+/// `--enable-layer-settings`.
+static ENABLE_LAYER_SETTINGS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// `--layer-setting`s, for every instance the app creates.
+static LAYER_SETTINGS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// A setting's values as `VkLayerSettingEXT` points at them.
+enum SettingValues {
+    /// The strings, kept alive for the pointers to them.
+    Text(
+        #[allow(dead_code)] Vec<std::ffi::CString>,
+        Vec<*const std::ffi::c_char>,
+    ),
+    Bool(vk::Bool32),
+    U32(u32),
+    I32(i32),
+}
+
+/// The `--layer-setting`s as `VkLayerSettingEXT` values: `KEY=TEXT`, `KEY:bool=true`, `KEY:u32=N`, `KEY:i32=N`.
+fn layer_setting_values() -> Result<Vec<(std::ffi::CString, vk::LayerSettingTypeEXT, SettingValues)>>
+{
+    let mut out = Vec::new();
+    for (key, value) in LAYER_SETTINGS.lock().expect("settings").iter() {
+        let (name, ty) = key.split_once(':').unwrap_or((key, "string"));
+        let (ty, values) = match ty {
+            "string" => {
+                let texts = vec![std::ffi::CString::new(value.as_str())?];
+                let ptrs = texts.iter().map(|t| t.as_ptr()).collect();
+                (
+                    vk::LayerSettingTypeEXT::STRING,
+                    SettingValues::Text(texts, ptrs),
+                )
+            }
+            "bool" => (
+                vk::LayerSettingTypeEXT::BOOL32,
+                SettingValues::Bool((value == "true").into()),
+            ),
+            "u32" => (
+                vk::LayerSettingTypeEXT::UINT32,
+                SettingValues::U32(value.parse()?),
+            ),
+            "i32" => (
+                vk::LayerSettingTypeEXT::INT32,
+                SettingValues::I32(value.parse()?),
+            ),
+            other => bail!("--layer-setting: type `{other}` is not string, bool, u32 or i32"),
+        };
+        out.push((std::ffi::CString::new(name)?, ty, values));
+    }
+    Ok(out)
+}
+
 pub struct DebugUtils {
     loader: ash::ext::debug_utils::Instance,
     messenger: vk::DebugUtilsMessengerEXT,
@@ -720,15 +789,55 @@ impl AppInstance {
             .application_version(1)
             .engine_name(c"none")
             .api_version(api_version);
-        let enabled = [ash::ext::debug_utils::NAME.as_ptr()];
-        let enabled = if has_debug_utils { &enabled[..] } else { &[] };
+        let mut enabled = Vec::new();
+        if has_debug_utils {
+            enabled.push(ash::ext::debug_utils::NAME.as_ptr());
+        }
+        // Blackbox reads the settings struct whether or not the extension is enabled.
+        let setting_values = layer_setting_values()?;
+        // Offered by the driver or an implicit layer (listed without a layer name), or by Blackbox's
+        // manifest when it is enabled explicitly (listed under its name).
+        let blackbox_extensions =
+            unsafe { entry.enumerate_instance_extension_properties(Some(c"VK_LAYER_blackbox")) }
+                .unwrap_or_default();
+        let has_layer_settings = extensions
+            .iter()
+            .chain(&blackbox_extensions)
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::layer_settings::NAME));
+        if ENABLE_LAYER_SETTINGS.load(Ordering::Relaxed) {
+            eprintln!("bb-testapp: VK_EXT_layer_settings offered: {has_layer_settings}");
+            enabled.push(ash::ext::layer_settings::NAME.as_ptr());
+        }
+        let settings: Vec<vk::LayerSettingEXT> = setting_values
+            .iter()
+            .map(|(name, ty, values)| {
+                let (count, ptr): (u32, *const c_void) = match values {
+                    SettingValues::Text(_, ptrs) => (ptrs.len() as u32, ptrs.as_ptr().cast()),
+                    SettingValues::Bool(b) => (1, (b as *const vk::Bool32).cast()),
+                    SettingValues::U32(v) => (1, (v as *const u32).cast()),
+                    SettingValues::I32(v) => (1, (v as *const i32).cast()),
+                };
+                vk::LayerSettingEXT {
+                    p_layer_name: c"VK_LAYER_blackbox".as_ptr(),
+                    p_setting_name: name.as_ptr(),
+                    ty: *ty,
+                    value_count: count,
+                    p_values: ptr,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let mut settings_info = vk::LayerSettingsCreateInfoEXT::default().settings(&settings);
         // Chained into vkCreateInstance too, so that messages from instance creation and destruction count.
         let mut creation_messenger = messenger_info();
         let mut info = vk::InstanceCreateInfo::default()
             .application_info(&app_info)
-            .enabled_extension_names(enabled);
+            .enabled_extension_names(&enabled);
         if has_debug_utils {
             info = info.push_next(&mut creation_messenger);
+        }
+        if !settings.is_empty() {
+            info = info.push_next(&mut settings_info);
         }
         let instance =
             unsafe { entry.create_instance(&info, None) }.vk_context("vkCreateInstance")?;
