@@ -86,21 +86,24 @@ pub fn print_stdout(text: &str) -> anyhow::Result<()> {
 
 /// `blackbox report`.
 pub fn report(opts: &ReportOptions) -> anyhow::Result<i32> {
-    let report = find(&opts.path)?;
+    let (report, file) = find(&opts.path)?;
     let text = if opts.json {
         let mut json = report.to_json();
         json.push('\n');
         json
     } else {
-        blackbox_report::text::render(&report, opts.color.enabled())
+        // Files beside the report (a frame's images) are shown by their paths.
+        let folder = file.parent().filter(|p| !p.as_os_str().is_empty());
+        blackbox_report::text::render_in(&report, opts.color.enabled(), folder)
     };
     print_stdout(&text)?;
     Ok(0)
 }
 
 /// The report at `path`: a `report.json` file (or any file holding one), a report folder, or a folder of
-/// report folders (the newest report in it, by its time, with a note on stderr).
-fn find(path: &Path) -> anyhow::Result<Report> {
+/// report folders (the newest report in it, by its time, with a note on stderr); with the file it was read
+/// from.
+fn find(path: &Path) -> anyhow::Result<(Report, PathBuf)> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -116,7 +119,7 @@ fn find(path: &Path) -> anyhow::Result<Report> {
     };
     if let Some(file) = direct {
         return match load(&file) {
-            Ok(r) => Ok(r),
+            Ok(r) => Ok((r, file)),
             Err(why) => bail!("{}: {why}", file.display()),
         };
     }
@@ -169,7 +172,7 @@ fn find(path: &Path) -> anyhow::Result<Report> {
         folder.display(),
         report.time
     );
-    Ok(report)
+    Ok((report, file))
 }
 
 /// A counter line on stderr while many files are scanned, only when stderr is a terminal.
