@@ -91,6 +91,8 @@ pub struct Features {
     pub independent_blend: bool,
     /// `maintenance4` (SPIR-V 1.6 compute shaders declare their workgroup size with `LocalSizeId`).
     pub maintenance4: bool,
+    /// VK_KHR_swapchain is enabled (the instance has a surface extension: `Needs::presentation`).
+    pub swapchain: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -109,6 +111,9 @@ pub struct Needs {
     /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
     /// Vulkan 1.1-era app does, instead of VkPhysicalDeviceVulkan12Features.
     pub features_via_extensions: bool,
+    /// Presenting to a surface: the instance gets VK_KHR_surface and a surface extension, the device
+    /// VK_KHR_swapchain.
+    pub presentation: bool,
 }
 
 impl Needs {
@@ -120,6 +125,7 @@ impl Needs {
         non_semantic_info: false,
         arbitrary_shaders: false,
         features_via_extensions: false,
+        presentation: false,
     };
 
     pub fn union(self, other: Needs) -> Needs {
@@ -131,6 +137,7 @@ impl Needs {
             non_semantic_info: self.non_semantic_info || other.non_semantic_info,
             arbitrary_shaders: self.arbitrary_shaders || other.arbitrary_shaders,
             features_via_extensions: self.features_via_extensions || other.features_via_extensions,
+            presentation: self.presentation || other.presentation,
         }
     }
 }
@@ -250,6 +257,11 @@ pub enum Owned {
 
 pub struct Context {
     pub entry: ash::Entry,
+    /// The instance (the app's), for surface queries.
+    pub instance: ash::Instance,
+    pub physical_device: vk::PhysicalDevice,
+    /// The surface extension the instance enabled, when the run presents.
+    pub surface: Option<crate::SurfaceKind>,
     pub device_name: String,
     pub device: ash::Device,
     /// A family with both graphics and compute.
@@ -378,6 +390,7 @@ impl Context {
             vulkan_memory_model: needs.arbitrary_shaders
                 && supported12.vulkan_memory_model == vk::TRUE
                 && supported12.vulkan_memory_model_device_scope == vk::TRUE,
+            swapchain: app.surface.is_some() && has_extension(ash::khr::swapchain::NAME),
         };
 
         let priorities = [1.0f32; 2];
@@ -407,6 +420,9 @@ impl Context {
             .uniform_and_storage_buffer16_bit_access(features.storage_16bit)
             .storage_push_constant16(features.storage_16bit);
         let mut device_extensions = Vec::new();
+        if features.swapchain {
+            device_extensions.push(ash::khr::swapchain::NAME.as_ptr());
+        }
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
         }
@@ -465,6 +481,9 @@ impl Context {
 
         Ok(Context {
             entry: app.entry.clone(),
+            instance: instance.clone(),
+            physical_device,
+            surface: app.surface,
             device_name,
             device,
             queue_family,
