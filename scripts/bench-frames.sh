@@ -24,7 +24,8 @@ if [ -n "${BIN:-}" ]; then
   frames_args="$frames_args --headless"
 elif [ -z "${DISPLAY:-}" ]; then
   # A screen as large as the window, so that the whole image is drawn and presented.
-  exec 3< <(Xvfb -displayfd 1 -screen 0 1920x1080x24 -nolisten tcp 2> /dev/null & echo "pid $!")
+  # -noreset: the server outlives its first client (a reset would end it here).
+  exec 3< <(Xvfb -displayfd 1 -screen 0 1920x1080x24 -nolisten tcp -noreset 2> /dev/null & echo "pid $!")
   read -r _ xvfb_pid <&3
   read -r number <&3
   export DISPLAY=":$number"
@@ -86,7 +87,7 @@ for i in "${!names[@]}"; do
     -v ps="$(spread "$i" 3)" -v c="$(median "$i" 4)" -v g="$(median "$i" 5)" -v bf="$base_f" -v bp="$base_p" '
     function gpu(v) { return v == "-" ? sprintf(" %18s", "-") : sprintf(" %18.1f", v) }
     BEGIN {
-      printf "%-22s %10.1f (%11s) %7.3fx %8.1f (%11s) %7.3fx%s%s\n", n, f, fs, bf > 0 ? f / bf : 0, p, ps,
-        bp > 0 ? p / bp : 0, gpu(c), gpu(g)
+      printf "%-22s %10.1f (%11s) %7.3fx %8.1f (%11s) %7.3fx%s%s\n", n, f, fs, (bf > 0 ? f / bf : 0), p, ps,
+        (bp > 0 ? p / bp : 0), gpu(c), gpu(g)
     }'
 done
