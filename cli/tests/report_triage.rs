@@ -186,6 +186,7 @@ fn make(spec: &Spec) -> Report {
         device_fault: None,
         checkpoints: Vec::new(),
         signal: None,
+        frame: None,
         signature: String::new(),
         signature_text: String::new(),
     };

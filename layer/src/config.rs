@@ -282,6 +282,30 @@ pub const VARIABLES: &[Variable] = &[
         }),
     },
     Variable {
+        name: "VK_BLACKBOX_FRAMES",
+        accepted: "frames kept per device (0 turns frame capture off, at most 1000)",
+        default: "0 (off)",
+        setting: Some(Setting {
+            label: "Frame capture",
+            description: "Presented frames kept per device; a frame with a shader error (or a flash) is written as a \
+                          frame report with its image; 0: off.",
+            kind: Kind::Int { default: 0, min: 0, max: MAX_FRAMES as i64, unit: "frames" },
+            depends_on: None,
+        }),
+    },
+    Variable {
+        name: "VK_BLACKBOX_FLASH",
+        accepted: "on, off",
+        default: "off",
+        setting: Some(Setting {
+            label: "Flash detection",
+            description: "Compare each presented frame with the one before at low resolution; a one-frame flash \
+                          writes a frame report.",
+            kind: Kind::Bool { default: false },
+            depends_on: None,
+        }),
+    },
+    Variable {
         name: "VK_BLACKBOX_BREADCRUMBS",
         accepted: "off, submit, pass, command",
         default: "command",
@@ -648,6 +672,10 @@ pub struct Config {
     pub breadcrumbs: Breadcrumbs,
     /// How long pending work may make no progress before the watchdog reports a hang; `None` is off.
     pub watchdog_ms: Option<u64>,
+    /// Presented frames whose summaries are kept for frame reports (`VK_BLACKBOX_FRAMES`); 0 is off.
+    pub frames: u32,
+    /// One-frame flash detection at present (`VK_BLACKBOX_FLASH`).
+    pub flash: bool,
     /// Each setting given a value other than its default: key (`nan`), value as given, where it came from.
     pub origins: Vec<(String, String, Origin)>,
 }
@@ -662,7 +690,18 @@ impl Config {
             || self.loops != LoopMode::Off
             || self.int_checks
     }
+
+    /// Whether frames are watched at present (`VK_BLACKBOX_FRAMES` above 0, or `VK_BLACKBOX_FLASH=on`):
+    /// swapchains then get `TRANSFER_SRC` usage and each presented image is copied.
+    pub fn watches_frames(&self) -> bool {
+        self.frames > 0 || self.flash
+    }
 }
+
+/// Frames kept when only `VK_BLACKBOX_FLASH` asks for frame capture: a flash report shows the frames around.
+pub const FLASH_FRAMES: u32 = 8;
+/// The most frames `VK_BLACKBOX_FRAMES` keeps.
+pub const MAX_FRAMES: u32 = 1000;
 
 /// A config and the warnings its parsing produced.
 pub struct Parsed {
@@ -799,6 +838,28 @@ impl Config {
             ms => Some(ms),
         };
 
+        let frames = r.number(
+            "VK_BLACKBOX_FRAMES",
+            0u32,
+            "a whole number of frames, 0 (off) to 1000",
+        );
+        let frames = if frames > MAX_FRAMES {
+            r.warnings.push(format!(
+                "VK_BLACKBOX_FRAMES={frames} is more than {MAX_FRAMES}; accepted: a whole number of frames, 0 (off) to \
+                 {MAX_FRAMES}; using {MAX_FRAMES}"
+            ));
+            MAX_FRAMES
+        } else {
+            frames
+        };
+        let Switch(flash) = r.keyword("VK_BLACKBOX_FLASH", Switch(false));
+        // A flash report shows the frames before and after: some are kept even without VK_BLACKBOX_FRAMES.
+        let frames = if flash && frames == 0 {
+            FLASH_FRAMES
+        } else {
+            frames
+        };
+
         Parsed {
             config: Config {
                 output_dir,
@@ -817,6 +878,8 @@ impl Config {
                 suspects,
                 breadcrumbs,
                 watchdog_ms,
+                frames,
+                flash,
                 origins: r.origins,
             },
             warnings: r.warnings,
@@ -1052,6 +1115,33 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("no loop can pass a budget"), "{w}");
+    }
+
+    #[test]
+    fn frame_settings() {
+        let c = parse(&[]).config;
+        assert_eq!((c.frames, c.flash, c.watches_frames()), (0, false, false));
+        let p = parse(&[("VK_BLACKBOX_FRAMES", "16")]);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        assert_eq!((p.config.frames, p.config.flash), (16, false));
+        assert!(p.config.watches_frames());
+        // The flash alone keeps the frames around it.
+        let c = parse(&[("VK_BLACKBOX_FLASH", "on")]).config;
+        assert_eq!((c.frames, c.flash), (FLASH_FRAMES, true));
+        let p = parse(&[("VK_BLACKBOX_FRAMES", "lots"), ("VK_BLACKBOX_FLASH", "yes")]);
+        assert_eq!((p.config.frames, p.config.flash), (0, false));
+        let w = p.warnings.join("\n");
+        assert!(
+            w.contains("VK_BLACKBOX_FRAMES=\"lots\" is not valid"),
+            "{w}"
+        );
+        assert!(
+            w.contains("VK_BLACKBOX_FLASH=\"yes\" is not valid; accepted: on, off"),
+            "{w}"
+        );
+        let p = parse(&[("VK_BLACKBOX_FRAMES", "5000")]);
+        assert_eq!(p.config.frames, MAX_FRAMES);
+        assert!(p.warnings[0].contains("more than 1000"), "{:?}", p.warnings);
     }
 
     #[test]

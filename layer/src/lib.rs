@@ -15,7 +15,7 @@
 //! - Shaders: [`shaders`] (modules and pipelines) and [`shader_errors`] (the error buffer, instrumentation
 //!   through `blackbox-engine`, the drain and its log lines).
 //! - Reports: [`report`] (built from the above, written atomically), [`fault`] (`VK_EXT_device_fault`, NV
-//!   checkpoints), [`address_bindings`].
+//!   checkpoints), [`address_bindings`]; [`frames`] (the last presented frames, and the report of a bad one).
 //! - [`config`](mod@config): every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go; [`memory`]:
 //!   the layer's own mapped buffers; [`chain`]: `pNext` chains; [`output`]: the report folder, and the
 //!   private modes of everything written.
@@ -61,6 +61,7 @@ pub mod dispatch;
 pub mod fallback;
 pub mod fault;
 pub mod ffi;
+pub mod frames;
 pub mod instance;
 pub mod layer_settings;
 pub mod logging;

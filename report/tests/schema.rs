@@ -34,7 +34,7 @@ fn the_schema_describes_this_version() {
 #[allow(dead_code)]
 fn listed_below(kind: Kind, state: State, class: CommandClass) {
     match kind {
-        Kind::DeviceLost | Kind::Hang | Kind::Signal | Kind::Assert => {}
+        Kind::DeviceLost | Kind::Hang | Kind::Signal | Kind::Assert | Kind::Frame => {}
     }
     match state {
         State::Finished | State::InFlight | State::NotStarted | State::Unknown => {}
@@ -50,7 +50,13 @@ fn the_schemas_enums_are_the_models() {
     let defs = &s["$defs"];
     assert_eq!(
         defs["kind"]["enum"].as_array().unwrap(),
-        &words(&[Kind::DeviceLost, Kind::Hang, Kind::Signal, Kind::Assert])
+        &words(&[
+            Kind::DeviceLost,
+            Kind::Hang,
+            Kind::Signal,
+            Kind::Assert,
+            Kind::Frame
+        ])
     );
     assert_eq!(
         defs["state"]["enum"].as_array().unwrap(),

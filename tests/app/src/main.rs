@@ -102,6 +102,11 @@ options:
   --enable-layer-settings  also enable VK_EXT_layer_settings (an error where no layer or driver offers it)
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
                      OpLine only; default) or nonsemantic (glslang -gVS, NonSemantic.Shader.DebugInfo.100)
+  --frames-count N   frames: frames presented (default 100)
+  --bad-frame N      frames: the frame (from 1) that goes bad (default 57; 0: none)
+  --flash            frames: the bad frame flashes a white rectangle for that frame alone, with no NaN
+  --present-size WxH frames: the window (or headless surface) size (default 640x480)
+  --headless         frames: present to a VK_EXT_headless_surface surface even with DISPLAY set
 not in `all` (faults and shader errors, for Blackbox to report):
   hang           5 labelled dispatches in one submission; dispatch 3 runs long (--hang-groups;
                  --two-queues, --resubmit)
@@ -122,6 +127,13 @@ not in `all` (faults and shader errors, for Blackbox to report):
   loop-forever   invocation 1234 loops until the host writes 0 to its word (after --loop-wait-ms): on a GPU,
                  a shader that never ends by itself
   int-div        invocation 2345 of 4096 divides an int by 0; prints the undefined quotient it got
+  frames         presents --frames-count frames of a drifting gradient to a window on DISPLAY (xcb), or to a
+                 headless surface (VK_EXT_headless_surface) where there is no DISPLAY or with --headless;
+                 frame --bad-frame has a NaN in pixel (200,150) of its fragment shader (normalize of a zero
+                 vector), or with --flash a white rectangle (160,120)-(320,240) for that frame alone; one
+                 frame in flight (each frame's fence is waited for after its present); prints the median
+                 frame time (acquire to fence) and present call time, `frames frame_us X present_us Y`;
+                 skipped where no surface can be made
   validation-canary  a write-after-write hazard and an ALL_COMMANDS barrier: the validation layer must
                  report both (with synchronization validation and best practices on)
   assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
@@ -248,6 +260,22 @@ pub struct FaultOptions {
     pub shader_debug: ShaderDebug,
 }
 
+/// `frames`: what is presented, and what goes wrong in it.
+#[derive(Clone, Copy, Debug)]
+pub struct FramesOptions {
+    /// Frames presented.
+    pub count: u32,
+    /// The frame (from 1) with the NaN pixel or the flash; 0 for none.
+    pub bad_frame: u32,
+    /// The bad frame flashes instead of making a NaN.
+    pub flash: bool,
+    /// Surface size.
+    pub width: u32,
+    pub height: u32,
+    /// Present to a headless surface even with DISPLAY set.
+    pub headless: bool,
+}
+
 /// `stress`, `flood` and the device-creation variant, for the robustness tests.
 #[derive(Clone, Debug)]
 pub struct StressOptions {
@@ -268,6 +296,7 @@ pub struct StressOptions {
 pub struct Options {
     pub device_index: usize,
     pub bench: BenchOptions,
+    pub frames: FramesOptions,
     pub fault: FaultOptions,
     pub stress: StressOptions,
     pub scenarios: Vec<&'static str>,
@@ -300,6 +329,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             shader_iterations: 64,
             memory_cmdbufs: 1000,
             memory_draws: 100,
+        },
+        frames: FramesOptions {
+            count: 100,
+            bad_frame: 57,
+            flash: false,
+            width: 640,
+            height: 480,
+            headless: false,
         },
         fault: FaultOptions {
             frame: None,
@@ -447,6 +484,21 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                     .expect("settings")
                     .push((key.to_owned(), value.to_owned()));
             }
+            "--frames-count" => options.frames.count = value("--frames-count")?.max(1),
+            "--bad-frame" => options.frames.bad_frame = value("--bad-frame")?,
+            "--flash" => options.frames.flash = true,
+            "--headless" => options.frames.headless = true,
+            "--present-size" => {
+                let v = text("--present-size")?;
+                let size = v
+                    .split_once('x')
+                    .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+                    .filter(|&(w, h)| (16..=8192).contains(&w) && (16..=8192).contains(&h));
+                let Some((w, h)) = size else {
+                    bail!("--present-size: `{v}` is not WxH with sides from 16 to 8192");
+                };
+                (options.frames.width, options.frames.height) = (w, h);
+            }
             "--omit" => options
                 .omit
                 .extend(text("--omit")?.split(',').map(|s| s.trim().to_owned())),
@@ -550,13 +602,6 @@ fn run(options: &Options) -> Result<RunSummary> {
     } else {
         c"bb-testapp"
     };
-    let app = AppInstance::create_named(&entry, options.api_version, app_name)?;
-    if memory_bench {
-        scenarios::memory_bench::checkpoint("instance");
-    }
-    if app.debug_utils.is_none() {
-        eprintln!("bb-testapp: VK_EXT_debug_utils is not available: validation messages cannot be counted");
-    }
     let needs = options
         .scenarios
         .iter()
@@ -566,6 +611,18 @@ fn run(options: &Options) -> Result<RunSummary> {
         features_via_extensions: options.stress.features_via_extensions,
         ..needs
     };
+    let surface = if needs.presentation {
+        SurfaceKind::choose(&entry, options.frames.headless)?
+    } else {
+        None
+    };
+    let app = AppInstance::create_with(&entry, options.api_version, app_name, surface)?;
+    if memory_bench {
+        scenarios::memory_bench::checkpoint("instance");
+    }
+    if app.debug_utils.is_none() {
+        eprintln!("bb-testapp: VK_EXT_debug_utils is not available: validation messages cannot be counted");
+    }
     let cx = Context::new(&app, options.device_index, needs)?;
     if memory_bench {
         scenarios::memory_bench::checkpoint("device");
@@ -768,15 +825,70 @@ pub struct AppInstance {
     pub debug_utils: Option<DebugUtils>,
     /// The version the instance was created for (`--api`).
     pub api_version: u32,
+    /// The surface extension enabled with VK_KHR_surface, for a run that presents.
+    pub surface: Option<SurfaceKind>,
+}
+
+/// How a presenting scenario gets its surface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfaceKind {
+    /// VK_EXT_headless_surface: no window system (a GPU machine without a display).
+    Headless,
+    /// VK_KHR_xcb_surface: a window on the X server of `DISPLAY` (Xvfb in the tests).
+    Xcb,
+}
+
+impl SurfaceKind {
+    /// The surface a presenting run uses: headless where the instance offers it and there is no `DISPLAY`
+    /// (or `headless` asks for it), else an X window; `None` (the scenario then skips) when neither can be.
+    pub fn choose(entry: &ash::Entry, headless: bool) -> Result<Option<SurfaceKind>> {
+        // SAFETY: a plain query.
+        let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
+            .vk_context("vkEnumerateInstanceExtensionProperties")?;
+        let has = |name: &CStr| {
+            extensions
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(name))
+        };
+        if !has(ash::khr::surface::NAME) {
+            return Ok(None);
+        }
+        let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
+        let headless_ok = has(ash::ext::headless_surface::NAME);
+        let xcb_ok = has(ash::khr::xcb_surface::NAME) && display;
+        Ok(match (headless || !display, headless_ok, xcb_ok) {
+            (true, true, _) => Some(SurfaceKind::Headless),
+            (_, _, true) => Some(SurfaceKind::Xcb),
+            (false, true, false) => Some(SurfaceKind::Headless),
+            _ => None,
+        })
+    }
+
+    fn extension(self) -> &'static CStr {
+        match self {
+            SurfaceKind::Headless => ash::ext::headless_surface::NAME,
+            SurfaceKind::Xcb => ash::khr::xcb_surface::NAME,
+        }
+    }
 }
 
 impl AppInstance {
     pub fn create(entry: &ash::Entry, api_version: u32) -> Result<AppInstance> {
-        Self::create_named(entry, api_version, c"bb-testapp")
+        Self::create_with(entry, api_version, c"bb-testapp", None)
     }
 
     /// [`AppInstance::create`] with `name` as `pApplicationName`.
     pub fn create_named(entry: &ash::Entry, api_version: u32, name: &CStr) -> Result<AppInstance> {
+        Self::create_with(entry, api_version, name, None)
+    }
+
+    /// An instance named `name` that also enables VK_KHR_surface and `surface`'s extension, when given.
+    pub fn create_with(
+        entry: &ash::Entry,
+        api_version: u32,
+        name: &CStr,
+        surface: Option<SurfaceKind>,
+    ) -> Result<AppInstance> {
         // SAFETY (whole function): plain Vulkan calls with create infos that outlive them.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
             .vk_context("vkEnumerateInstanceExtensionProperties")?;
@@ -828,6 +940,10 @@ impl AppInstance {
             })
             .collect();
         let mut settings_info = vk::LayerSettingsCreateInfoEXT::default().settings(&settings);
+        if let Some(kind) = surface {
+            enabled.push(ash::khr::surface::NAME.as_ptr());
+            enabled.push(kind.extension().as_ptr());
+        }
         // Chained into vkCreateInstance too, so that messages from instance creation and destruction count.
         let mut creation_messenger = messenger_info();
         let mut info = vk::InstanceCreateInfo::default()
@@ -855,6 +971,7 @@ impl AppInstance {
             instance,
             debug_utils,
             api_version,
+            surface,
         })
     }
 
