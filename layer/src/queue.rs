@@ -94,9 +94,9 @@ impl Tracker {
         retired
     }
 
-    /// The frames of the submissions retired since the last call, and of those still pending: `(lowest,
-    /// highest)` of each, `None` where there is none.
-    pub fn take_retired_frames(&mut self) -> (Option<(u64, u64)>, Option<(u64, u64)>) {
+    /// The frames of the submissions retired since the last call, and of those still pending, `None` where
+    /// there is none.
+    pub fn take_retired_frames(&mut self) -> (Option<FrameRange>, Option<FrameRange>) {
         let pending = self
             .pending
             .front()
@@ -105,6 +105,9 @@ impl Tracker {
         (self.retired_frames.take(), pending)
     }
 }
+
+/// The lowest and highest frame numbers of some submissions.
+pub type FrameRange = (u64, u64);
 
 /// A queue the app retrieved.
 pub struct Queue {

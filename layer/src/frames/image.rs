@@ -109,7 +109,7 @@ impl Picture {
         for dy in -RING_OUTER..=RING_OUTER {
             for dx in -RING_OUTER..=RING_OUTER {
                 let d2 = dx * dx + dy * dy;
-                if d2 >= RING_INNER * RING_INNER && d2 <= RING_OUTER * RING_OUTER {
+                if (RING_INNER * RING_INNER..=RING_OUTER * RING_OUTER).contains(&d2) {
                     self.set(cx + dx, cy + dy, MARK);
                 }
             }
