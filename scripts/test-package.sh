@@ -38,20 +38,31 @@ if [ ! -f "$base/.blackbox-ready" ]; then
 fi
 
 work=$(mktemp -d "$(dirname "$base")/run.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# --one-file-system: never into a mount left under it (the host's /dev or /proc).
+trap 'rm -rf --one-file-system "$work"' EXIT
 step "copying the root"
 cp -a "$base/." "$work/"
 network_settings "$work"
 cp "$deb" "$work/root/"
 cp "$testapp" "$work/usr/local/bin/bb-testapp"
 
-# Inside the root, in a mount namespace of its own: /proc and /dev for the Vulkan loader and lavapipe.
-unshare --mount --propagation private bash -euo pipefail -c '
-  root=$1
+# Inside the root, in a mount namespace of its own: /proc and /dev for the Vulkan loader and lavapipe. Where
+# none can be made private (inside a chroot, / is not a mount point), plain mounts undone at exit, and /dev
+# bound without its submounts, whose unmounting could otherwise reach the host's.
+if unshare --mount --propagation private true 2>/dev/null; then
+  isolate=(unshare --mount --propagation private); dev_bind=--rbind
+else
+  step "no private mount namespace here (a chroot?): mounts undone at exit"
+  isolate=(); dev_bind=--bind
+fi
+"${isolate[@]}" bash -euo pipefail -c '
+  root=$1 dev_bind=$2
+  undo() { umount -l "$root/dev" 2>/dev/null || true; umount "$root/proc" 2>/dev/null || true; }
+  trap undo EXIT
   mount -t proc proc "$root/proc"
-  mount --rbind /dev "$root/dev"
-  exec chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 bash -euo pipefail -c "$2"
-' inside "$work" '
+  mount "$dev_bind" /dev "$root/dev"
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 bash -euo pipefail -c "$3"
+' inside "$work" "$dev_bind" '
   step() { echo "test-package (inside): $(date +%T) $*"; }
   # What the root holds, less what apt, dpkg and the runs themselves change (caches, logs, state, reports).
   snapshot() {
