@@ -54,6 +54,7 @@ pub mod breadcrumbs;
 pub mod capabilities;
 pub mod chain;
 pub mod command_buffer;
+pub mod command_log;
 pub mod config;
 pub mod device;
 pub mod dispatch;
