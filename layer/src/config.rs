@@ -5,7 +5,7 @@
 
 use blackbox_engine::{LoopMode, NanLevel};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One documented variable (the README's table mirrors this list).
 pub struct Variable {
@@ -21,7 +21,7 @@ pub struct Variable {
 pub const VARIABLES: &[Variable] = &[
     Variable {
         name: "VK_BLACKBOX_OUTPUT",
-        accepted: "a folder path (created if missing)",
+        accepted: "a folder path (created if missing, mode 700)",
         default: "$XDG_STATE_HOME/blackbox, else ~/.local/state/blackbox",
     },
     Variable {
@@ -29,7 +29,7 @@ pub const VARIABLES: &[Variable] = &[
         accepted: "a level (off, error, warn, info, debug, trace) or env_logger directives for blackbox targets",
         default: "info",
     },
-    Variable { name: "VK_BLACKBOX_LOG_FILE", accepted: "a file path (appended to)", default: "stderr" },
+    Variable { name: "VK_BLACKBOX_LOG_FILE", accepted: "a file path (appended to; created mode 600)", default: "stderr" },
     Variable { name: "VK_BLACKBOX_ASSERT", accepted: "off, log, abort, crash", default: "log" },
     Variable { name: "VK_BLACKBOX_PRINTF", accepted: "on, off", default: "on" },
     Variable { name: "VK_BLACKBOX_NAN", accepted: "off, outputs, ops", default: "off" },
@@ -50,7 +50,7 @@ pub const VARIABLES: &[Variable] = &[
         accepted: "comma-separated shader id prefixes or debug names",
         default: "every shader",
     },
-    Variable { name: "VK_BLACKBOX_DUMP_SHADERS", accepted: "a folder path", default: "no dump" },
+    Variable { name: "VK_BLACKBOX_DUMP_SHADERS", accepted: "a folder path (folders 700, files 600)", default: "no dump" },
     Variable {
         name: "VK_BLACKBOX_SKIP",
         accepted: "comma-separated selectors: label:TEXT, pipeline:NAME, shader:ID|FILE|ENTRY, command:N or command:N-M",
@@ -435,11 +435,9 @@ fn default_output_dir(var: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
     fallback_output_dir()
 }
 
-/// Where reports go when the chosen folder cannot be written: a per-user folder under the temp dir.
+/// The per-user folder under the temp dir, which [`crate::output::resolve`] checks before using it.
 pub fn fallback_output_dir() -> PathBuf {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir().join(format!("blackbox-{uid}"))
+    crate::output::per_user_temp_dir(&std::env::temp_dir(), crate::output::current_uid())
 }
 
 /// Checks an env_logger filter: comma-separated `level`, `target` or `target=level` directives. Targets must
@@ -465,14 +463,6 @@ pub fn check_log_filter(value: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Makes sure reports can be written to `dir` (creating it), or returns why not.
-pub fn check_writable(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let probe = dir.join(format!(".blackbox-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")?;
-    std::fs::remove_file(&probe)
 }
 
 #[cfg(test)]

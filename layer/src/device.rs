@@ -2,6 +2,7 @@
 //! the device-level hooks that need nothing else (queues, debug names).
 
 use ash::vk;
+use blackbox_report::untrusted;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -292,10 +293,9 @@ impl Device {
             if info.p_object_name.is_null() {
                 names.remove(&info.object_handle);
             } else {
-                // SAFETY: a NUL-terminated name.
-                let name = unsafe { std::ffi::CStr::from_ptr(info.p_object_name) }
-                    .to_string_lossy()
-                    .into_owned();
+                // SAFETY: a NUL-terminated name. (Read under the lock: a fault on a bad pointer here is a
+                // fault inside Blackbox's own lock, which the fatal-signal path is tested against.)
+                let name = unsafe { crate::raw::text(info.p_object_name) };
                 names.insert(info.object_handle, name);
             }
         });
@@ -380,10 +380,10 @@ impl Device {
         info!(
             "Blackbox {} active in \"{}\" on {} (Vulkan {}, {}); {}; reports: {}",
             env!("CARGO_PKG_VERSION"),
-            self.instance.app_name,
-            self.description.name,
+            untrusted::shown(&self.instance.app_name),
+            untrusted::shown(&self.description.name),
             version_string(self.description.api_version),
-            self.description.driver.trim(),
+            untrusted::shown(self.description.driver.trim()),
             self.features(config),
             config.output_dir.display()
         );
@@ -554,9 +554,30 @@ impl Device {
         self.queues.read().iter().any(|q| q.has_pending())
     }
 
+    /// [`Device::has_pending`], each lock waited for at most `wait` (the fatal-signal path): `None` when one
+    /// could not be had and no queue known to have work.
+    pub fn has_pending_within(&self, wait: std::time::Duration) -> Option<bool> {
+        let queues = self.queues.try_read_for(wait)?;
+        let mut known = true;
+        for q in queues.iter() {
+            match q.has_pending_within(wait) {
+                Some(true) => return Some(true),
+                Some(false) => {}
+                None => known = false,
+            }
+        }
+        known.then_some(false)
+    }
+
     /// The debug name of an object, if the app gave one.
+    ///
+    /// The names' lock is waited for at most 200 ms: a report or drain from a signal handler may run on a
+    /// thread that faulted while holding it (reading a bad name pointer), and then the name is left out.
     pub fn name_of(&self, handle: u64) -> Option<String> {
-        self.names.lock().get(&handle).cloned()
+        self.names
+            .try_lock_for(std::time::Duration::from_millis(200))?
+            .get(&handle)
+            .cloned()
     }
 
     /// Frees what the layer created on this device.

@@ -17,7 +17,8 @@
 //! - Reports: [`report`] (built from the above, written atomically), [`fault`] (`VK_EXT_device_fault`, NV
 //!   checkpoints), [`address_bindings`].
 //! - [`config`](mod@config): every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go; [`memory`]:
-//!   the layer's own mapped buffers; [`chain`]: `pNext` chains.
+//!   the layer's own mapped buffers; [`chain`]: `pNext` chains; [`output`]: the report folder, and the
+//!   private modes of everything written.
 //!
 //! A failure inside the layer is logged and the layer steps aside; it never takes the app down.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -65,6 +66,7 @@ pub mod instance;
 pub mod layer_settings;
 pub mod logging;
 pub mod memory;
+pub mod output;
 pub mod queue;
 pub mod raw;
 pub mod registry;
@@ -91,25 +93,21 @@ pub fn config() -> &'static config::Config {
         for warning in parsed.warnings.iter().chain(log_warning.iter()) {
             warn!("{warning}");
         }
-        if let Err(e) = config::check_writable(&config.output_dir) {
-            let fallback = config::fallback_output_dir();
-            let from_variable =
-                std::env::var_os("VK_BLACKBOX_OUTPUT").is_some_and(|v| !v.is_empty());
-            warn!(
-                "{}{}: cannot create or write the report folder ({e}); accepted: a writable folder; reports go to \
-                 {} instead",
-                if from_variable { "VK_BLACKBOX_OUTPUT=" } else { "default report folder " },
-                config.output_dir.display(),
-                fallback.display()
-            );
-            if let Err(e) = config::check_writable(&fallback) {
-                warn!(
-                    "the fallback report folder {} is not writable either ({e})",
-                    fallback.display()
-                );
-            }
-            config.output_dir = fallback;
+        let what = if std::env::var_os("VK_BLACKBOX_OUTPUT").is_some_and(|v| !v.is_empty()) {
+            format!("VK_BLACKBOX_OUTPUT={}", config.output_dir.display())
+        } else {
+            format!("default report folder {}", config.output_dir.display())
+        };
+        let resolved = output::resolve(
+            &config.output_dir,
+            &what,
+            &std::env::temp_dir(),
+            output::current_uid(),
+        );
+        for warning in &resolved.warnings {
+            warn!("{warning}");
         }
+        config.output_dir = resolved.dir;
         config
     });
     &CONFIG

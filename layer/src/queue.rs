@@ -178,6 +178,11 @@ impl Queue {
     pub fn has_pending(&self) -> bool {
         !self.tracker.lock().pending.is_empty()
     }
+
+    /// [`Queue::has_pending`], its lock waited for at most `wait`: `None` when it could not be had.
+    pub fn has_pending_within(&self, wait: std::time::Duration) -> Option<bool> {
+        Some(!self.tracker.try_lock_for(wait)?.pending.is_empty())
+    }
 }
 
 impl Device {

@@ -2,8 +2,8 @@
 //!
 //! A report is built from what the tracker knows (submissions not known to be finished), what each command
 //! buffer recorded, and what the markers say; then written as `report.json` and `report.txt` into a fresh
-//! folder `<output>/<app>-<pid>-<n>/`, each through a temporary name and a rename, so a reader never sees a
-//! half-written file and no report is ever overwritten.
+//! folder `<output>/<app>-<pid>-<n>/` (mode 700, made with `mkdir`), each (mode 600) through a temporary name
+//! and a rename, so a reader never sees a half-written file and no report is ever overwritten.
 //!
 //! Reports can be written from the watchdog thread or a signal handler while other threads (or the thread
 //! the signal interrupted) hold the layer's locks, so every lock taken to build one is waited for at most
@@ -13,6 +13,7 @@
 use ash::vk;
 use blackbox_report as model;
 use blackbox_report::progress;
+use blackbox_report::untrusted;
 use blackbox_report::Kind;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -364,10 +365,17 @@ impl Snapshotter<'_> {
             .map(|p| {
                 p.stages
                     .iter()
+                    // Entry point and source names are the app's (from its SPIR-V): kept as the layer keeps
+                    // every app string, at most untrusted::KEEP_BYTES each.
                     .map(|s| model::Shader {
                         id: s.shader.id.clone(),
-                        entry_points: vec![format!("{} ({})", s.entry, s.stage)],
-                        sources: s.shader.sources().to_vec(),
+                        entry_points: vec![untrusted::keep(format!("{} ({})", s.entry, s.stage))],
+                        sources: s
+                            .shader
+                            .sources()
+                            .iter()
+                            .map(|source| untrusted::keep(source.clone()))
+                            .collect(),
                         name: None,
                     })
                     .collect()
@@ -458,11 +466,12 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
             }
         })
         .collect();
-    std::fs::create_dir_all(output)?;
+    // Made at start-up; made again (private) if it went away since.
+    crate::output::create_dir_all(output)?;
     let dir = loop {
         let n = REPORTS.fetch_add(1, Ordering::Relaxed) + 1;
         let dir = output.join(format!("{app}-{}-{n}", report.app.pid));
-        match std::fs::create_dir(&dir) {
+        match crate::output::create_dir(&dir) {
             Ok(()) => break dir,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -491,19 +500,8 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
     }
 }
 
-/// Writes through a temporary name, syncs, renames: readers see the whole file or none. A failed write
-/// leaves no temporary file behind.
+/// Writes through a temporary name, syncs, renames: readers see the whole file or none ([`crate::output::write_atomic`]:
+/// mode 600, never through a link).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::output::write_atomic(path, bytes)
 }

@@ -10,6 +10,7 @@
 use ash::vk;
 use blackbox_engine::record::{self, header};
 use blackbox_engine::{LoopClock, LoopMode, Options, ShaderInfo, Site, SiteKind, Stage};
+use blackbox_report::untrusted;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -310,7 +311,8 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 let mut shown = 0;
                 for (text, c) in counts.iter().take(printf_budget) {
                     info!(
-                        "{text}{}{pipelines}",
+                        "{}{}{pipelines}",
+                        untrusted::shown(text),
                         if *c > 1 {
                             format!(" x{c}")
                         } else {
@@ -324,7 +326,7 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                     info!(
                         "printf at {} (site {}): {} more call(s) not shown (records are capped per site, log \
                          lines per drain; the count is exact){pipelines}",
-                        location(site),
+                        untrusted::shown(&location(site)),
                         site.local_index,
                         delta - shown
                     );
@@ -348,9 +350,9 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 let consequence = matches!(site.kind, SiteKind::NanOutput { .. })
                     && raw.is_some_and(|r| origins.contains(&(shader.info.id.0, r.invocation)));
                 if consequence {
-                    debug!("{line} (the operation above made it)");
+                    debug!("{} (the operation above made it)", untrusted::shown(&line));
                 } else {
-                    warn!("{line}");
+                    warn!("{}", untrusted::shown(&line));
                 }
                 if matches!(site.kind, SiteKind::Assert { .. })
                     && crate::config().assert == AssertMode::Abort
@@ -396,7 +398,8 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
 /// `VK_BLACKBOX_ASSERT=abort`: a report, then the app stops like at a failed CPU assert.
 fn abort_on_assert(device: &Arc<Device>, message: String) {
     error!(
-        "stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {message}"
+        "stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {}",
+        untrusted::shown(&message)
     );
     let built = crate::report::build(device, blackbox_report::Kind::Assert, message, None);
     crate::report::write(&built);
@@ -626,7 +629,7 @@ fn pipelines_using(device: &Device, info: &ShaderInfo) -> String {
     if names.is_empty() {
         String::new()
     } else {
-        format!(" [pipeline {}]", names.join(", "))
+        format!(" [pipeline {}]", untrusted::shown(&names.join(", ")))
     }
 }
 

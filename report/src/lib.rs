@@ -7,6 +7,10 @@
 //! [`progress`] is the heart of a report: from a snapshot of what was recorded and what the markers say,
 //! it infers which command had finished, which was in flight and which had not started.
 //!
+//! Every string in a report may come from the app (labels, names, printf output) or, for a report file
+//! read back, from anyone: [`untrusted`] is where such text is escaped for showing, and where the layer cuts
+//! what it keeps of an app's strings.
+//!
 //! The JSON schema is this module's types, serialized by serde with `snake_case` names; `docs/report.md`
 //! describes it field by field. [`SCHEMA_VERSION`] changes whenever a field changes meaning or goes away;
 //! new optional fields do not change it, and readers ignore fields they do not know.
@@ -17,6 +21,7 @@ pub mod progress;
 pub mod signature;
 pub mod suspects;
 pub mod text;
+pub mod untrusted;
 
 use serde::{Deserialize, Serialize};
 
@@ -420,25 +425,43 @@ impl Command {
 }
 
 impl Report {
-    /// The JSON text.
+    /// The JSON text (pretty, with every character a terminal would act on written as a `\u` escape:
+    /// [`untrusted::to_json_pretty`]).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+        untrusted::to_json_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
     /// Reads a report back; fails on malformed JSON or an unknown schema version.
     pub fn from_json(text: &str) -> Result<Report, ReadError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ReadError::Json(e.to_string()))?;
-        match value.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-            Some(v) => return Err(ReadError::Version(v)),
-            None => {
-                return Err(ReadError::Json(
-                    "no `version` field: not a Blackbox report".into(),
-                ))
+        Report::from_json_bytes(text.as_bytes())
+    }
+
+    /// Reads a report back from the bytes of a file, which may hold anything: malformed or invalid UTF-8
+    /// JSON, wrong types, nesting deeper than serde_json's limit (128), a schema version this code does not
+    /// know. Each is an error, never a panic; the caller bounds the size.
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<Report, ReadError> {
+        // One pass for a good report; the version is looked at alone only to say why one does not parse.
+        match serde_json::from_slice::<Report>(bytes) {
+            Ok(report) if report.version == SCHEMA_VERSION => Ok(report),
+            Ok(report) => Err(ReadError::Version(report.version.into())),
+            Err(e) => {
+                #[derive(Deserialize)]
+                struct Versioned {
+                    version: Option<serde_json::Value>,
+                }
+                match serde_json::from_slice::<Versioned>(bytes).map(|v| v.version) {
+                    Ok(Some(serde_json::Value::Number(n)))
+                        if n.as_u64().is_some_and(|v| v != u64::from(SCHEMA_VERSION)) =>
+                    {
+                        Err(ReadError::Version(n.as_u64().unwrap_or_default()))
+                    }
+                    Ok(None) => Err(ReadError::Json(
+                        "no `version` field: not a Blackbox report".into(),
+                    )),
+                    _ => Err(ReadError::Json(e.to_string())),
+                }
             }
         }
-        serde_json::from_value(value).map_err(|e| ReadError::Json(e.to_string()))
     }
 }
 

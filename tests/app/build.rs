@@ -51,6 +51,7 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("assert.frag", "assert.frag.gvs.spv", GVS),
     ("printf.comp", "printf.comp.spv", G),
     ("printf.comp", "printf_int64.comp.spv", G_INT64),
+    ("hostile_printf.comp", "hostile_printf.comp.spv", G),
     ("flood.comp", "flood.comp.spv", G),
     ("shader_bench.comp", "shader_bench.comp.spv", G),
     ("shader_bench.frag", "shader_bench.frag.spv", G),

@@ -91,6 +91,8 @@ pub struct Features {
     pub independent_blend: bool,
     /// `maintenance4` (SPIR-V 1.6 compute shaders declare their workgroup size with `LocalSizeId`).
     pub maintenance4: bool,
+    /// VK_EXT_shader_atomic_float's `shaderBufferFloat32AtomicAdd` and `shaderBufferFloat32Atomics`.
+    pub buffer_float_atomics: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -103,7 +105,8 @@ pub struct Needs {
     pub shader_float64: bool,
     pub non_semantic_info: bool,
     /// What `spirv-run` may meet in arbitrary shaders: 16-bit storage, `shaderInt16`, storage images without
-    /// format, the Vulkan memory model, `maintenance4`, robust buffer access, independent blend.
+    /// format, the Vulkan memory model, `maintenance4`, robust buffer access, independent blend, 32-bit
+    /// float atomics on buffers.
     pub arbitrary_shaders: bool,
     /// Enable timeline semaphores and buffer device address (always, where supported) through
     /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
@@ -344,6 +347,14 @@ impl Context {
                 .any(|e| e.extension_name_as_c_str() == Ok(name))
         };
         let has_non_semantic_info = has_extension(ash::khr::shader_non_semantic_info::NAME);
+        let mut supported_atomic = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
+        let has_atomic_float = needs.arbitrary_shaders
+            && api >= vk::API_VERSION_1_1
+            && has_extension(ash::ext::shader_atomic_float::NAME);
+        if has_atomic_float {
+            let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported_atomic);
+            unsafe { instance.get_physical_device_features2(physical_device, &mut query) };
+        }
         let via_extensions = needs.features_via_extensions
             && has_extension(ash::khr::timeline_semaphore::NAME)
             && has_extension(ash::khr::buffer_device_address::NAME);
@@ -378,6 +389,9 @@ impl Context {
             vulkan_memory_model: needs.arbitrary_shaders
                 && supported12.vulkan_memory_model == vk::TRUE
                 && supported12.vulkan_memory_model_device_scope == vk::TRUE,
+            buffer_float_atomics: has_atomic_float
+                && supported_atomic.shader_buffer_float32_atomic_add == vk::TRUE
+                && supported_atomic.shader_buffer_float32_atomics == vk::TRUE,
         };
 
         let priorities = [1.0f32; 2];
@@ -407,6 +421,12 @@ impl Context {
             .uniform_and_storage_buffer16_bit_access(features.storage_16bit)
             .storage_push_constant16(features.storage_16bit);
         let mut device_extensions = Vec::new();
+        let mut atomic_float = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
+            .shader_buffer_float32_atomic_add(features.buffer_float_atomics)
+            .shader_buffer_float32_atomics(features.buffer_float_atomics);
+        if features.buffer_float_atomics {
+            device_extensions.push(ash::ext::shader_atomic_float::NAME.as_ptr());
+        }
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
         }
@@ -441,6 +461,9 @@ impl Context {
         }
         if features.storage_16bit {
             device_info = device_info.push_next(&mut enable11);
+        }
+        if features.buffer_float_atomics {
+            device_info = device_info.push_next(&mut atomic_float);
         }
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }
             .vk_context("vkCreateDevice")?;
@@ -915,6 +938,25 @@ impl Context {
             unsafe { d.free_command_buffers(self.one_shot_pool, &cmds) };
         }
         result
+    }
+
+    /// Records one primary command buffer with `record` and submits it to `queues[0]` with no fence, never
+    /// to be waited for or freed: for scenarios that end the process while the work runs (the crashes).
+    pub fn submit_and_leave(
+        &self,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        let d = &self.device;
+        let cmd =
+            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
+                [0];
+        begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+        record(cmd)?;
+        unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        unsafe { d.queue_submit(self.queues[0], &[submit], vk::Fence::null()) }
+            .vk_context("vkQueueSubmit")
     }
 
     fn one_shot(

@@ -126,6 +126,13 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  report both (with synchronization validation and best practices on)
   assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
   assert-fragment assert 7 (size < 0.25) fails on pixel (12,34): size 0.3, delta -22
+  hostile-strings  the app's strings hold what a terminal acts on: its name, printf output (ESC, NUL, CR,
+                 LF, U+009B, U+202E through %c), labels, a 100,000-byte label, pipeline and command buffer
+                 names; the last command runs long (--hang-groups), for a watchdog report naming them
+  crash-in-malloc  frees a 4 KiB block twice: glibc aborts holding its allocator's lock
+  crash-in-blackbox-lock  names an object with address 1 as its name: the fault is inside Blackbox's lock
+                 (both crash scenarios install the app's own SIGSEGV/SIGABRT handler before the instance:
+                 it prints `bb-testapp: the app's own crash handler ran for signal N`, then the default)
   printf         one invocation prints each debugPrintf format once
   stress         --threads threads record and submit assert.comp (one failing invocation per dispatch)
                  for --seconds on both queues; prints `stress_dispatches N`
@@ -537,7 +544,16 @@ fn run(options: &Options) -> Result<RunSummary> {
     // SAFETY: loading the system Vulkan loader; nothing else in this process loads a different one.
     let entry =
         unsafe { ash::Entry::load() }.context("cannot load the Vulkan loader (libvulkan.so.1)")?;
-    let app = AppInstance::create(&entry, options.api_version)?;
+    // The crash scenarios' own handler comes before Blackbox's (installed with the first device).
+    if options.scenarios.iter().any(|s| s.starts_with("crash-")) {
+        scenarios::hostile::install_crash_handler();
+    }
+    let app_name = if options.scenarios.contains(&"hostile-strings") {
+        scenarios::hostile::HOSTILE_APP_NAME
+    } else {
+        c"bb-testapp"
+    };
+    let app = AppInstance::create_named(&entry, options.api_version, app_name)?;
     if memory_bench {
         scenarios::memory_bench::checkpoint("instance");
     }
@@ -706,6 +722,11 @@ pub struct AppInstance {
 
 impl AppInstance {
     pub fn create(entry: &ash::Entry, api_version: u32) -> Result<AppInstance> {
+        Self::create_named(entry, api_version, c"bb-testapp")
+    }
+
+    /// [`AppInstance::create`] with `name` as `pApplicationName`.
+    pub fn create_named(entry: &ash::Entry, api_version: u32, name: &CStr) -> Result<AppInstance> {
         // SAFETY (whole function): plain Vulkan calls with create infos that outlive them.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
             .vk_context("vkEnumerateInstanceExtensionProperties")?;
@@ -714,7 +735,7 @@ impl AppInstance {
             .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::debug_utils::NAME));
 
         let app_info = vk::ApplicationInfo::default()
-            .application_name(c"bb-testapp")
+            .application_name(name)
             .application_version(1)
             .engine_name(c"none")
             .api_version(api_version);

@@ -36,6 +36,8 @@ pub const ASSERT_FRAG: &[u8] = spirv!("assert.frag.spv");
 pub const ASSERT_FRAG_GVS: &[u8] = spirv!("assert.frag.gvs.spv");
 pub const PRINTF_COMP: &[u8] = spirv!("printf.comp.spv");
 pub const PRINTF_INT64_COMP: &[u8] = spirv!("printf_int64.comp.spv");
+/// `hostile-strings`: printf output holding control characters (through `%c`).
+pub const HOSTILE_PRINTF_COMP: &[u8] = spirv!("hostile_printf.comp.spv");
 
 // shader-bench's ALU loop (shader_bench.glsl, with a BB_ASSERT), built with `-g` like a debug build.
 pub const SHADER_BENCH_COMP: &[u8] = spirv!("shader_bench.comp.spv");

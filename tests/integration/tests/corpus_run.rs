@@ -39,6 +39,13 @@ fn compile(dir: &Path) -> Vec<PathBuf> {
                 .iter()
                 .any(|e| n.ends_with(e))
         })
+        // The loop-budget and integer-check fixtures divide by zero, shift past the width and index out of
+        // range on purpose (undefined results, nothing to compare), and loop on push constants spirv-run
+        // leaves at 0; tests/loops.rs runs those checks end to end instead.
+        .filter(|n| !n.starts_with("int_ub.") && !n.starts_with("loops."))
+        // What spirv-run cannot bind: an r32ui storage image (bitcast.comp) and float atomics, a feature it
+        // does not enable (atomic_float.comp). shader_errors.rs runs their NaN checks end to end.
+        .filter(|n| !["bitcast.comp", "atomic_float.comp"].contains(&n.as_str()))
         .collect();
     names.sort();
     let mut files = Vec::new();

@@ -568,3 +568,145 @@ fn run_cli_sites(spv: &std::path::Path) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// The SPIR-V assembly of `copy_nan.comp.spvasm` in the test below: a NaN made in a Function variable and
+/// copied into a storage buffer with `OpCopyMemory`, as vkd3d-shader writes its outputs. No compiler here
+/// writes `OpCopyMemory` into a buffer, hence assembly.
+const COPY_NAN_SPVASM: &str = r#"; copy_nan.comp.spvasm
+               OpCapability Shader
+          %1 = OpExtInstImport "GLSL.std.450"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %gid
+               OpExecutionMode %main LocalSize 64 1 1
+       %file = OpString "copy_nan.comp.spvasm"
+               OpSource Unknown 0 %file
+               OpName %main "main"
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %arr ArrayStride 4
+               OpDecorate %Buf Block
+               OpMemberDecorate %Buf 0 Offset 0
+               OpDecorate %in DescriptorSet 0
+               OpDecorate %in Binding 0
+               OpDecorate %out DescriptorSet 0
+               OpDecorate %out Binding 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+      %float = OpTypeFloat 32
+       %uint = OpTypeInt 32 0
+     %v3uint = OpTypeVector %uint 3
+     %uint_0 = OpConstant %uint 0
+        %arr = OpTypeRuntimeArray %float
+        %Buf = OpTypeStruct %arr
+ %ptr_sb_Buf = OpTypePointer StorageBuffer %Buf
+%ptr_sb_float = OpTypePointer StorageBuffer %float
+%ptr_fn_float = OpTypePointer Function %float
+%ptr_in_v3uint = OpTypePointer Input %v3uint
+%ptr_in_uint = OpTypePointer Input %uint
+        %gid = OpVariable %ptr_in_v3uint Input
+         %in = OpVariable %ptr_sb_Buf StorageBuffer
+        %out = OpVariable %ptr_sb_Buf StorageBuffer
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+        %tmp = OpVariable %ptr_fn_float Function
+        %gxp = OpAccessChain %ptr_in_uint %gid %uint_0
+          %i = OpLoad %uint %gxp
+        %src = OpAccessChain %ptr_sb_float %in %uint_0 %i
+          %x = OpLoad %float %src
+          %s = OpExtInst %float %1 Sqrt %x
+               OpStore %tmp %s
+        %dst = OpAccessChain %ptr_sb_float %out %uint_0 %i
+               OpLine %file 40 0
+               OpCopyMemory %dst %tmp
+               OpReturn
+               OpFunctionEnd
+"#;
+
+/// Issue 11 part 1, end to end: at `VK_BLACKBOX_NAN=outputs`, NaNs that leave a shader as an integer's bits
+/// (taichi's stores), through `OpCopyMemory` (vkd3d's) and through a float atomic add are reported with
+/// their lines. Each shader takes the square root of spirv-run's buffer pattern, which holds negative values.
+#[test]
+fn nan_outputs_see_floats_stored_as_bits_copied_and_added_atomically() {
+    let home = TempDir::new("nan-output-kinds");
+    let dir = home.path().join("spv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sources = [
+        (
+            "bitcast_nan.comp",
+            "#version 450\n\
+             layout(local_size_x = 64) in;\n\
+             layout(std430, set = 0, binding = 0) readonly buffer In { float v[]; };\n\
+             layout(std430, set = 0, binding = 1) buffer Out { uint bits[]; };\n\
+             void main() {\n\
+                 uint i = gl_GlobalInvocationID.x;\n\
+                 bits[i] = floatBitsToUint(sqrt(v[i]));\n\
+             }\n",
+        ),
+        (
+            "atomic_nan.comp",
+            "#version 450\n\
+             #extension GL_EXT_shader_atomic_float : require\n\
+             layout(local_size_x = 64) in;\n\
+             layout(std430, set = 0, binding = 0) readonly buffer In { float v[]; };\n\
+             layout(std430, set = 0, binding = 1) buffer Sum { float total; };\n\
+             void main() {\n\
+                 atomicAdd(total, sqrt(v[gl_GlobalInvocationID.x]));\n\
+             }\n",
+        ),
+    ];
+    let mut files = Vec::new();
+    for (name, text) in sources {
+        std::fs::write(dir.join(name), text).unwrap();
+        let spv = dir.join(format!("{name}.spv"));
+        glslang(&dir, &["-V", "--target-env", "vulkan1.2", "-g"], name, &spv);
+        files.push(spv);
+    }
+    std::fs::write(dir.join("copy_nan.comp.spvasm"), COPY_NAN_SPVASM).unwrap();
+    let copy = dir.join("copy_nan.comp.spv");
+    let assembled = Command::new(workspace_root().join(".venv/bin/spirv-as"))
+        .args(["--target-env", "vulkan1.1", "-o"])
+        .arg(&copy)
+        .arg(dir.join("copy_nan.comp.spvasm"))
+        .output()
+        .expect("spirv-as (scripts/setup.sh installs it)");
+    assert!(
+        assembled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&assembled.stderr)
+    );
+    files.push(copy);
+
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("spirv-run")
+        .env("VK_BLACKBOX_NAN", "outputs")
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    for f in &files {
+        cmd.arg("--spirv").arg(f);
+    }
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    run.assert_testapp_finished();
+    let skipped: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" skipped"))
+        .collect();
+    assert!(
+        skipped.is_empty(),
+        "every shader runs: {skipped:?}\n{}",
+        run.dump()
+    );
+    let warnings = run.warnings();
+    for expected in [
+        "NaN in storage buffer store of a bitcast float at bitcast_nan.comp:7",
+        "NaN in atomic float add at atomic_nan.comp:7",
+        "NaN in copy to storage buffer at copy_nan.comp.spvasm:40",
+    ] {
+        assert!(
+            warnings.iter().any(|w| w.contains(expected)),
+            "`{expected}` missing\n{}",
+            run.dump()
+        );
+    }
+}

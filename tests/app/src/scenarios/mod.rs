@@ -13,6 +13,7 @@ pub mod debug_printf;
 pub mod draw;
 pub mod frame_bench;
 pub mod hang;
+pub mod hostile;
 pub mod instances;
 pub mod loops;
 pub mod memory_bench;
@@ -161,6 +162,24 @@ pub const SCENARIOS: &[Scenario] = &[
             ..Needs::NONE
         },
         run: bad_address::run,
+    },
+    Scenario {
+        name: "hostile-strings",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: hostile::run_hostile_strings,
+    },
+    Scenario {
+        name: "crash-in-malloc",
+        in_all: false,
+        needs: Needs::NONE,
+        run: hostile::run_crash_in_malloc,
+    },
+    Scenario {
+        name: "crash-in-blackbox-lock",
+        in_all: false,
+        needs: Needs::NONE,
+        run: hostile::run_crash_in_blackbox_lock,
     },
     Scenario {
         name: "nan-compute",
