@@ -13,7 +13,7 @@
 //! from.
 
 use ash::vk;
-use blackbox_report::CommandClass;
+use blackbox_report::{untrusted, CommandClass};
 
 use crate::command_buffer::Executed;
 
@@ -257,9 +257,11 @@ impl Log {
     /// Opens a label scope (or records an inserted label) at the current command; its index.
     pub fn open_scope(&mut self, text: &[u8], parent: u32, inserted: bool) -> u32 {
         let start = self.label_text.len();
-        match String::from_utf8_lossy(text) {
-            std::borrow::Cow::Borrowed(valid) => self.label_text.push_str(valid),
-            std::borrow::Cow::Owned(repaired) => self.label_text.push_str(&repaired),
+        // Kept as the layer keeps every app string (invalid UTF-8 replaced, a long one cut with the cut
+        // said: `untrusted::keep_bytes`), without allocating for the usual short, valid label.
+        match std::str::from_utf8(text) {
+            Ok(valid) if text.len() <= untrusted::KEEP_BYTES => self.label_text.push_str(valid),
+            _ => self.label_text.push_str(&untrusted::keep_bytes(text)),
         }
         let first = self.len();
         self.scopes.push(ScopeEntry {
@@ -451,6 +453,8 @@ mod tests {
         assert_eq!((scopes[0].first_command, scopes[0].end_command), (0, 1));
         assert_eq!(log.scope_name(point), "bad \u{fffd} utf-8");
         assert!(scopes[1].inserted && scopes[1].parent == outer);
+        let long = log.open_scope(&[b'x'; 5000], NONE, true);
+        assert!(log.scope_name(long).ends_with("more bytes cut by Blackbox]"));
         let bytes = log.storage_bytes();
         log.clear();
         assert!(log.is_empty() && log.scopes().next().is_none());
