@@ -571,7 +571,7 @@ impl CommandBuffer {
                 let innermost = rec
                     .open
                     .last()
-                    .is_some_and(|&i| skip.innermost_label(rec.log.scope_name(i)));
+                    .is_some_and(|&i| skip.innermost_label(&rec.log.scope_name(i)));
                 let skipped = rec.skipping_labels > 0
                     || innermost
                     || bind.index().is_some_and(|i| rec.pipeline_skipped[i])
@@ -600,7 +600,7 @@ impl CommandBuffer {
             let labels: Vec<String> = rec
                 .open
                 .iter()
-                .map(|&i| rec.log.scope_name(i).to_owned())
+                .map(|&i| rec.log.scope_name(i).into_owned())
                 .collect();
             let pipeline = bind.index().map(|i| rec.pipelines[i]);
             (labels, rec.log.len(), pipeline)
@@ -810,7 +810,8 @@ impl CommandBuffer {
             let parent = rec.open.last().copied().unwrap_or(NONE);
             let index = rec.log.open_scope(text, parent, inserted);
             if !inserted {
-                let skips = crate::config().skip.label(rec.log.scope_name(index));
+                let skip = &crate::config().skip;
+                let skips = !skip.is_empty() && skip.label(&rec.log.scope_name(index));
                 rec.open.push(index);
                 rec.open_skips.push(skips);
                 rec.skipping_labels += u32::from(skips);

@@ -90,7 +90,7 @@ fn class_of(bits: u8) -> CommandClass {
     }
 }
 
-/// A label scope as the log stores it: its text is a range of [`Log::label_text`].
+/// A label scope as the log stores it: its text is a range of [`Log::label_text`]'s bytes.
 #[derive(Clone, Copy)]
 struct ScopeEntry {
     text_start: u32,
@@ -126,10 +126,10 @@ pub struct Command {
 }
 
 /// A debug-label scope (`vkCmdBeginDebugUtilsLabelEXT` .. `End`), or an inserted label (no end), decoded.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct LabelScope<'a> {
-    /// The label text.
-    pub name: &'a str,
+    /// The label text (invalid UTF-8 replaced).
+    pub name: std::borrow::Cow<'a, str>,
     /// The enclosing scope, or [`NONE`].
     pub parent: u32,
     /// Index of the first command inside.
@@ -146,7 +146,8 @@ pub struct Log {
     entries: Vec<Entry>,
     params: Vec<u32>,
     scopes: Vec<ScopeEntry>,
-    label_text: String,
+    /// The label texts, as the app gave them (checked as UTF-8 when read, not on the recording path).
+    label_text: Vec<u8>,
     pipelines: Vec<vk::Pipeline>,
     /// Secondaries executed, in order.
     executed: Vec<Executed>,
@@ -163,7 +164,7 @@ impl Log {
             entries: Vec::with_capacity(other.entries.len()),
             params: Vec::with_capacity(other.params.len()),
             scopes: Vec::with_capacity(other.scopes.len()),
-            label_text: String::with_capacity(other.label_text.len()),
+            label_text: Vec::with_capacity(other.label_text.len()),
             pipelines: Vec::with_capacity(other.pipelines.len()),
             ..Log::default()
         }
@@ -220,14 +221,28 @@ impl Log {
             return;
         }
         let params = &params[..params.len().min(MAX_PARAMS)];
+        // Every parameter's low word, and the high word of those that need it, gathered on the stack and
+        // written at once into room reserved once.
+        let mut words = [0u32; 2 * MAX_PARAMS];
+        let mut n = 0;
         let mut wide = 0u8;
         for (i, &p) in params.iter().enumerate() {
-            self.params.push(p as u32);
+            words[n] = p as u32;
+            n += 1;
             if p > u64::from(u32::MAX) {
                 wide |= 1 << i;
-                self.params.push((p >> 32) as u32);
+                words[n] = (p >> 32) as u32;
+                n += 1;
             }
         }
+        self.params.reserve(words.len());
+        let len = self.params.len();
+        for (slot, &w) in self.params.spare_capacity_mut().iter_mut().zip(&words) {
+            slot.write(w);
+        }
+        // SAFETY: `reserve` made room for all of `words`, and the loop initialized that many slots past
+        // the length, the first `n` of them meaningful.
+        unsafe { self.params.set_len(len + n) };
         let bits =
             class_bits(class) | if skipped { SKIPPED } else { 0 } | (params.len() as u8) << 3;
         self.entries.push(Entry {
@@ -257,11 +272,14 @@ impl Log {
     /// Opens a label scope (or records an inserted label) at the current command; its index.
     pub fn open_scope(&mut self, text: &[u8], parent: u32, inserted: bool) -> u32 {
         let start = self.label_text.len();
-        // Kept as the layer keeps every app string (invalid UTF-8 replaced, a long one cut with the cut
-        // said: `untrusted::keep_bytes`), without allocating for the usual short, valid label.
-        match std::str::from_utf8(text) {
-            Ok(valid) if text.len() <= untrusted::KEEP_BYTES => self.label_text.push_str(valid),
-            _ => self.label_text.push_str(&untrusted::keep_bytes(text)),
+        // Kept as the layer keeps every app string (a long one cut with the cut said:
+        // `untrusted::keep_bytes`; invalid UTF-8 is replaced when read), without allocating for the usual
+        // short label.
+        if text.len() <= untrusted::KEEP_BYTES {
+            self.label_text.extend_from_slice(text);
+        } else {
+            self.label_text
+                .extend_from_slice(untrusted::keep_bytes(text).as_bytes());
         }
         let first = self.len();
         self.scopes.push(ScopeEntry {
@@ -283,11 +301,11 @@ impl Log {
         }
     }
 
-    /// The text of scope `index` ("" if there is none).
-    pub fn scope_name(&self, index: u32) -> &str {
-        self.scopes.get(index as usize).map_or("", |s| {
+    /// The text of scope `index` ("" if there is none), invalid UTF-8 replaced.
+    pub fn scope_name(&self, index: u32) -> std::borrow::Cow<'_, str> {
+        self.scopes.get(index as usize).map_or("".into(), |s| {
             let start = s.text_start as usize;
-            &self.label_text[start..start + s.text_len as usize]
+            String::from_utf8_lossy(&self.label_text[start..start + s.text_len as usize])
         })
     }
 
@@ -454,7 +472,9 @@ mod tests {
         assert_eq!(log.scope_name(point), "bad \u{fffd} utf-8");
         assert!(scopes[1].inserted && scopes[1].parent == outer);
         let long = log.open_scope(&[b'x'; 5000], NONE, true);
-        assert!(log.scope_name(long).ends_with("more bytes cut by Blackbox]"));
+        assert!(log
+            .scope_name(long)
+            .ends_with("more bytes cut by Blackbox]"));
         let bytes = log.storage_bytes();
         log.clear();
         assert!(log.is_empty() && log.scopes().next().is_none());
