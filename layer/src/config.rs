@@ -170,6 +170,27 @@ keywords!(Breadcrumbs {
     "command" => Breadcrumbs::Command,
 });
 
+/// `VK_BLACKBOX_CHECKPOINTS`: whether `VK_NV_device_diagnostic_checkpoints` is enabled (with breadcrumbs on,
+/// where the device has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checkpoints {
+    /// Only where `VK_AMD_buffer_marker` is missing: where both exist, buffer markers tell more (every
+    /// command started, units finished at each synchronization point) and checkpoints cost NVIDIA's
+    /// driver about 50 KiB of host memory per command buffer.
+    #[default]
+    Auto,
+    /// Wherever the device has them, as a second account of progress from the driver.
+    On,
+    /// Never.
+    Off,
+}
+
+keywords!(Checkpoints {
+    "auto" => Checkpoints::Auto,
+    "on" => Checkpoints::On,
+    "off" => Checkpoints::Off,
+});
+
 /// `on` / `off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Switch(pub bool);
@@ -216,6 +237,8 @@ pub struct Config {
     pub suspects: Option<PathBuf>,
     /// Progress-tracking granularity.
     pub breadcrumbs: Breadcrumbs,
+    /// When NV diagnostic checkpoints are enabled.
+    pub checkpoints: Checkpoints,
     /// How long pending work may make no progress before the watchdog reports a hang; `None` is off.
     pub watchdog_ms: Option<u64>,
 }
@@ -361,6 +384,12 @@ impl Config {
             Breadcrumbs::Command,
             &mut warnings,
         );
+        let checkpoints = keyword(
+            &var,
+            "VK_BLACKBOX_CHECKPOINTS",
+            Checkpoints::Auto,
+            &mut warnings,
+        );
         let shader_filter = set("VK_BLACKBOX_SHADERS")
             .map(|v| {
                 v.to_string_lossy()
@@ -414,6 +443,7 @@ impl Config {
                 skip,
                 suspects,
                 breadcrumbs,
+                checkpoints,
                 watchdog_ms,
             },
             warnings,
@@ -582,6 +612,24 @@ mod tests {
         assert!(
             w.contains("VK_BLACKBOX_WATCHDOG_MS=\"10s\" is not valid"),
             "{w}"
+        );
+    }
+
+    #[test]
+    fn checkpoints_default_to_where_buffer_markers_are_missing() {
+        assert_eq!(parse(&[]).config.checkpoints, Checkpoints::Auto);
+        assert_eq!(
+            parse(&[("VK_BLACKBOX_CHECKPOINTS", "ON")])
+                .config
+                .checkpoints,
+            Checkpoints::On
+        );
+        let p = parse(&[("VK_BLACKBOX_CHECKPOINTS", "always")]);
+        assert_eq!(p.config.checkpoints, Checkpoints::Auto);
+        assert!(
+            p.warnings[0].contains("accepted: auto, on, off; using the default `auto`"),
+            "{:?}",
+            p.warnings
         );
     }
 
