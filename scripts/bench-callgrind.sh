@@ -5,12 +5,14 @@
 # instance, device and pipeline creation do not count). Each setting runs twice, with ITERS_A and ITERS_B
 # counted iterations (after the benchmark's warm-up ones); the difference divided by the commands between
 # them is the steady state, first recordings' allocations left out. The second table splits what each
-# setting adds to no layer by where the instructions run: the trampoline (`ffi/`: catch_unwind, dispatch),
-# the command buffer lookup, the log (`command_buffer.rs`: work/action/push, labels, binds, locks), the
-# markers (`breadcrumbs.rs`, mark, finish_units), the allocator (malloc, free, memcpy), the driver (lavapipe's
-# own code: mostly the marker fills it records), the peer (CDL's library) and the rest (the app, ash, the
-# fault layer). The last rows run Blackbox on the buffer-marker path of GPUs that have VK_AMD_buffer_marker
-# (the H200), faked on lavapipe by the fault layer below it (BB_FAULT_FAKE_BUFFER_MARKER: its markers record
+# setting adds to no layer by where the instructions run, by the source file of each line (so code inlined
+# into a trampoline counts where it was written): the trampoline (`ffi/`, `commands.rs`: catch_unwind, the
+# arguments, the call down), the command buffer lookup (the thread's cache: thread-local access, its
+# RefCell, `__tls_get_addr`), the log (`command_buffer.rs`, `command_log.rs` and their vectors: the
+# recording state, the entry, labels, binds), the markers (`breadcrumbs.rs`), the allocator (malloc, free,
+# memcpy), the driver (lavapipe's own code: mostly the marker fills it records), the peer (CDL's library)
+# and the rest (the app, ash, the fault layer). The last rows run Blackbox on the buffer-marker path of GPUs
+# that have VK_AMD_buffer_marker (the H200), faked on lavapipe by the fault layer below it (BB_FAULT_FAKE_BUFFER_MARKER: its markers record
 # nothing, so they show Blackbox's own cost on that path, not a driver's).
 #   scripts/bench-callgrind.sh                 (builds the release binaries first; lavapipe)
 #   CALLGRIND_ARGS="--cmdbufs 4 --draws 500" ITERS_A=1 ITERS_B=5 (the defaults)
@@ -75,18 +77,23 @@ for i in "${!row_names[@]}"; do
   cp "$keep/row$i-$iters_b.out.self" "$tmp/B.self"
   cp "$keep/row$i-$iters_a.out.self" "$tmp/A.self"
   awk -F'\t' -v i="$i" -v per="$per" '
-    function part(f) {
+    # By the source file of each line (inlined code counts where its source is), then by function.
+    function part(f,   file) {
+      file = f; sub(/:.*/, "", file)
       if (f ~ /crash_diagnostic/) return "peer"
       if (f ~ /blackbox_fault/) return "other"
       if (f ~ /libvulkan_lvp|^\?\?\?:/) return "driver"
-      if (f ~ /malloc\.c|arena\.c|memmove|memset|memcpy|__rust_(alloc|realloc|dealloc)|__rdl_|raw_vec/) return "alloc"
+      if (f ~ /malloc\.c|arena\.c|memmove|memset|memcpy|__rust_(alloc|realloc|dealloc)|__rdl_/) return "alloc"
+      if (f ~ /tls_get_addr/) return "lookup"
+      if (f ~ /str::converts::from_utf8|strlen/) return "log"
       if (f ~ /VkLayer_blackbox|libVkLayer_blackbox/) {
-        if (f ~ /breadcrumbs|::mark|finish_units/) return "markers"
-        if (f ~ /command_buffer::lookup/) return "lookup"
-        if (f ~ /layer\/src\/ffi\/|layer\/src\/commands\.rs|VkLayer_blackbox::ffi::/) return "hook"
+        if (file ~ /breadcrumbs\.rs/ || f ~ /::mark|finish_units/) return "markers"
+        if (file ~ /thread_local|cell\.rs/ || f ~ /command_buffer::(lookup|with)/) return "lookup"
+        if (file ~ /command_buffer\.rs|command_log\.rs|alloc\/src\/(vec|raw_vec)|str\/(validations|converts)/) return "log"
+        if (file ~ /layer\/src\/ffi\/|layer\/src\/commands\.rs|panicking|panic|maybe_dangling|option\.rs/) return "hook"
+        if (f ~ /VkLayer_blackbox::ffi::/) return "hook"
         return "log"
       }
-      if (f ~ /tls_get_addr/) return "lookup"
       return "other"
     }
     FNR == 1 { b = (FILENAME ~ /A\.self$/) ? -1 : 1 }
@@ -107,9 +114,10 @@ for i in "${!row_names[@]}"; do
   awk -v n="${row_names[$i]}" -v i="$i" -v b="$base" '$1 == i { printf "%-32s %10.1f %7.3fx\n", n, $2, $2 / b }' "$result"
 done
 echo
-echo "added to no layer, Ir per command, by part (hook: ffi/ trampoline; lookup: command buffer state;" \
-  "log: command_buffer.rs; markers: breadcrumbs.rs; alloc: malloc/free/memcpy; driver: lavapipe; peer: CDL's" \
-  "library; other: the app, ash)"
+echo "added to no layer, Ir per command, by part and by the source file of each line (hook: ffi/ trampoline," \
+  "arguments, call down; lookup: the thread's command buffer cache; log: command_buffer.rs, command_log.rs and" \
+  "their vectors; markers: breadcrumbs.rs; alloc: malloc/free/memcpy; driver: lavapipe; peer: CDL's library;" \
+  "other: the app, ash)"
 printf '%-32s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n' setting added hook lookup log markers alloc driver peer other
 awk '$1 == 0' "$result" > "$tmp/base"
 for i in "${!row_names[@]}"; do
