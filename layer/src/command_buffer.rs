@@ -1161,7 +1161,7 @@ impl Recording {
     }
 
     /// Appends a command to the log, in the innermost open label scope, with the pipeline bound at `bind`.
-    #[inline]
+    #[inline(always)]
     fn push(
         &mut self,
         command: CommandId,

@@ -204,7 +204,7 @@ impl Log {
 
     /// Appends a command (or counts it, past [`MAX_LOGGED_COMMANDS`]). `pipeline` is an index from
     /// [`Log::pipeline_index`] or [`NONE`]; parameters past [`MAX_PARAMS`] are dropped.
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
@@ -237,12 +237,16 @@ impl Log {
         }
         self.params.reserve(words.len());
         let len = self.params.len();
-        for (slot, &w) in self.params.spare_capacity_mut().iter_mut().zip(&words) {
-            slot.write(w);
+        // SAFETY: `reserve` made room for all of `words` past the length (a `[u32; N]` is aligned as a
+        // `u32`); the first `n` of them become part of the vector, the rest stay spare capacity.
+        unsafe {
+            self.params
+                .as_mut_ptr()
+                .add(len)
+                .cast::<[u32; 2 * MAX_PARAMS]>()
+                .write(words);
+            self.params.set_len(len + n);
         }
-        // SAFETY: `reserve` made room for all of `words`, and the loop initialized that many slots past
-        // the length, the first `n` of them meaningful.
-        unsafe { self.params.set_len(len + n) };
         let bits =
             class_bits(class) | if skipped { SKIPPED } else { 0 } | (params.len() as u8) << 3;
         self.entries.push(Entry {

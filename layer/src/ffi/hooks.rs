@@ -84,14 +84,15 @@ macro_rules! trampolines {
         fn($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? => record($bind:ident) [$($param:expr),*]
     }) => {
         unsafe extern "system" fn $field($first: $first_ty $(, $arg: $ty)*) $(-> $ret)? {
-            trampoline($name, || {
-                let logged = command_buffer::with($first, |cb| {
+            // `move` closures: the arguments (handles, numbers, pointers) travel by value, not by address.
+            trampoline($name, move || {
+                let logged = command_buffer::with($first, move |cb| {
                     let next = cb.device.next.$field?;
                     #[allow(unused_unsafe)]
                     // SAFETY: key parameters read from the app's valid arguments.
                     let params: &[u64] = unsafe { &[$(Param::param($param)),*] };
                     // SAFETY: the app's arguments, handed on as they came.
-                    Some(trampolines!(@record $class cb, $field, $bind, params, || unsafe { next($first $(, $arg)*) }))
+                    Some(trampolines!(@record $class cb, $field, $bind, params, move || unsafe { next($first $(, $arg)*) }))
                 });
                 match logged {
                     Some(result) => result,
