@@ -96,21 +96,24 @@ pub fn print_stdout(text: &str) -> anyhow::Result<()> {
 
 /// `blackbox report`.
 pub fn report(opts: &ReportOptions) -> anyhow::Result<i32> {
-    let report = find(&opts.path)?;
+    let (report, file) = find(&opts.path)?;
     let text = if opts.json {
         let mut json = report.to_json();
         json.push('\n');
         json
     } else {
-        blackbox_report::text::render(&report, opts.color.enabled())
+        // Files beside the report (a frame's images) are shown by their paths.
+        let folder = file.parent().filter(|p| !p.as_os_str().is_empty());
+        blackbox_report::text::render_in(&report, opts.color.enabled(), folder)
     };
     print_stdout(&text)?;
     Ok(0)
 }
 
 /// The report at `path`: a `report.json` file (or any file holding one), a report folder, or a folder of
-/// report folders (the newest report in it, by its time, with a note on stderr).
-fn find(path: &Path) -> anyhow::Result<Report> {
+/// report folders (the newest report in it, by its time, with a note on stderr); with the file it was read
+/// from.
+fn find(path: &Path) -> anyhow::Result<(Report, PathBuf)> {
     let shown_path = path_shown(path);
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -120,7 +123,9 @@ fn find(path: &Path) -> anyhow::Result<Report> {
         Err(e) => bail!("cannot read {shown_path}: {}", io_reason(&e)),
     };
     if !meta.is_dir() {
-        return load(path).map_err(|why| anyhow::anyhow!("{shown_path}: {why}"));
+        return load(path)
+            .map(|r| (r, path.to_path_buf()))
+            .map_err(|why| anyhow::anyhow!("{shown_path}: {why}"));
     }
     let dir = Dir::open(path)
         .map_err(|e| anyhow::anyhow!("cannot read {shown_path}: {}", io_reason(&e)))?;
@@ -132,6 +137,7 @@ fn find(path: &Path) -> anyhow::Result<Report> {
             return bytes
                 .map_err(|why| why.to_string())
                 .and_then(parse)
+                .map(|r| (r, json.clone()))
                 .map_err(|why| anyhow::anyhow!("{}: {why}", path_shown(&json)));
         }
         Ok(libc::S_IFLNK) => bail!("{}: {}", path_shown(&json), Skip::Link),
@@ -195,7 +201,7 @@ fn find(path: &Path) -> anyhow::Result<Report> {
         path_shown(folder),
         shown(&report.time)
     );
-    Ok(report)
+    Ok((report, file))
 }
 
 /// A counter line on stderr while many files are scanned, only when stderr is a terminal.

@@ -87,6 +87,11 @@ impl RecordedLog {
         self.log.scopes()
     }
 
+    /// Label scope `index`, if there is one.
+    pub fn scope(&self, index: u32) -> Option<LabelScope<'_>> {
+        self.log.scope(index)
+    }
+
     /// Secondaries executed, in order.
     pub fn executed(&self) -> &[Executed] {
         self.log.executed()

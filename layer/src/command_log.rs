@@ -367,15 +367,18 @@ impl Log {
 
     /// Every label scope, by index.
     pub fn scopes(&self) -> impl Iterator<Item = LabelScope<'_>> + '_ {
-        (0..self.scopes.len() as u32).map(move |i| {
-            let s = self.scopes[i as usize];
-            LabelScope {
-                name: self.scope_name(i),
-                parent: s.parent,
-                first_command: s.first_command,
-                end_command: s.end_command,
-                inserted: s.inserted,
-            }
+        (0..self.scopes.len() as u32).filter_map(move |i| self.scope(i))
+    }
+
+    /// Label scope `index`, if there is one.
+    pub fn scope(&self, index: u32) -> Option<LabelScope<'_>> {
+        let s = *self.scopes.get(index as usize)?;
+        Some(LabelScope {
+            name: self.scope_name(index),
+            parent: s.parent,
+            first_command: s.first_command,
+            end_command: s.end_command,
+            inserted: s.inserted,
         })
     }
 

@@ -138,6 +138,7 @@ pub unsafe fn create(
             names: Mutex::new(HashMap::new()),
             submit_gate: RwLock::new(()),
             shaders: Default::default(),
+            frames: crate::frames::Frames::new(config),
         });
         crate::contained("creating the marker buffer", || device.create_markers());
         crate::contained("creating the error buffer", || device.create_error_buffer());
@@ -194,6 +195,8 @@ pub struct Device {
     /// pending, and (exclusive) by the error buffer's reset: "nothing pending" then stays true until the
     /// reset is done, so no shader can count into the buffer while it is zeroed.
     pub submit_gate: RwLock<()>,
+    /// Frame capture, with `VK_BLACKBOX_FRAMES` or `VK_BLACKBOX_FLASH` on.
+    pub frames: Option<crate::frames::Frames>,
 }
 
 impl Device {
@@ -203,7 +206,7 @@ impl Device {
     /// # Safety
     /// The app's arguments; the app has finished all work on the device (its contract).
     pub(crate) unsafe fn destroy(
-        &self,
+        self: &Arc<Self>,
         device: vk::Device,
         allocator: *const vk::AllocationCallbacks,
     ) {
@@ -218,6 +221,9 @@ impl Device {
                 let _ = unsafe { wait(device) };
             }
             crate::command_buffer::unregister_pool(self, None);
+            if let Some(frames) = &self.frames {
+                frames.destroy(self);
+            }
             // SAFETY: no pending work (waited for above, or the device is lost).
             unsafe { self.destroy_own_objects() };
         });
@@ -301,6 +307,107 @@ impl Device {
             }
         });
         forward!(next, device, info)
+    }
+
+    /// `vkCreateSwapchainKHR`: with frame capture on, the swapchain gets `TRANSFER_SRC` usage (in a copy of
+    /// the create info, where the surface allows it) so that presented images can be copied, and is watched.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn create_swapchain(
+        self: &Arc<Self>,
+        device: vk::Device,
+        info: *const vk::SwapchainCreateInfoKHR,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::SwapchainKHR,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_swapchain_khr else {
+            return Fallback::fallback();
+        };
+        let Some(frames) = &self.frames else {
+            return forward!(next, device, info, allocator, out);
+        };
+        // SAFETY: the app's valid create info.
+        let app = unsafe { &*info };
+        let usage = crate::contained("choosing the swapchain's usage", || self.copy_usage(app))
+            .unwrap_or_else(|| Err("an internal error".to_owned()));
+        let mut result = vk::Result::ERROR_UNKNOWN;
+        let mut copyable = usage.as_ref().map(|_| ()).map_err(Clone::clone);
+        if let Some(usage) = usage.ok().filter(|u| *u != app.image_usage) {
+            let mut copy = *app;
+            copy.image_usage = usage;
+            // SAFETY: the app's arguments, with a copy of its create info whose usage the surface supports.
+            result = unsafe { next(device, &copy, allocator, out) };
+            if result == vk::Result::SUCCESS {
+                debug!("frame capture: swapchain image usage {usage:?} (TRANSFER_SRC added for the copies)");
+            } else {
+                copyable = Err(format!(
+                    "vkCreateSwapchainKHR failed with TRANSFER_SRC usage ({result:?})"
+                ));
+            }
+        }
+        if result != vk::Result::SUCCESS {
+            result = forward!(next, device, info, allocator, out);
+        }
+        if result == vk::Result::SUCCESS {
+            // SAFETY: the driver wrote the swapchain.
+            let handle = unsafe { *out };
+            crate::contained("watching a swapchain", || {
+                frames.add_swapchain(self, handle, app, copyable)
+            });
+        }
+        result
+    }
+
+    /// The image usage that lets frame capture copy a swapchain's images: the app's with `TRANSFER_SRC`,
+    /// or why it cannot have it.
+    fn copy_usage(&self, app: &vk::SwapchainCreateInfoKHR) -> Result<vk::ImageUsageFlags, String> {
+        if app.flags.contains(vk::SwapchainCreateFlagsKHR::PROTECTED) {
+            return Err("a protected swapchain cannot be copied".to_owned());
+        }
+        if app.image_usage.contains(vk::ImageUsageFlags::TRANSFER_SRC) {
+            return Ok(app.image_usage);
+        }
+        let get = self
+            .instance
+            .next
+            .get_physical_device_surface_capabilities_khr
+            .ok_or("vkGetPhysicalDeviceSurfaceCapabilitiesKHR is missing")?;
+        let mut caps = vk::SurfaceCapabilitiesKHR::default();
+        // SAFETY: the app's surface, on the device's physical device.
+        let result = unsafe { get(self.physical_device, app.surface, &mut caps) };
+        if result != vk::Result::SUCCESS {
+            return Err(format!(
+                "vkGetPhysicalDeviceSurfaceCapabilitiesKHR failed: {result:?}"
+            ));
+        }
+        if !caps
+            .supported_usage_flags
+            .contains(vk::ImageUsageFlags::TRANSFER_SRC)
+        {
+            return Err("the surface does not support TRANSFER_SRC usage".to_owned());
+        }
+        Ok(app.image_usage | vk::ImageUsageFlags::TRANSFER_SRC)
+    }
+
+    /// `vkDestroySwapchainKHR`: frame capture lets go of it (its copies waited for) first.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn destroy_swapchain(
+        self: &Arc<Self>,
+        device: vk::Device,
+        swapchain: vk::SwapchainKHR,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        if let Some(frames) = &self.frames {
+            crate::contained("releasing a swapchain", || {
+                frames.remove_swapchain(self, swapchain)
+            });
+        }
+        if let Some(next) = self.next.destroy_swapchain_khr {
+            forward!(next, device, swapchain, allocator);
+        }
     }
 
     /// Creates the device's marker buffer when breadcrumbs are on.
@@ -445,7 +552,22 @@ impl Device {
         if !config.skip.is_empty() {
             on.push(format!("skipping {}", config.skip.describe()));
         }
+        if self.frames.is_some() {
+            on.push(format!(
+                "frame capture ({} frames{})",
+                config.frames,
+                if config.flash {
+                    ", flash detection"
+                } else {
+                    ""
+                }
+            ));
+        }
         let mut line = format!("features: {}", on.join(", "));
+        let origins = config.describe_origins();
+        if !origins.is_empty() {
+            line.push_str(&format!("; settings: {origins}"));
+        }
         if !self.capabilities.left_off.is_empty() {
             line.push_str(&format!(
                 "; left off: {}",

@@ -68,7 +68,12 @@ pub unsafe fn create(
     allocator: *const vk::AllocationCallbacks,
     out_instance: *mut vk::Instance,
 ) -> vk::Result {
-    crate::contained("reading VK_BLACKBOX_* settings", crate::config);
+    crate::contained("reading Blackbox's settings", || {
+        // SAFETY: the app's valid create info chain.
+        let app =
+            unsafe { crate::layer_settings::app_settings(info.p_next, crate::config::LAYER_NAME) };
+        crate::init_config(&app);
+    });
 
     // The app's Vulkan version stays as it asked. Below 1.1 the layer needs two instance extensions to reach
     // buffer device address and timeline semaphores through their KHR extensions on the device (feature

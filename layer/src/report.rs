@@ -41,7 +41,9 @@ pub fn device_lost(device: &Arc<Device>, command: &'static str) {
     );
     crate::shader_errors::drain_within(device, Some(LOCK_WAIT));
     let reason = format!("{command} returned VK_ERROR_DEVICE_LOST");
-    write(&build(device, Kind::DeviceLost, reason, None));
+    let mut built = build(device, Kind::DeviceLost, reason, None);
+    crate::frames::attach_last_frame(device, &mut built, "device-lost");
+    write(&built);
 }
 
 /// Writes a hang report.
@@ -57,7 +59,9 @@ pub fn hang(device: &Arc<Device>, stalled: Duration) {
     );
     // Loop budget records written so far name the loops the GPU is still in (VK_BLACKBOX_LOOPS=report).
     crate::shader_errors::drain_within(device, Some(LOCK_WAIT));
-    write(&build(device, Kind::Hang, reason, None));
+    let mut built = build(device, Kind::Hang, reason, None);
+    crate::frames::attach_last_frame(device, &mut built, "hang");
+    write(&built);
 }
 
 /// Writes a report for a fatal signal, for `device`.
@@ -74,6 +78,8 @@ pub struct Built {
     pub report: model::Report,
     /// `VK_EXT_device_fault`'s vendor binary, saved as the report names it.
     pub vendor_binary: Option<Vec<u8>>,
+    /// Other files beside the report, by file name (a frame's images, as its `frame` section names them).
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// Builds a report of `device`'s state: a snapshot of what the layer knows, the progress inferred from it
@@ -194,6 +200,7 @@ pub fn build(
         device_fault,
         checkpoints: crate::fault::checkpoints(device),
         signal,
+        frame: None,
         signature: String::new(),
         signature_text: String::new(),
     };
@@ -203,7 +210,15 @@ pub fn build(
     Built {
         report,
         vendor_binary,
+        files: Vec::new(),
     }
+}
+
+/// Computes the report's signature again, after a part it hashes (the frame) was added.
+pub fn sign(report: &mut model::Report) {
+    let (text, hash) = model::signature::compute(report);
+    report.signature = hash;
+    report.signature_text = text;
 }
 
 /// A submission copied out of its queue's tracker, so the lock is not held while it is described.
@@ -426,12 +441,11 @@ impl Snapshotter<'_> {
     }
 }
 
-/// Writes the report's two files into a new folder and logs where; on failure, logs the text instead.
+/// Writes the report's files into a new folder and logs where; on failure, logs the text instead.
 pub fn write(built: &Built) -> Option<PathBuf> {
     let report = &built.report;
-    let text = model::text::render(report, false);
     let config = crate::config();
-    match write_files(&config.output_dir, built, &text) {
+    match write_files(&config.output_dir, built) {
         Ok(dir) => {
             error!(
                 "{} report written to {}",
@@ -442,8 +456,9 @@ pub fn write(built: &Built) -> Option<PathBuf> {
         }
         Err(e) => {
             error!(
-                "cannot write the report into {} ({e}); here is its text:\n{text}",
-                config.output_dir.display()
+                "cannot write the report into {} ({e}); here is its text:\n{}",
+                config.output_dir.display(),
+                model::text::render(report, false)
             );
             None
         }
@@ -452,7 +467,7 @@ pub fn write(built: &Built) -> Option<PathBuf> {
 
 static REPORTS: AtomicU32 = AtomicU32::new(0);
 
-fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<PathBuf> {
+fn write_files(output: &Path, built: &Built) -> std::io::Result<PathBuf> {
     let report = &built.report;
     let app: String = report
         .app
@@ -487,7 +502,12 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
         ) {
             write_atomic(&dir.join(name), bytes)?;
         }
+        for (name, bytes) in &built.files {
+            write_atomic(&dir.join(name), bytes)?;
+        }
         write_atomic(&dir.join("report.json"), report.to_json().as_bytes())?;
+        // The text names the files beside it by their paths.
+        let text = model::text::render_in(report, false, Some(&dir));
         write_atomic(&dir.join("report.txt"), text.as_bytes())
     })();
     match written {

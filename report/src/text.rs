@@ -9,9 +9,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 use crate::untrusted::shown;
-use crate::{CommandBuffer, Location, Pipeline, Report, State};
+use crate::{CommandBuffer, Frame, Location, Pipeline, Report, State};
 
 /// Commands shown on each side of an interesting one.
 const CONTEXT: u32 = 8;
@@ -53,8 +54,14 @@ impl Style {
     }
 }
 
-/// Renders `report` as text; `color` adds ANSI colours for a terminal.
+/// Renders `report` as text; `color` adds ANSI colours for a terminal. Image files are named as the
+/// report names them (beside `report.json`); [`render_in`] gives their paths.
 pub fn render(report: &Report, color: bool) -> String {
+    render_in(report, color, None)
+}
+
+/// As [`render`], with the paths of the files beside the report in `folder` (the report's own).
+pub fn render_in(report: &Report, color: bool, folder: Option<&Path>) -> String {
     let st = Style { color };
     let mut out = String::new();
     let _ = writeln!(
@@ -112,6 +119,10 @@ pub fn render(report: &Report, color: bool) -> String {
             signal.number,
             shown(&signal.thread)
         );
+    }
+
+    if let Some(frame) = &report.frame {
+        frame_section(&mut out, st, frame, folder);
     }
 
     let _ = writeln!(out);
@@ -240,6 +251,124 @@ pub fn render(report: &Report, color: bool) -> String {
         }
     }
     out
+}
+
+/// The frame a report is about: its images, errors with their pixels, the draws that ran the shader that
+/// reported, and the frames around it.
+fn frame_section(out: &mut String, st: Style, frame: &Frame, folder: Option<&Path>) {
+    let _ = writeln!(out);
+    let swapchain = frame
+        .swapchain
+        .as_ref()
+        .map(|s| {
+            format!(
+                ", swapchain {} ({}x{} {})",
+                s.handle, s.width, s.height, s.format
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{}",
+        st.bold(&format!(
+            "Frame {} ({}){swapchain}",
+            frame.number, frame.trigger
+        ))
+    );
+    if let Some(a) = &frame.attribution {
+        let _ = writeln!(out, "  attribution  {a}");
+    }
+    for image in &frame.images {
+        let path = match folder {
+            Some(f) => f.join(&image.file).display().to_string(),
+            None => image.file.clone(),
+        };
+        let mut marks: Vec<String> = image
+            .marked_pixels
+            .iter()
+            .map(|[x, y]| format!("pixel ({x}, {y})"))
+            .collect();
+        if let Some([x0, y0, x1, y1]) = image.marked_region {
+            marks.push(format!("region ({x0}, {y0})-({x1}, {y1})"));
+        }
+        let marks = if marks.is_empty() {
+            String::new()
+        } else {
+            format!(", marked: {}", marks.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "  image        {} (frame {}, {}{marks})",
+            st.bold(&path),
+            image.frame,
+            image.role
+        );
+    }
+    if let Some(f) = &frame.flash {
+        let [x0, y0, x1, y1] = f.region;
+        let [before, during, after] = f.luminance;
+        let _ = writeln!(
+            out,
+            "  flash        region ({x0}, {y0})-({x1}, {y1}): mean luminance {before:.2} -> {during:.2} -> {after:.2} \
+             (threshold {:.2}, grid {}x{})",
+            f.threshold, f.grid[0], f.grid[1]
+        );
+    }
+    for e in &frame.errors {
+        let pixels = if e.pixels.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = e
+                .pixels
+                .iter()
+                .map(|[x, y]| format!("({x}, {y})"))
+                .collect();
+            format!("\n    pixels {}", list.join(", "))
+        };
+        let _ = writeln!(out, "  error        {} x{}{pixels}", e.message, e.count);
+    }
+    if !frame.draws.is_empty() {
+        let _ = writeln!(
+            out,
+            "  draws of frame {} that ran the shader that reported:",
+            frame.number
+        );
+        for l in &frame.draws {
+            location(out, l);
+        }
+    }
+    for n in &frame.notes {
+        let _ = writeln!(out, "  note         {n}");
+    }
+    if !frame.frames.is_empty() {
+        let _ = writeln!(out, "  frames around it:");
+        for f in &frame.frames {
+            let labels = if f.labels.is_empty() {
+                String::new()
+            } else {
+                format!(", labels {}", f.labels.join(", "))
+            };
+            let jump = f
+                .luminance_jump
+                .map(|j| format!(", luminance jump {j:+.2}"))
+                .unwrap_or_default();
+            let errors = if f.shader_errors > 0 {
+                st.alert(&format!(", {} shader error(s)", f.shader_errors))
+            } else {
+                String::new()
+            };
+            let this = if f.number == frame.number {
+                st.alert("  <- this frame")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "    frame {}: {} submission(s), {} command buffer(s), {} commands, {} draws, {} dispatches{labels}{jump}{errors}{this}",
+                f.number, f.submissions, f.command_buffers, f.commands, f.draws, f.dispatches
+            );
+        }
+    }
 }
 
 fn pipeline_text(p: &Pipeline) -> String {

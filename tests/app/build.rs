@@ -44,6 +44,7 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("nan.comp", "nan.comp.vk10.spv", G_VK10),
     ("nan.frag", "nan.frag.spv", G),
     ("nan.frag", "nan.frag.gvs.spv", GVS),
+    ("frames.frag", "frames.frag.spv", G),
     ("nan_fp16_fp64.comp", "nan_fp16_fp64.comp.spv", G),
     ("assert.comp", "assert.comp.spv", G),
     ("assert.comp", "assert.comp.gvs.spv", GVS),

@@ -93,6 +93,8 @@ pub struct Features {
     pub maintenance4: bool,
     /// VK_EXT_shader_atomic_float's `shaderBufferFloat32AtomicAdd` and `shaderBufferFloat32Atomics`.
     pub buffer_float_atomics: bool,
+    /// VK_KHR_swapchain is enabled (the instance has a surface extension: `Needs::presentation`).
+    pub swapchain: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -112,6 +114,9 @@ pub struct Needs {
     /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
     /// Vulkan 1.1-era app does, instead of VkPhysicalDeviceVulkan12Features.
     pub features_via_extensions: bool,
+    /// Presenting to a surface: the instance gets VK_KHR_surface and a surface extension, the device
+    /// VK_KHR_swapchain.
+    pub presentation: bool,
 }
 
 impl Needs {
@@ -123,6 +128,7 @@ impl Needs {
         non_semantic_info: false,
         arbitrary_shaders: false,
         features_via_extensions: false,
+        presentation: false,
     };
 
     pub fn union(self, other: Needs) -> Needs {
@@ -134,6 +140,7 @@ impl Needs {
             non_semantic_info: self.non_semantic_info || other.non_semantic_info,
             arbitrary_shaders: self.arbitrary_shaders || other.arbitrary_shaders,
             features_via_extensions: self.features_via_extensions || other.features_via_extensions,
+            presentation: self.presentation || other.presentation,
         }
     }
 }
@@ -253,6 +260,11 @@ pub enum Owned {
 
 pub struct Context {
     pub entry: ash::Entry,
+    /// The instance (the app's), for surface queries.
+    pub instance: ash::Instance,
+    pub physical_device: vk::PhysicalDevice,
+    /// The surface extension the instance enabled, when the run presents.
+    pub surface: Option<crate::SurfaceKind>,
     pub device_name: String,
     pub device: ash::Device,
     /// A family with both graphics and compute.
@@ -392,6 +404,7 @@ impl Context {
             buffer_float_atomics: has_atomic_float
                 && supported_atomic.shader_buffer_float32_atomic_add == vk::TRUE
                 && supported_atomic.shader_buffer_float32_atomics == vk::TRUE,
+            swapchain: app.surface.is_some() && has_extension(ash::khr::swapchain::NAME),
         };
 
         let priorities = [1.0f32; 2];
@@ -426,6 +439,9 @@ impl Context {
             .shader_buffer_float32_atomics(features.buffer_float_atomics);
         if features.buffer_float_atomics {
             device_extensions.push(ash::ext::shader_atomic_float::NAME.as_ptr());
+        }
+        if features.swapchain {
+            device_extensions.push(ash::khr::swapchain::NAME.as_ptr());
         }
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
@@ -488,6 +504,9 @@ impl Context {
 
         Ok(Context {
             entry: app.entry.clone(),
+            instance: instance.clone(),
+            physical_device,
+            surface: app.surface,
             device_name,
             device,
             queue_family,

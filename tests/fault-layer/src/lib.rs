@@ -14,6 +14,9 @@
 //!   false in `vkGetPhysicalDeviceFeatures2`, `VK_KHR/EXT_buffer_device_address` are not listed, and a
 //!   `vkCreateDevice` that asks for either fails as a driver would (`VK_ERROR_FEATURE_NOT_PRESENT`,
 //!   `VK_ERROR_EXTENSION_NOT_PRESENT`).
+//! - `BB_FAULT_LOG_SWAPCHAINS=1`: no fault: each `vkCreateSwapchainKHR` logs the image usage that reaches
+//!   the driver (`[fault-layer] vkCreateSwapchainKHR: imageUsage COLOR_ATTACHMENT`), so a test sees what
+//!   the layers above changed.
 //!
 //! - `BB_FAULT_FAKE_BUFFER_MARKER=1`: a device without `VK_AMD_buffer_marker` lists it, and its
 //!   `vkCmdWriteBufferMarkerAMD` records nothing: Blackbox above takes the buffer-marker path of the GPUs
@@ -75,6 +78,7 @@ struct Config {
     oom: Option<(OomCommand, u32)>,
     no_bda: bool,
     fake_buffer_marker: bool,
+    log_swapchains: bool,
 }
 
 fn config() -> &'static Config {
@@ -111,6 +115,7 @@ fn config() -> &'static Config {
             oom,
             no_bda: var("BB_FAULT_NO_BDA").as_deref() == Some("1"),
             fake_buffer_marker: var("BB_FAULT_FAKE_BUFFER_MARKER").as_deref() == Some("1"),
+            log_swapchains: var("BB_FAULT_LOG_SWAPCHAINS").as_deref() == Some("1"),
         }
     })
 }
@@ -298,6 +303,7 @@ fn hooks() -> &'static [(Scope, &'static CStr, VoidFunction)] {
             Device c"vkQueueSubmit2" => queue_submit2 as vk::PFN_vkQueueSubmit2,
             Device c"vkQueueSubmit2KHR" => queue_submit2_khr as vk::PFN_vkQueueSubmit2,
             Device c"vkQueuePresentKHR" => queue_present as vk::PFN_vkQueuePresentKHR,
+            Device c"vkCreateSwapchainKHR" => create_swapchain as vk::PFN_vkCreateSwapchainKHR,
             Device c"vkGetFenceStatus" => get_fence_status as vk::PFN_vkGetFenceStatus,
             Device c"vkGetSemaphoreCounterValue" => get_counter as vk::PFN_vkGetSemaphoreCounterValue,
             Device c"vkGetSemaphoreCounterValueKHR" => get_counter_khr as vk::PFN_vkGetSemaphoreCounterValue,
@@ -516,6 +522,30 @@ unsafe extern "system" fn destroy_device(
         state.next::<vk::PFN_vkDestroyDevice>(c"vkDestroyDevice")?(device, allocator);
         Some(())
     })
+}
+
+/// `BB_FAULT_LOG_SWAPCHAINS=1`: the usage the swapchain gets, logged; the call goes down unchanged.
+unsafe extern "system" fn create_swapchain(
+    device: vk::Device,
+    info: *const vk::SwapchainCreateInfoKHR<'_>,
+    allocator: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::SwapchainKHR,
+) -> vk::Result {
+    guarded(
+        "vkCreateSwapchainKHR",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let state = device_of(device)?;
+            if config().log_swapchains {
+                // SAFETY: the caller's valid create info.
+                let usage = unsafe { (*info).image_usage };
+                log(format_args!("vkCreateSwapchainKHR: imageUsage {usage:?}"));
+            }
+            let next = state.next::<vk::PFN_vkCreateSwapchainKHR>(c"vkCreateSwapchainKHR")?;
+            // SAFETY: the caller's arguments, unchanged.
+            Some(unsafe { next(device, info, allocator, out) })
+        },
+    )
 }
 
 unsafe extern "system" fn get_device_queue(

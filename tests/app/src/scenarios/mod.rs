@@ -12,6 +12,7 @@ pub mod debug_labels;
 pub mod debug_printf;
 pub mod draw;
 pub mod frame_bench;
+pub mod frames;
 pub mod hang;
 pub mod hostile;
 pub mod instances;
@@ -231,6 +232,15 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: Needs::NONE,
         run: loops::run_int_div,
+    },
+    Scenario {
+        name: "frames",
+        in_all: false,
+        needs: Needs {
+            presentation: true,
+            ..Needs::NONE
+        },
+        run: frames::run,
     },
     Scenario {
         name: "validation-canary",
