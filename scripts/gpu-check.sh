@@ -34,6 +34,10 @@ run_app frames-nan 120 VK_BLACKBOX_FRAMES=8 VK_BLACKBOX_NAN=outputs -- frames --
 run_app frames-flash 120 VK_BLACKBOX_FLASH=on -- frames --headless --present-size 1920x1080 --flash
 run_app hang 90 VK_BLACKBOX_WATCHDOG_MS=2000 -- hang --hang-groups 8000 --hang-iterations "${HANG_ITERATIONS:-150000000}"
 run_app hang-draw 90 VK_BLACKBOX_WATCHDOG_MS=2000 -- hang-draw --hang-iterations "${DRAW_ITERATIONS:-20000000}"
+# The same hang with NV checkpoints on (by default they are off where buffer markers exist): what a report
+# gains from them is its "Checkpoints" section; compare the two reports.
+run_app hang-draw-checkpoints 90 VK_BLACKBOX_WATCHDOG_MS=2000 VK_BLACKBOX_CHECKPOINTS=on \
+  -- hang-draw --hang-iterations "${DRAW_ITERATIONS:-20000000}"
 run_app device-lost 90 VK_ADD_LAYER_PATH="$BIN:$BIN/fault" \
   VK_INSTANCE_LAYERS=VK_LAYER_blackbox:VK_LAYER_BLACKBOX_fault BB_FAULT_LOST_AFTER_MS=1000 VK_BLACKBOX_WATCHDOG_MS=0 \
   -- hang --hang-iterations "${HANG_ITERATIONS:-150000000}"

@@ -2,7 +2,9 @@
 # Lays out release binaries in .gpu/ for scripts/gpu-check.sh on another machine (the device tool carries
 # it): blackbox, bb-testapp, the layer with its explicit manifest, the fault layer with its manifest; and,
 # for scripts/gpu-corpus.sh, the compute and fragment modules of the engine's corpus (compiled by its tests
-# into target/tmp/corpus: `cargo test -p blackbox-engine --test corpus` makes them).
+# into target/tmp/corpus: `cargo test -p blackbox-engine --test corpus` makes them); and LunarG's Crash
+# Diagnostic Layer into .gpu/cdl when it is here (BLACKBOX_PEER_CDL, else ../shared/peers/cdl), for the
+# benchmarks' CDL rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p blackbox-cli -p blackbox-testapp -p blackbox-layer -p blackbox-fault-layer
@@ -17,6 +19,12 @@ if [ -e "${modules[0]}" ]; then
   cp "${modules[@]}" .gpu/corpus/
 else
   echo "gpu-pack: no corpus in target/tmp/corpus (cargo test -p blackbox-engine --test corpus makes it)" >&2
+fi
+cdl=${BLACKBOX_PEER_CDL:-../shared/peers/cdl}
+if [ -e "$cdl/VkLayer_crash_diagnostic.json" ]; then
+  mkdir -p .gpu/cdl && cp "$cdl"/VkLayer_crash_diagnostic.json "$cdl"/libVkLayer_crash_diagnostic.so .gpu/cdl/
+else
+  echo "gpu-pack: no CDL in $cdl: the benchmarks will have no CDL rows" >&2
 fi
 strip .gpu/blackbox .gpu/bb-testapp .gpu/*.so .gpu/fault/*.so
 # The commit the binaries were built from (the GPU machine's copy of the tree may not have .git).

@@ -325,6 +325,24 @@ pub const VARIABLES: &[Variable] = &[
         }),
     },
     Variable {
+        name: "VK_BLACKBOX_CHECKPOINTS",
+        accepted: "auto, on, off",
+        default: "auto",
+        setting: Some(Setting {
+            label: "NV checkpoints",
+            description: "When VK_NV_device_diagnostic_checkpoints is enabled (with breadcrumbs on, where the device has it).",
+            kind: Kind::Enum {
+                values: &[
+                    ("auto", "Where buffer markers are missing", "Only on devices without VK_AMD_buffer_marker: buffer markers tell more, and NVIDIA's driver holds about 50 KiB per command buffer for checkpoints."),
+                    ("on", "On", "Wherever the device has them."),
+                    ("off", "Off", "Never."),
+                ],
+                default: "auto",
+            },
+            depends_on: None,
+        }),
+    },
+    Variable {
         name: "VK_BLACKBOX_WATCHDOG_MS",
         accepted: "milliseconds, 0 turns the watchdog off",
         default: "10000",
@@ -619,6 +637,27 @@ keywords!(Breadcrumbs {
     "command" => Breadcrumbs::Command,
 });
 
+/// `VK_BLACKBOX_CHECKPOINTS`: whether `VK_NV_device_diagnostic_checkpoints` is enabled (with breadcrumbs on,
+/// where the device has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checkpoints {
+    /// Only where `VK_AMD_buffer_marker` is missing: where both exist, buffer markers tell more (every
+    /// command started, units finished at each synchronization point) and checkpoints cost NVIDIA's
+    /// driver about 50 KiB of host memory per command buffer.
+    #[default]
+    Auto,
+    /// Wherever the device has them, as a second account of progress from the driver.
+    On,
+    /// Never.
+    Off,
+}
+
+keywords!(Checkpoints {
+    "auto" => Checkpoints::Auto,
+    "on" => Checkpoints::On,
+    "off" => Checkpoints::Off,
+});
+
 /// `on` / `off`; also `true` / `false` and `1` / `0`, as Vulkan Configurator writes booleans and the app's
 /// `VkLayerSettingsCreateInfoEXT` booleans read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -670,6 +709,8 @@ pub struct Config {
     pub suspects: Option<PathBuf>,
     /// Progress-tracking granularity.
     pub breadcrumbs: Breadcrumbs,
+    /// When NV diagnostic checkpoints are enabled.
+    pub checkpoints: Checkpoints,
     /// How long pending work may make no progress before the watchdog reports a hang; `None` is off.
     pub watchdog_ms: Option<u64>,
     /// Presented frames whose summaries are kept for frame reports (`VK_BLACKBOX_FRAMES`); 0 is off.
@@ -805,6 +846,7 @@ impl Config {
         };
         let Switch(int_checks) = r.keyword("VK_BLACKBOX_INT", Switch(false));
         let breadcrumbs = r.keyword("VK_BLACKBOX_BREADCRUMBS", Breadcrumbs::Command);
+        let checkpoints = r.keyword("VK_BLACKBOX_CHECKPOINTS", Checkpoints::Auto);
         let shader_filter = r
             .text("VK_BLACKBOX_SHADERS")
             .map(|g| {
@@ -877,6 +919,7 @@ impl Config {
                 skip,
                 suspects,
                 breadcrumbs,
+                checkpoints,
                 watchdog_ms,
                 frames,
                 flash,
@@ -1066,6 +1109,24 @@ mod tests {
         assert!(
             w.contains("VK_BLACKBOX_WATCHDOG_MS=\"10s\" is not valid"),
             "{w}"
+        );
+    }
+
+    #[test]
+    fn checkpoints_default_to_where_buffer_markers_are_missing() {
+        assert_eq!(parse(&[]).config.checkpoints, Checkpoints::Auto);
+        assert_eq!(
+            parse(&[("VK_BLACKBOX_CHECKPOINTS", "ON")])
+                .config
+                .checkpoints,
+            Checkpoints::On
+        );
+        let p = parse(&[("VK_BLACKBOX_CHECKPOINTS", "always")]);
+        assert_eq!(p.config.checkpoints, Checkpoints::Auto);
+        assert!(
+            p.warnings[0].contains("accepted: auto, on, off; using the default `auto`"),
+            "{:?}",
+            p.warnings
         );
     }
 

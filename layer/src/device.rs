@@ -75,6 +75,7 @@ pub unsafe fn create(
         buffer_device_address: config.instruments_shaders(),
         diagnostics: true,
         markers: config.breadcrumbs != Breadcrumbs::Off,
+        checkpoints: config.checkpoints,
         shader_clock: config.loops != blackbox_engine::LoopMode::Off && config.loop_ms.is_some(),
         special_use: !(validation_below && requested.best_practices),
     };

@@ -55,6 +55,7 @@ pub mod breadcrumbs;
 pub mod capabilities;
 pub mod chain;
 pub mod command_buffer;
+pub mod command_log;
 pub mod config;
 pub mod device;
 pub mod dispatch;

@@ -331,8 +331,7 @@ impl Snapshotter<'_> {
         let known = |v: u32| (v != NONE).then_some(v);
         progress::RecordedLog {
             commands: log
-                .commands
-                .iter()
+                .commands()
                 .map(|c| progress::RecordedCommand {
                     name: c.name.to_owned(),
                     class: c.class,
@@ -351,8 +350,7 @@ impl Snapshotter<'_> {
                 })
                 .collect(),
             scopes: log
-                .scopes
-                .iter()
+                .scopes()
                 .map(|s| progress::LabelScope {
                     name: s.name.to_string(),
                     parent: known(s.parent),
@@ -362,12 +360,12 @@ impl Snapshotter<'_> {
                 })
                 .collect(),
             executed: log
-                .executed
+                .executed()
                 .iter()
                 .map(|e| self.command_buffer(&e.command_buffer, e.log.as_deref()))
                 .collect(),
             units: log.units,
-            unlogged: log.unlogged,
+            unlogged: log.unlogged(),
         }
     }
 

@@ -846,19 +846,15 @@ fn summarize(number: u64, work: &[FrameWork], shader_errors: u64) -> model::Fram
             summary.command_buffers += 1;
             for_each_execution(&s.command_buffer, s.log.as_ref(), &mut |_, log| {
                 let Some(log) = log else { return };
-                summary.commands += log.commands.len() as u32 + log.unlogged;
-                for c in &log.commands {
+                summary.commands += log.log.len() + log.unlogged();
+                for c in log.commands() {
                     if c.name.starts_with("vkCmdDraw") {
                         summary.draws += 1;
                     } else if c.name.starts_with("vkCmdDispatch") {
                         summary.dispatches += 1;
                     }
                 }
-                for scope in log
-                    .scopes
-                    .iter()
-                    .filter(|s| s.parent == NONE && !s.inserted)
-                {
+                for scope in log.scopes().filter(|s| s.parent == NONE && !s.inserted) {
                     if summary.labels.len() < MAX_LABELS
                         && !summary.labels.iter().any(|l| **l == *scope.name)
                     {
@@ -879,7 +875,7 @@ fn draws_using(device: &Device, work: &[FrameWork], shaders: &[&str]) -> Vec<mod
         for s in &w.command_buffers {
             for_each_execution(&s.command_buffer, s.log.as_ref(), &mut |cb, log| {
                 let Some(log) = log else { return };
-                for (index, c) in log.commands.iter().enumerate() {
+                for (index, c) in log.commands().enumerate() {
                     if out.len() >= MAX_DRAWS
                         || !c.name.starts_with("vkCmdDraw")
                         || c.pipeline == vk::Pipeline::null()
@@ -894,7 +890,7 @@ fn draws_using(device: &Device, work: &[FrameWork], shaders: &[&str]) -> Vec<mod
                     let Some(pipeline) = pipeline else { continue };
                     let mut labels = Vec::new();
                     let mut scope = c.scope;
-                    while let Some(s) = log.scopes.get(scope as usize) {
+                    while let Some(s) = log.scope(scope) {
                         labels.push(s.name.to_string());
                         scope = s.parent;
                     }

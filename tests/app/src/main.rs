@@ -41,12 +41,17 @@ options:
   --device-index N   physical device to use (default 0)
   --cmdbufs N    record-bench: command buffers per iteration (default 32)
   --draws M      record-bench: draws per command buffer (default 500)
-  --iters K      record-bench, pipeline-bench: iterations (defaults 20 and 5)
+  --iters K      record-bench, pipeline-bench: iterations (defaults 30 and 5)
+  --record-only  record-bench: record and reset, never submit (for profiling under callgrind, where
+                 lavapipe's execution of the draws would take minutes)
   --pipelines N  pipeline-bench: compute and graphics pipelines created per iteration, N of each
                  (default 40)
   --frame-draws N      frame-bench: draws in the frame's render pass (default 10000)
   --frame-dispatches N frame-bench: 1x1x1 dispatches after the pass (default 10000)
   --frames K           frame-bench, shader-bench: frames (runs), the first one a warm-up (default 20)
+  --frame-kind K       frame-bench: `triangles` (the draws and dispatches above, default) or `scene`
+                       (4 render passes of 250 draws of 1,000 to 50,000 pixels each on a 512x512 target,
+                       a pipeline change every 4 draws, push constants before each)
   --shader-invocations N  shader-bench: compute invocations (default 65536)
   --shader-size W      shader-bench: the fragment shader's target is W x W pixels (16 to 8192, default 256)
   --shader-iterations N   shader-bench: loop iterations per invocation and pixel (default 64)
@@ -169,12 +174,16 @@ pub struct BenchOptions {
     pub draws: u32,
     /// Iterations; `None` is the benchmark's default.
     pub iters: Option<u32>,
+    /// record-bench: record and reset only, never submit.
+    pub record_only: bool,
     /// pipeline-bench: compute pipelines, and graphics pipelines, per iteration.
     pub pipelines: u32,
     /// frame-bench: draws in the render pass, dispatches after it, frames (the first one a warm-up).
     pub frame_draws: u32,
     pub frame_dispatches: u32,
     pub frames: u32,
+    /// frame-bench: the realistic scene instead of the one-triangle draws and dispatches.
+    pub frame_scene: bool,
     /// shader-bench: compute invocations, the fragment target's side, loop iterations.
     pub shader_invocations: u32,
     pub shader_size: u32,
@@ -320,10 +329,12 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             cmdbufs: 32,
             draws: 500,
             iters: None,
+            record_only: false,
             pipelines: 40,
             frame_draws: 10_000,
             frame_dispatches: 10_000,
             frames: 20,
+            frame_scene: false,
             shader_invocations: 65536,
             shader_size: 256,
             shader_iterations: 64,
@@ -383,12 +394,20 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--cmdbufs" => options.bench.cmdbufs = value("--cmdbufs")?.max(1),
             "--draws" => options.bench.draws = value("--draws")?.max(1),
             "--iters" => options.bench.iters = Some(value("--iters")?.max(1)),
+            "--record-only" => options.bench.record_only = true,
             "--pipelines" => options.bench.pipelines = value("--pipelines")?.max(1),
             "--frame-draws" => options.bench.frame_draws = value("--frame-draws")?.max(1),
             "--frame-dispatches" => {
                 options.bench.frame_dispatches = value("--frame-dispatches")?.max(1)
             }
             "--frames" => options.bench.frames = value("--frames")?.max(2),
+            "--frame-kind" => {
+                options.bench.frame_scene = match text("--frame-kind")?.as_str() {
+                    "triangles" => false,
+                    "scene" => true,
+                    other => bail!("--frame-kind: `{other}` is not triangles or scene"),
+                }
+            }
             "--shader-invocations" => {
                 options.bench.shader_invocations = value("--shader-invocations")?.max(1)
             }
