@@ -8,7 +8,9 @@
 # 1000 of 100 draws), divided by N. The table shows the no-layer run's medians, then each setting's medians
 # minus those. "host" is RssAnon + RssShmem, "code" is RssFile (mapped files, shared with other processes).
 # On a CPU driver (lavapipe) device memory is host memory: it shows in "host", and "device" is "-" (no
-# VK_EXT_memory_budget in Mesa 22.3's lavapipe).
+# VK_EXT_memory_budget in Mesa 22.3's lavapipe). The last row enables NV diagnostic checkpoints where the
+# device has them (VK_BLACKBOX_CHECKPOINTS=on; by default they are only where VK_AMD_buffer_marker is
+# missing): on the H200 it shows what they cost NVIDIA's driver per command buffer; lavapipe has none.
 #   scripts/bench-memory.sh [REPS]             (default 5; builds the release binaries first)
 #   BIN=.gpu scripts/bench-memory.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
 # MEMORY_ARGS (default empty) goes to bb-testapp, e.g. MEMORY_ARGS="--memory-cmdbufs 200 --memory-draws 500".
@@ -26,13 +28,15 @@ unset VK_INSTANCE_LAYERS VK_BLACKBOX_WATCHDOG_MS
 blackbox="VK_ADD_LAYER_PATH=$tmp/manifests VK_INSTANCE_LAYERS=VK_LAYER_blackbox VK_BLACKBOX_OUTPUT=$tmp/reports"
 blackbox="$blackbox VK_BLACKBOX_LOG=warn"
 off="VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off VK_BLACKBOX_WATCHDOG_MS=0"
-names=("no layer" "layer, all off" "breadcrumbs submit" "breadcrumbs pass" "breadcrumbs command" "everything on")
+names=("no layer" "layer, all off" "breadcrumbs submit" "breadcrumbs pass" "breadcrumbs command" "everything on"
+  "command, checkpoints on")
 envs=(""
   "$blackbox $off VK_BLACKBOX_BREADCRUMBS=off"
   "$blackbox $off VK_BLACKBOX_BREADCRUMBS=submit"
   "$blackbox $off VK_BLACKBOX_BREADCRUMBS=pass"
   "$blackbox $off VK_BLACKBOX_BREADCRUMBS=command"
-  "$blackbox VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_ASSERT=log VK_BLACKBOX_PRINTF=on VK_BLACKBOX_NAN=ops")
+  "$blackbox VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_ASSERT=log VK_BLACKBOX_PRINTF=on VK_BLACKBOX_NAN=ops"
+  "$blackbox $off VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_CHECKPOINTS=on")
 out=$tmp/results
 : > "$out"
 device=""

@@ -1,43 +1,77 @@
 #!/usr/bin/env bash
-# CPU cost of recording and submitting through Blackbox, against no layer, measured in the same run:
-# bb-testapp's record-bench (render passes full of draws, binds, push constants, labels, dispatches and
-# barriers) runs with each setting in turn, interleaved, REPS times; the table shows medians and ratios.
+# CPU cost of recording and submitting through Blackbox (and LunarG's CDL when it is there), against no
+# layer, measured in the same run: bb-testapp's record-bench (render passes full of draws, binds, push
+# constants, labels, dispatches and barriers; see tests/app/src/scenarios/record_bench.rs) runs with each
+# setting in turn, interleaved, REPS rounds, each process pinned to the same CPUs (bench-setup.sh). Each
+# process times every command buffer it records (after two warm-up iterations) and reports the 10th
+# percentile of ns per command over them (the command buffers another process's time slice did not hit);
+# the table shows, per setting, the median of that over the rounds and the median of its ratio to the
+# no-layer process of the same round, with the spread of those ratios over the rounds (half the range, in
+# percent of the median), then submit + wait likewise (medians).
 #   scripts/bench-record.sh [REPS]             (default 5; builds the release binaries first)
 #   BIN=.gpu scripts/bench-record.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
-# Uses lavapipe unless VK_DRIVER_FILES is set; with BIN and without VK_DRIVER_FILES, the loader's own choice.
+# RECORD_ARGS (default empty) goes to bb-testapp, e.g. RECORD_ARGS="--iters 60". BENCH_TSV=FILE appends
+# each row's figures as tab-separated lines (scripts/bench-spread.sh reads them). Uses lavapipe unless
+# VK_DRIVER_FILES is set; with BIN and without VK_DRIVER_FILES, the loader's own choice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
+record_args=${RECORD_ARGS:-}
 # shellcheck source=scripts/bench-setup.sh
 source scripts/bench-setup.sh
 bench_setup bench-record
-manifests=$tmp/manifests
-off="VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
-names=("no layer" "layer, all off" "breadcrumbs submit" "breadcrumbs pass" "breadcrumbs command" "everything on")
-envs=("" "$off" "VK_BLACKBOX_BREADCRUMBS=submit" "VK_BLACKBOX_BREADCRUMBS=pass" "VK_BLACKBOX_BREADCRUMBS=command"
-  "VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_NAN=ops")
-out=$(mktemp)
+bench_rows record
+out=$tmp/results
+: > "$out"
+device=""
 for r in $(seq "$reps"); do
-  for i in "${!names[@]}"; do
-    if [ "$i" -eq 0 ]; then layer=(); else layer=(VK_ADD_LAYER_PATH="$manifests" VK_INSTANCE_LAYERS=VK_LAYER_blackbox); fi
+  for i in "${!row_names[@]}"; do
+    status=0
     # shellcheck disable=SC2086
-    env "${layer[@]}" ${envs[$i]} VK_BLACKBOX_LOG=warn "$bin/bb-testapp" record-bench 2> "$manifests/stderr" \
-      | awk -v i="$i" '/record_ns_per_command/ {r=$3} /submit_ns/ {s=$3} END {print i, r, s}' >> "$out"
+    result=$(env ${row_envs[$i]} VK_BLACKBOX_LOG=warn "${pin[@]}" "$bin/bb-testapp" $record_args record-bench \
+      2> "$tmp/stderr") || status=$?
+    if ! row_ok "$status" "$i"; then
+      echo "bench-record: bb-testapp failed ($status) with setting '${row_names[$i]}':" >&2
+      tail -5 "$tmp/stderr" >&2
+      exit 1
+    fi
+    [ -n "$device" ] || device=$(awk -F': ' '/^bb-testapp: device [0-9]+: / {print $3; exit}' "$tmp/stderr")
+    awk -v r="$r" -v i="$i" '/record_ns_per_command / {c=$3} /submit_ns/ {s=$3} END {print r, i, c, s}' \
+      <<< "$result" >> "$out"
   done
   echo "bench-record: round $r of $reps done" >&2
 done
-echo "record-bench on $(sed -n 's/^bb-testapp: device [0-9]*: //p' "$manifests/stderr" | head -1), $reps rounds, medians"
-printf '%-22s %14s %8s %14s %8s\n' setting "ns/command" ratio "submit+wait ms" ratio
-for i in "${!names[@]}"; do
-  awk -v i="$i" '$1 == i {print $2, $3}' "$out" | sort -n | awk -v name="${names[$i]}" -v i="$i" '
-    { r[NR] = $1 } END { n = NR; m = (n % 2) ? r[(n+1)/2] : (r[n/2] + r[n/2+1]) / 2; print i, m }' >> "$out.rec"
-  awk -v i="$i" '$1 == i {print $3}' "$out" | sort -n | awk -v i="$i" '
-    { s[NR] = $1 } END { n = NR; m = (n % 2) ? s[(n+1)/2] : (s[n/2] + s[n/2+1]) / 2; print i, m }' >> "$out.sub"
+echo "record-bench on ${device:-unknown device}, $reps rounds, ${pin_note}; ns/command: 10th percentile over" \
+  "the command buffers of a process, median over rounds; ratios: medians of the ratios to no layer in the same" \
+  "round, ± half their range"
+printf '%-30s %11s %8s %7s %15s %8s %7s\n' setting "ns/command" ratio "±" "submit+wait ms" ratio "±"
+# Per row: median value and ratio, and the ratios' spread, of column $2 (3: record, 4: submit).
+summary() {
+  awk -v i="$1" -v col="$2" '
+    function median(a, n,   k, j, t) {
+      for (k = 2; k <= n; k++) { t = a[k]; for (j = k - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    $2 == 0 { base[$1] = $col }
+    $2 == i { v[$1] = $col }
+    END {
+      n = 0
+      for (r in v) { n++; vals[n] = v[r]; ratios[n] = (base[r] > 0) ? v[r] / base[r] : 0 }
+      lo = hi = ratios[1]
+      for (k = 1; k <= n; k++) { if (ratios[k] < lo) lo = ratios[k]; if (ratios[k] > hi) hi = ratios[k] }
+      m = median(ratios, n)
+      printf "%s %s %s\n", median(vals, n), m, (m > 0) ? 50 * (hi - lo) / m : 0
+    }' "$out"
+}
+for i in "${!row_names[@]}"; do
+  read -r rec rec_ratio rec_spread <<< "$(summary "$i" 3)"
+  read -r sub sub_ratio sub_spread <<< "$(summary "$i" 4)"
+  printf '%-30s %11.1f %7.3fx %6.1f%% %15.2f %7.3fx %6.1f%%\n' "${row_names[$i]}" "$rec" "$rec_ratio" "$rec_spread" \
+    "$(awk -v s="$sub" 'BEGIN {print s / 1e6}')" "$sub_ratio" "$sub_spread"
+  if [ -n "${BENCH_TSV:-}" ]; then
+    printf 'record\t%s\tns/command\t%s\t%s\n' "${row_names[$i]}" "$rec" "$rec_ratio" >> "$BENCH_TSV"
+    printf 'record\t%s\tsubmit+wait ms\t%s\t%s\n' "${row_names[$i]}" "$(awk -v s="$sub" 'BEGIN {print s / 1e6}')" \
+      "$sub_ratio" >> "$BENCH_TSV"
+  fi
 done
-base_r=$(awk '$1 == 0 {print $2}' "$out.rec"); base_s=$(awk '$1 == 0 {print $2}' "$out.sub")
-for i in "${!names[@]}"; do
-  r=$(awk -v i="$i" '$1 == i {print $2}' "$out.rec"); s=$(awk -v i="$i" '$1 == i {print $2}' "$out.sub")
-  awk -v n="${names[$i]}" -v r="$r" -v s="$s" -v br="$base_r" -v bs="$base_s" \
-    'BEGIN { printf "%-22s %14.1f %7.3fx %14.2f %7.3fx\n", n, r, r / br, s / 1e6, s / bs }'
-done
-rm -rf "$out" "$out.rec" "$out.sub"
+[ -z "$cdl_note" ] || echo "$cdl_note"

@@ -3,13 +3,14 @@
 # machine and driver on top: paste its output into the README's performance section.
 #   scripts/bench.sh [REPS]            here, on lavapipe (default REPS 5): recording and submission CPU time
 #                                      (bench-record), pipeline creation (bench-pipelines), shader run time
-#                                      (bench-shaders), memory (bench-memory), engine throughput (the
+#                                      (bench-shaders), memory (bench-memory), frame capture
+#                                      (bench-frames), engine throughput (the
 #                                      engine's `throughput` example over its test corpus and, when present,
 #                                      ../shared/corpus)
 #   BIN=.gpu scripts/bench.sh [REPS]   on a GPU machine, with the binaries scripts/gpu-pack.sh lays out: CPU
 #                                      time of recording and submission (bench-record), GPU
-#                                      time of breadcrumbs (bench-gpu), shader run time and memory, sized for
-#                                      a GPU
+#                                      time of breadcrumbs (bench-gpu), shader run time, memory and frame
+#                                      capture (bench-frames, headless), sized for a GPU
 # Each part's own script says what it measures and how; this one only runs them in turn.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,11 +46,13 @@ if [ -n "${BIN:-}" ]; then
   SHADER_ARGS=${SHADER_ARGS:---shader-invocations 4194304 --shader-size 2048 --shader-iterations 256} \
     part "Shader run time (scripts/bench-shaders.sh)" bash scripts/bench-shaders.sh "$reps"
   part "Memory (scripts/bench-memory.sh)" bash scripts/bench-memory.sh "$reps"
+  part "Frame capture per present (scripts/bench-frames.sh)" bash scripts/bench-frames.sh "$reps"
 else
   part "Recording and submission, CPU (scripts/bench-record.sh)" bash scripts/bench-record.sh "$reps"
   part "Pipeline creation (scripts/bench-pipelines.sh)" bash scripts/bench-pipelines.sh "$reps"
   part "Shader run time (scripts/bench-shaders.sh)" bash scripts/bench-shaders.sh "$reps"
   part "Memory (scripts/bench-memory.sh)" bash scripts/bench-memory.sh "$reps"
+  part "Frame capture per present (scripts/bench-frames.sh)" bash scripts/bench-frames.sh "$reps"
   # The engine's own corpus (compiled by its tests into target/tmp/corpus), then the shared one.
   if [ ! -d target/tmp/corpus ]; then
     cargo test -q --release -p blackbox-engine --test corpus > /dev/null 2>&1 || true

@@ -1,17 +1,40 @@
 #!/usr/bin/env bash
-# Fuzzes the SPIR-V engine with cargo fuzz (libFuzzer) for SECONDS (default 600), seeded with the engine's
-# own test corpus (compiled by its tests into target/tmp/corpus) and, when present, the shared corpus.
-# Needs a nightly toolchain, cargo-fuzz (cargo install cargo-fuzz) and scripts/setup.sh's SPIRV-Tools (the target
-# links its validator: every valid input must come out valid). Findings land in
-# fuzz/artifacts/instrument/: keep each as a regression test (engine/tests/fuzz_regressions.rs).
+# Fuzzes with cargo fuzz (libFuzzer) for SECONDS (default 600): TARGET `instrument` (the default) or `report`.
+#
+# instrument: the SPIR-V engine, seeded with the engine's own test corpus (compiled by its tests into
+#   target/tmp/corpus) and, when present, the shared corpus. The target links SPIRV-Tools' validator (every
+#   valid input must come out valid): it needs scripts/setup.sh's SPIRV-Tools. Findings: keep each as a
+#   regression test (engine/tests/fuzz/, replayed by engine/tests/fuzz_regressions.rs).
+# report: the report reader (`blackbox report` and `triage`'s parse, text rendering and JSON writing),
+#   seeded with the real reports in report/tests/reports/. Findings: keep each in report/tests/fuzz/
+#   (replayed by report/tests/fuzz_regressions.rs).
+#
+# Needs a nightly toolchain and cargo-fuzz (cargo install cargo-fuzz). Run it niced on a shared machine:
+# `nice -n 19 scripts/fuzz.sh 1200 report`. libFuzzer's final statistics (executions, coverage) are printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
-corpus=fuzz/corpus/instrument
+target=${2:-instrument}
+corpus=fuzz/corpus/$target
 mkdir -p "$corpus"
-# Seeds: one byte of options (0x0b: asserts, printf, NaN ops, debug info stripped) in front of each real module.
-seed() { for f in "$@"; do [ -f "$f" ] && { printf '\x0b'; cat "$f"; } > "$corpus/seed-$(basename "$f")"; done; }
-seed target/tmp/corpus/*.spv
-[ -d ../shared/corpus/spv ] && seed ../shared/corpus/spv/*.spv
-cargo +nightly fuzz run instrument --fuzz-dir fuzz "$corpus" -- \
-  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1
+case "$target" in
+  instrument)
+    # Seeds: one byte of options (0x0b: asserts, printf, NaN ops, debug info stripped) in front of each real module.
+    seed() { for f in "$@"; do [ -f "$f" ] && { printf '\x0b'; cat "$f"; } > "$corpus/seed-$(basename "$f")"; done; }
+    seed target/tmp/corpus/*.spv
+    [ -d ../shared/corpus/spv ] && seed ../shared/corpus/spv/*.spv
+    max_len=262144
+    extra=()
+    ;;
+  report)
+    for f in report/tests/reports/*.json report/tests/fuzz/*; do
+      [ -f "$f" ] && cp "$f" "$corpus/seed-$(basename "$f")"
+    done
+    max_len=1048576
+    # JSON tokens and the schema's field names: mutations that keep the input a report reach further.
+    extra=(-dict=fuzz/report.dict)
+    ;;
+  *) echo "usage: scripts/fuzz.sh [SECONDS] [instrument|report]" >&2; exit 2 ;;
+esac
+cargo +nightly fuzz run "$target" --fuzz-dir fuzz "$corpus" -- \
+  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 "${extra[@]}"

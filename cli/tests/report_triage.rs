@@ -186,6 +186,7 @@ fn make(spec: &Spec) -> Report {
         device_fault: None,
         checkpoints: Vec::new(),
         signal: None,
+        frame: None,
         signature: String::new(),
         signature_text: String::new(),
     };
@@ -405,14 +406,20 @@ fn triage_groups_by_signature() {
     write(&qa1, 3, &a3);
     let b_dir = write(&qa1, 4, &b);
     let c_dir = write(&qa2, 5, &c);
-    // A link back up must not loop or count twice.
+    // A link back up is not followed (no loop, nothing counted twice), and said.
     std::os::unix::fs::symlink(&tmp.0, qa2.join("loop")).unwrap();
 
     let o = run(&[Path::new("triage"), &qa1, &tmp.0.join("qa2")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let stdout = text(&o.stdout);
     println!("triage, stdout:\n{stdout}");
-    assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "blackbox: skipped {}: a symbolic link (links below the folder given are not followed)\n",
+            qa2.join("loop").display()
+        )
+    );
     let mut lines = stdout.lines();
     assert!(lines.next().unwrap().starts_with("COUNT  SIGNATURE"));
     assert_eq!(
@@ -551,4 +558,35 @@ fn triage_counts_unreadable_reports_and_missing_dirs() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("Usage: blackbox triage"));
+}
+
+#[test]
+fn report_colours_on_a_terminal_unless_no_color() {
+    // A terminal for stdout, through script(1) (util-linux), as a user's shell gives one.
+    let tmp = TempDir::new("tty");
+    let dir = write(&tmp.0.join("out"), 1, &make(&Spec::default()));
+    let on_terminal = |no_color: Option<&str>| {
+        let mut cmd = Command::new("script");
+        cmd.arg("-qec")
+            .arg(format!(
+                "{} report '{}'",
+                env!("CARGO_BIN_EXE_blackbox"),
+                dir.display()
+            ))
+            .arg("/dev/null")
+            .env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        }
+        let o = cmd.output().expect("script(1)");
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    assert!(on_terminal(None).contains("\x1b["), "colour on a terminal");
+    assert!(
+        !on_terminal(Some("1")).contains("\x1b["),
+        "NO_COLOR=1: none"
+    );
+    // An empty NO_COLOR does not count (no-color.org).
+    assert!(on_terminal(Some("")).contains("\x1b["), "NO_COLOR empty");
 }

@@ -9,7 +9,7 @@
 use ash::vk;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 
 use crate::instance::Instance;
 
@@ -108,10 +108,7 @@ unsafe extern "system" fn on_message(
                 String::new()
             } else {
                 // SAFETY: a NUL-terminated name.
-                format!(
-                    " \"{}\"",
-                    unsafe { CStr::from_ptr(o.p_object_name) }.to_string_lossy()
-                )
+                format!(" \"{}\"", unsafe { crate::raw::text(o.p_object_name) })
             };
             format!("{:?} {:#x}{name}", o.object_type, o.object_handle)
         } else {

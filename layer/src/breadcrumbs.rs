@@ -142,6 +142,23 @@ impl MarkWords {
         }
     }
 
+    /// Ready for a new recording of the same command buffer: no marks, the chunks kept (so a command buffer
+    /// recorded again and again takes no chunk from the pool, and its lists no new memory).
+    pub fn reuse(&mut self) {
+        self.used = 0;
+        self.missed = 0;
+        self.started.clear();
+        self.finished.clear();
+        self.seen_started.store(0, Ordering::Relaxed);
+        self.seen_finished.store(0, Ordering::Relaxed);
+    }
+
+    /// Whether these words come from `pool` and are laid out as `distinct` says, so a recording there can
+    /// reuse them.
+    pub fn fits(&self, pool: &Arc<MarkerPool>, distinct: bool) -> bool {
+        Arc::ptr_eq(&self.pool, pool) && self.distinct == distinct
+    }
+
     /// A word for `mark`, or `None` when the pool is empty.
     pub fn next(&mut self, mark: Mark) -> Option<u32> {
         if !self.distinct {
@@ -256,9 +273,30 @@ impl Markers {
         }
     }
 
-    /// Marker words for a new recording, laid out as this device's markers are.
-    pub fn words(&self) -> MarkWords {
-        MarkWords::new(self.pool.clone(), self.distinct)
+    /// Marker words for a new recording, laid out as this device's markers are: `reused` (the command
+    /// buffer's last recording's) when they fit, else new ones.
+    pub fn words(&self, reused: Option<MarkWords>) -> MarkWords {
+        match reused {
+            Some(mut words) if words.fits(&self.pool, self.distinct) => {
+                words.reuse();
+                words
+            }
+            _ => MarkWords::new(self.pool.clone(), self.distinct),
+        }
+    }
+
+    /// What a recording needs to write markers, copied into it when it begins, so that no command takes
+    /// the device's lock on its markers.
+    pub fn writer(&self, next: &DeviceDispatch) -> MarkerWriter {
+        MarkerWriter {
+            path: self.path,
+            checkpoints: self.checkpoints,
+            buffer: self.pool.buffer.buffer,
+            write_buffer_marker: next.cmd_write_buffer_marker_amd,
+            fill_buffer: next.cmd_fill_buffer,
+            pipeline_barrier: next.cmd_pipeline_barrier,
+            set_checkpoint: next.cmd_set_checkpoint_nv,
+        }
     }
 
     /// The marker buffer's size.
@@ -270,29 +308,44 @@ impl Markers {
     pub fn can_mark(&self, inside_render_pass: bool) -> bool {
         self.path == MarkerPath::BufferMarker || !inside_render_pass
     }
+}
+
+/// How one recording writes its markers: the device's marker path and buffer and the next layer's commands,
+/// copied from [`Markers::writer`] when the recording begins (the buffer lives as long as the device, which
+/// outlives its command buffers' recordings).
+#[derive(Clone, Copy)]
+pub struct MarkerWriter {
+    path: MarkerPath,
+    checkpoints: bool,
+    buffer: vk::Buffer,
+    write_buffer_marker: Option<vk::PFN_vkCmdWriteBufferMarkerAMD>,
+    fill_buffer: Option<vk::PFN_vkCmdFillBuffer>,
+    pipeline_barrier: Option<vk::PFN_vkCmdPipelineBarrier>,
+    set_checkpoint: Option<vk::PFN_vkCmdSetCheckpointNV>,
+}
+
+impl MarkerWriter {
+    /// Whether a unit boundary can be marked here.
+    pub fn can_mark(&self, inside_render_pass: bool) -> bool {
+        self.path == MarkerPath::BufferMarker || !inside_render_pass
+    }
 
     /// Records the write of `mark` into `word` (from [`MarkWords::next`]). `id` names the command buffer
     /// in NV checkpoints.
     ///
     /// # Safety
-    /// `cb` must be recording on the device `next` belongs to; for the fill path, outside a render pass.
-    pub unsafe fn write(
-        &self,
-        next: &DeviceDispatch,
-        cb: vk::CommandBuffer,
-        word: u32,
-        mark: Mark,
-        id: u32,
-    ) {
+    /// `cb` must be recording on the device the writer was made for; for the fill path, outside a render
+    /// pass.
+    pub unsafe fn write(&self, cb: vk::CommandBuffer, word: u32, mark: Mark, id: u32) {
         let offset = u64::from(word) * 4;
         let (value, finished) = match mark {
             Mark::Started(u) => (u, false),
             Mark::Finished(u) => (u, true),
         };
-        let buffer = self.pool.buffer.buffer;
+        let buffer = self.buffer;
         match self.path {
             MarkerPath::BufferMarker => {
-                if let Some(write) = next.cmd_write_buffer_marker_amd {
+                if let Some(write) = self.write_buffer_marker {
                     let stage = if finished {
                         vk::PipelineStageFlags::BOTTOM_OF_PIPE
                     } else {
@@ -304,7 +357,7 @@ impl Markers {
             }
             MarkerPath::FillBuffer => {
                 if finished {
-                    if let Some(barrier) = next.cmd_pipeline_barrier {
+                    if let Some(barrier) = self.pipeline_barrier {
                         // A fill is a transfer that may overtake the units it follows; this execution
                         // dependency on everything before (BOTTOM_OF_PIPE in a first scope: every stage)
                         // makes "finished" mean finished.
@@ -325,7 +378,7 @@ impl Markers {
                         };
                     }
                 }
-                if let Some(fill) = next.cmd_fill_buffer {
+                if let Some(fill) = self.fill_buffer {
                     // SAFETY: outside a render pass (the caller's contract); in bounds, 4-byte aligned.
                     unsafe { fill(cb, buffer, offset, 4, value) };
                 }
@@ -335,7 +388,7 @@ impl Markers {
         // unit made a frame of 10,000 dispatches 19x slower on the H200, where the buffer markers alone
         // cost nothing measurable.
         if self.checkpoints && finished {
-            if let Some(set) = next.cmd_set_checkpoint_nv {
+            if let Some(set) = self.set_checkpoint {
                 // The checkpoint's "pointer" carries the command buffer's id and the unit, decoded after a
                 // loss.
                 let tag =

@@ -255,6 +255,9 @@ pub struct Wanted {
     /// `VK_NV_device_diagnostic_checkpoints` enabled, NVIDIA's driver 580 holds about 50 KiB more host
     /// memory per command buffer, used or not.
     pub markers: bool,
+    /// With `markers`, when NV checkpoints are enabled (`VK_BLACKBOX_CHECKPOINTS`): by default only where
+    /// buffer markers are missing.
+    pub checkpoints: crate::config::Checkpoints,
     /// `VK_KHR_shader_clock`, for the loop time budget (`VK_BLACKBOX_LOOP_MS`).
     pub shader_clock: bool,
     /// Special-use extensions may be enabled (`VK_AMD_buffer_marker`, `VK_EXT_device_address_binding_report`):
@@ -353,7 +356,23 @@ impl DeviceCreatePatch {
                 special_use_off(&mut caps, EXT_BUFFER_MARKER);
             }
         }
-        if wanted.markers && supported.checkpoints {
+        let checkpoints = match wanted.checkpoints {
+            crate::config::Checkpoints::Auto => !caps.buffer_marker,
+            crate::config::Checkpoints::On => true,
+            crate::config::Checkpoints::Off => false,
+        };
+        if wanted.markers && supported.checkpoints && !checkpoints {
+            caps.left_off.push(format!(
+                "{} ({})",
+                EXT_CHECKPOINTS.to_string_lossy(),
+                if wanted.checkpoints == crate::config::Checkpoints::Off {
+                    "VK_BLACKBOX_CHECKPOINTS=off"
+                } else {
+                    "buffer markers tell progress; VK_BLACKBOX_CHECKPOINTS=on adds them"
+                }
+            ));
+        }
+        if wanted.markers && supported.checkpoints && checkpoints {
             add_extension(EXT_CHECKPOINTS, &mut caps.enabled);
             caps.checkpoints = true;
         }

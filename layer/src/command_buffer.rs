@@ -1,74 +1,44 @@
-//! State kept per `VkCommandBuffer`: a compact log of what was recorded, inside the app's label hierarchy,
-//! and the marker units that tell how far the GPU got through it.
+//! State kept per `VkCommandBuffer`: the log of what was recorded ([`crate::command_log`]), inside the app's
+//! label hierarchy, and the marker units that tell how far the GPU got through it.
 //!
 //! A recording accumulates in [`Recording`]; `vkEndCommandBuffer` freezes it into an `Arc<RecordedLog>`
 //! that each submission keeps, so a report can describe a submission even after the app re-records the
-//! command buffer. The steady state allocates once per recording (the log's vector, sized from the last
-//! one), not per command.
+//! command buffer.
+//!
+//! The per-command path takes no lock and allocates nothing once a command buffer has been recorded once:
+//! - the trampoline finds the state through this thread's last command buffer ([`with`]), without
+//!   touching a reference count;
+//! - the recording is the recording thread's alone: Vulkan requires the app to synchronize all use of a
+//!   command buffer (and of its pool) externally, so only one thread at a time is ever inside its
+//!   commands. A flag ([`RecordingCell`]) keeps a re-entrant call (a callback of a layer below recording
+//!   into the same command buffer) or an app breaking that rule from reaching the log twice at once:
+//!   such a command is left unlogged. Reports never read a recording in progress, only frozen logs,
+//!   which no one changes;
+//! - marker writes go through a copy of the device's marker writer taken when the recording began;
+//! - the log's storage is reused: a recording takes the last one's storage when no submission holds it
+//!   any more, or the storage a frozen log hands back when its last holder lets it go ([`RecordedLog`]'s
+//!   drop), so a command buffer recorded every frame keeps one or two logs' worth of memory.
 
 use ash::vk;
 use blackbox_report::CommandClass;
 use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::breadcrumbs::{Mark, MarkWords};
+use crate::breadcrumbs::{Mark, MarkWords, MarkerWriter};
+use crate::command_log::{CommandId, Log};
 use crate::config::Breadcrumbs;
 use crate::device::Device;
 use crate::fallback::Fallback;
 
-/// "No label scope" / "no unit".
-pub const NONE: u32 = u32::MAX;
+pub use crate::command_log::{Command, LabelScope, MAX_LOGGED_COMMANDS, NONE};
 
 /// Work that `VK_BLACKBOX_SKIP` never skips: what builds data later work reads from outside the recording's
 /// commands (an acceleration structure), so that skipping cannot turn into invalid use.
-const NEVER_SKIPPED: &[&str] = &["vkCmdBuildAccelerationStructuresKHR"];
-
-/// Commands logged per recording; beyond it commands are counted, not logged, so a runaway command buffer
-/// cannot take the app's memory (markers still cover them).
-pub const MAX_LOGGED_COMMANDS: usize = 1 << 16;
-
-/// One recorded command.
-#[derive(Debug, Clone, Copy)]
-pub struct Command {
-    /// The Vulkan command, e.g. `vkCmdDispatch`.
-    pub name: &'static str,
-    /// What kind of work it does, from the method that logged it.
-    pub class: CommandClass,
-    /// Its key parameters (counts, offsets, handles), as the command defines them.
-    pub params: [u64; 4],
-    /// How many of `params` are meaningful.
-    pub param_count: u8,
-    /// Innermost open label scope, or [`NONE`].
-    pub scope: u32,
-    /// The marker unit that covers it, or [`NONE`] when no marker tells its progress.
-    pub unit: u32,
-    /// The pipeline bound for its bind point when it was recorded (graphics for draws, compute for
-    /// dispatches, ray tracing for trace rays); null if none or not applicable.
-    pub pipeline: vk::Pipeline,
-    /// For `vkCmdExecuteCommands`: index of its first entry in [`RecordedLog::executed`].
-    pub executed: u32,
-    /// Not passed to the driver: `VK_BLACKBOX_SKIP` selected it.
-    pub skipped: bool,
-}
-
-/// A debug-label scope (`vkCmdBeginDebugUtilsLabelEXT` .. `End`), or an inserted label (no end).
-#[derive(Debug, Clone)]
-pub struct LabelScope {
-    /// The label text.
-    pub name: Box<str>,
-    /// The enclosing scope, or [`NONE`].
-    pub parent: u32,
-    /// Index of the first command inside.
-    pub first_command: u32,
-    /// One past the last command inside (set at the end label; the log's length while still open).
-    pub end_command: u32,
-    /// An inserted label marks a point, not a scope.
-    pub inserted: bool,
-}
+const NEVER_SKIPPED: &[CommandId] = &[CommandId::cmd_build_acceleration_structures_khr];
 
 /// A secondary command buffer run by `vkCmdExecuteCommands`.
 #[derive(Clone)]
@@ -79,20 +49,25 @@ pub struct Executed {
     pub log: Option<Arc<RecordedLog>>,
 }
 
+/// A log's storage between two recordings of a command buffer.
+struct Spare {
+    log: Log,
+    marks: Option<MarkWords>,
+}
+
+/// Where a frozen log hands its storage back when its last holder lets it go.
+type SpareSlot = Arc<Mutex<Option<Spare>>>;
+
 /// A finished recording.
 pub struct RecordedLog {
-    /// Commands in recording order.
-    pub commands: Vec<Command>,
-    /// Label scopes, by index.
-    pub scopes: Vec<LabelScope>,
-    /// Secondaries executed, in order.
-    pub executed: Vec<Executed>,
+    /// What was recorded.
+    pub log: Log,
     /// The marker words the recording writes, if it marks.
     pub marks: Option<MarkWords>,
     /// Number of marker units (the last unit's number).
     pub units: u32,
-    /// Commands recorded beyond [`MAX_LOGGED_COMMANDS`].
-    pub unlogged: u32,
+    /// The command buffer's spare slot.
+    spare: SpareSlot,
 }
 
 impl RecordedLog {
@@ -100,6 +75,51 @@ impl RecordedLog {
     /// tell; `None` when the recording has no markers.
     pub fn progress(&self) -> Option<(u32, u32)> {
         self.marks.as_ref().map(|m| m.progress())
+    }
+
+    /// Commands in recording order.
+    pub fn commands(&self) -> impl Iterator<Item = Command> + '_ {
+        self.log.commands()
+    }
+
+    /// Label scopes, by index.
+    pub fn scopes(&self) -> impl Iterator<Item = LabelScope<'_>> + '_ {
+        self.log.scopes()
+    }
+
+    /// Label scope `index`, if there is one.
+    pub fn scope(&self, index: u32) -> Option<LabelScope<'_>> {
+        self.log.scope(index)
+    }
+
+    /// Secondaries executed, in order.
+    pub fn executed(&self) -> &[Executed] {
+        self.log.executed()
+    }
+
+    /// Commands recorded beyond [`MAX_LOGGED_COMMANDS`].
+    pub fn unlogged(&self) -> u32 {
+        self.log.unlogged()
+    }
+}
+
+impl Drop for RecordedLog {
+    /// The storage goes back to the command buffer for its next recording, unless it already has one.
+    fn drop(&mut self) {
+        if !self.log.has_storage() {
+            return;
+        }
+        let mut log = std::mem::take(&mut self.log);
+        // Cleared first: the secondaries it lets go may hand their own storage back.
+        log.clear();
+        if let Some(mut slot) = self.spare.try_lock() {
+            if slot.is_none() {
+                *slot = Some(Spare {
+                    log,
+                    marks: self.marks.take(),
+                });
+            }
+        }
     }
 }
 
@@ -110,34 +130,33 @@ pub fn for_each_execution(
     f: &mut impl FnMut(&CommandBuffer, Option<&RecordedLog>),
 ) {
     f(cb, log.map(|l| &**l));
-    for e in log.iter().flat_map(|l| &l.executed) {
+    for e in log.iter().flat_map(|l| l.executed()) {
         for_each_execution(&e.command_buffer, e.log.as_ref(), f);
     }
 }
 
 /// A recording in progress.
-#[derive(Default)]
 pub struct Recording {
-    commands: Vec<Command>,
-    scopes: Vec<LabelScope>,
-    executed: Vec<Executed>,
+    log: Log,
+    /// Indices of the open label scopes, innermost last.
     open: Vec<u32>,
     units: u32,
     /// The unit of the render pass being recorded, when the pass is one unit.
     pass_unit: Option<u32>,
     inside_render_pass: bool,
-    /// Bound pipelines: graphics, compute, ray tracing.
+    /// Bound pipelines (graphics, compute, ray tracing) and their indices in the log.
     pipelines: [vk::Pipeline; 3],
+    pipeline_indices: [u32; 3],
     /// Marker writes are possible in this recording.
     marking: bool,
     /// Its marker words, when it marks.
     marks: Option<MarkWords>,
+    /// How it writes markers, when the device has them.
+    writer: Option<MarkerWriter>,
     /// `VK_BLACKBOX_BREADCRUMBS` when the recording began.
     granularity: Breadcrumbs,
     /// Commands inside render passes can be units of their own (buffer markers, `command` granularity).
     units_inside_passes: bool,
-    /// Commands beyond [`MAX_LOGGED_COMMANDS`].
-    unlogged: u32,
     /// Units started since the last "finished" marker: the next synchronization point writes one.
     unfinished: bool,
     /// Whether each open label scope (as `open`) skips the work inside it (`VK_BLACKBOX_SKIP=label:`).
@@ -146,6 +165,68 @@ pub struct Recording {
     skipping_labels: u32,
     /// Whether the pipeline bound at each bind point is skipped (`pipeline:`, `shader:`).
     pipeline_skipped: [bool; 3],
+}
+
+impl Default for Recording {
+    fn default() -> Self {
+        Self {
+            log: Log::default(),
+            open: Vec::new(),
+            units: 0,
+            pass_unit: None,
+            inside_render_pass: false,
+            pipelines: [vk::Pipeline::null(); 3],
+            pipeline_indices: [NONE; 3],
+            marking: false,
+            marks: None,
+            writer: None,
+            granularity: Breadcrumbs::default(),
+            units_inside_passes: false,
+            unfinished: false,
+            open_skips: Vec::new(),
+            skipping_labels: 0,
+            pipeline_skipped: [false; 3],
+        }
+    }
+}
+
+/// The recording of a command buffer, reached by one thread at a time (see the module's doc): a flag, set
+/// and cleared with plain atomic stores (no read-modify-write, no waiting), turns a second, overlapping
+/// access away instead of letting it in.
+struct RecordingCell {
+    busy: AtomicBool,
+    recording: UnsafeCell<Recording>,
+}
+
+// SAFETY: the recording is only reached through `with`, by the thread the app lets use the command buffer
+// (Vulkan's external synchronization), and `busy` keeps overlapping accesses out.
+unsafe impl Sync for RecordingCell {}
+
+impl RecordingCell {
+    fn new() -> Self {
+        Self {
+            busy: AtomicBool::new(false),
+            recording: UnsafeCell::new(Recording::default()),
+        }
+    }
+
+    /// Runs `f` on the recording; `None` (and `f` not run) while another access is inside.
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&mut Recording) -> R) -> Option<R> {
+        struct Leave<'a>(&'a AtomicBool);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        if self.busy.load(Ordering::Acquire) {
+            return None;
+        }
+        self.busy.store(true, Ordering::Relaxed);
+        let _leave = Leave(&self.busy);
+        // SAFETY: `busy` was clear and is set: this is the only access (see the type's doc).
+        Some(f(unsafe { &mut *self.recording.get() }))
+    }
 }
 
 /// A command buffer the layer knows.
@@ -160,11 +241,15 @@ pub struct CommandBuffer {
     pub secondary: bool,
     /// A number of its own, which NV checkpoints carry.
     pub id: u32,
+    /// `VK_BLACKBOX_SKIP` or `VK_BLACKBOX_SUSPECTS` is set: work commands take the path that checks them.
+    screened: bool,
     /// Submissions holding it that are not known to be finished: its marker words are zeroed at a
     /// submission only when none is, so a pending execution's progress is never wiped.
     pending: AtomicU32,
-    recording: Mutex<Recording>,
+    recording: RecordingCell,
     last: Mutex<Option<Arc<RecordedLog>>>,
+    /// A log's storage for the next recording, handed back by a frozen log no one holds any more.
+    spare: SpareSlot,
 }
 
 /// Which pipeline a command uses.
@@ -208,29 +293,61 @@ static COMMAND_BUFFERS: Lazy<RwLock<HashMap<u64, Arc<CommandBuffer>>>> =
 /// Bumped on every free, so that the per-thread cache never returns a freed command buffer.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
+/// A thread's last command buffer.
+struct Cached {
+    handle: u64,
+    generation: u64,
+    command_buffer: Arc<CommandBuffer>,
+}
+
 thread_local! {
     /// The command buffer this thread recorded last: apps record one command buffer per thread at a time,
     /// so this spares the shared map on almost every command.
-    static LAST_USED: RefCell<Option<(u64, u64, Arc<CommandBuffer>)>> = const { RefCell::new(None) };
+    static LAST_USED: RefCell<Option<Cached>> = const { RefCell::new(None) };
 }
 
-/// The state of `handle`, if the layer knows it.
-pub fn lookup(handle: vk::CommandBuffer) -> Option<Arc<CommandBuffer>> {
+/// Runs `f` with the state of `handle`, if the layer knows it: the per-command lookup. This thread's last
+/// command buffer is lent to `f` straight from the cache, whose borrow keeps it alive meanwhile (a call
+/// that re-enters from `f` finds it too, or goes to the map); no reference count changes.
+#[inline]
+pub fn with<R>(handle: vk::CommandBuffer, f: impl FnOnce(&Arc<CommandBuffer>) -> R) -> Option<R> {
     use vk::Handle;
     let raw = handle.as_raw();
     let generation = GENERATION.load(Ordering::Acquire);
+    let mut f = Some(f);
     let cached = LAST_USED.try_with(|last| {
-        let last = last.borrow();
-        match &*last {
-            Some((h, g, cb)) if *h == raw && *g == generation => Some(cb.clone()),
-            _ => None,
+        let last = last.try_borrow().ok()?;
+        let hit = last
+            .as_ref()
+            .filter(|c| c.handle == raw && c.generation == generation)?;
+        f.take().map(|f| f(&hit.command_buffer))
+    });
+    if let Ok(Some(result)) = cached {
+        return Some(result);
+    }
+    let found = lookup_and_cache(raw, generation)?;
+    f.take().map(|f| f(&found))
+}
+
+/// The state of `handle`, if the layer knows it, as a reference of its own.
+pub fn lookup(handle: vk::CommandBuffer) -> Option<Arc<CommandBuffer>> {
+    with(handle, Arc::clone)
+}
+
+/// The map's entry for `raw`, which becomes this thread's cached one where the cache is free.
+#[cold]
+#[inline(never)]
+fn lookup_and_cache(raw: u64, generation: u64) -> Option<Arc<CommandBuffer>> {
+    let found = COMMAND_BUFFERS.read().get(&raw).cloned()?;
+    let _ = LAST_USED.try_with(|last| {
+        if let Ok(mut last) = last.try_borrow_mut() {
+            *last = Some(Cached {
+                handle: raw,
+                generation,
+                command_buffer: found.clone(),
+            });
         }
     });
-    if let Ok(Some(cb)) = cached {
-        return Some(cb);
-    }
-    let found = COMMAND_BUFFERS.read().get(&raw).cloned()?;
-    let _ = LAST_USED.try_with(|last| *last.borrow_mut() = Some((raw, generation, found.clone())));
     Some(found)
 }
 
@@ -250,6 +367,8 @@ pub fn register(
 ) {
     use vk::Handle;
     static IDS: AtomicU32 = AtomicU32::new(1);
+    let config = crate::config();
+    let screened = !config.skip.is_empty() || config.suspects.is_some();
     let mut map = COMMAND_BUFFERS.write();
     for &handle in handles {
         let cb = Arc::new(CommandBuffer {
@@ -258,9 +377,11 @@ pub fn register(
             pool,
             secondary,
             id: IDS.fetch_add(1, Ordering::Relaxed),
+            screened,
             pending: AtomicU32::new(0),
-            recording: Mutex::new(Recording::default()),
+            recording: RecordingCell::new(),
             last: Mutex::new(None),
+            spare: Arc::new(Mutex::new(None)),
         });
         map.insert(handle.as_raw(), cb);
     }
@@ -306,36 +427,60 @@ impl CommandBuffer {
         self.last.lock().clone()
     }
 
+    /// Storage for a new recording: the last recording's when no submission holds it any more, else what a
+    /// frozen log handed back, else new storage sized like the last recording.
+    fn storage_for_recording(&self) -> Spare {
+        let last = self.last.lock().take();
+        let sized_like = match last.map(Arc::try_unwrap) {
+            Some(Ok(mut log)) => {
+                let mut storage = std::mem::take(&mut log.log);
+                storage.clear();
+                return Spare {
+                    log: storage,
+                    marks: log.marks.take(),
+                };
+            }
+            Some(Err(shared)) => Some(shared),
+            None => None,
+        };
+        if let Some(spare) = self.spare.lock().take() {
+            return spare;
+        }
+        Spare {
+            log: sized_like.map_or_else(Log::default, |l| Log::sized_like(&l.log)),
+            marks: None,
+        }
+    }
+
     /// `vkBeginCommandBuffer`, before the call down.
     fn start_recording(&self, continues_render_pass: bool) {
-        let mut rec = self.recording.lock();
-        // Re-recording: the last recording's list is reused when no pending submission holds it any more,
-        // so a command buffer recorded every frame allocates (and faults in) no new memory for its log;
-        // else the new list is sized like the last one.
-        let last = self.last.lock().take();
-        let commands = match last.map(Arc::try_unwrap) {
-            Some(Ok(log)) => {
-                let mut commands = log.commands;
-                commands.clear();
-                commands
-            }
-            Some(Err(shared)) => Vec::with_capacity(shared.commands.len().next_power_of_two()),
-            None => Vec::with_capacity(64),
+        let storage = self.recording.with(|rec| {
+            rec.restart();
+            // A recording begun again without an end (or a reset) keeps its own storage.
+            (std::mem::take(&mut rec.log), rec.marks.take())
+        });
+        let Some((log, marks)) = storage else { return };
+        let Spare { mut log, marks } = if log.has_storage() {
+            Spare { log, marks }
+        } else {
+            self.storage_for_recording()
         };
-        *rec = Recording {
-            commands,
-            inside_render_pass: continues_render_pass,
-            ..Recording::default()
-        };
+        log.clear();
         let markers = self.device.markers.read();
-        if let Some(m) = markers.as_ref() {
-            rec.granularity = m.granularity;
-            rec.marking = m.granularity >= Breadcrumbs::Pass && m.can_mark(continues_render_pass);
-            rec.units_inside_passes = m.granularity == Breadcrumbs::Command && m.can_mark(true);
-            if rec.marking {
-                rec.marks = Some(m.words());
+        self.recording.with(|rec| {
+            rec.log = log;
+            rec.inside_render_pass = continues_render_pass;
+            if let Some(m) = markers.as_ref() {
+                rec.granularity = m.granularity;
+                rec.marking =
+                    m.granularity >= Breadcrumbs::Pass && m.can_mark(continues_render_pass);
+                rec.units_inside_passes = m.granularity == Breadcrumbs::Command && m.can_mark(true);
+                rec.writer = Some(m.writer(&self.device.next));
+                if rec.marking {
+                    rec.marks = Some(m.words(marks));
+                }
             }
-        }
+        });
     }
 
     /// A submission that holds `log` (this command buffer's recording) goes down: its marker words are
@@ -359,70 +504,113 @@ impl CommandBuffer {
     /// recording is frozen.
     fn finish_recording(&self) {
         self.finish_units();
-        let mut rec = self.recording.lock();
-        let rec = std::mem::take(&mut *rec);
-        let log = RecordedLog {
-            commands: rec.commands,
-            scopes: rec.scopes,
-            executed: rec.executed,
-            marks: rec.marks,
-            units: rec.units,
-            unlogged: rec.unlogged,
-        };
-        *self.last.lock() = Some(Arc::new(log));
+        let frozen = self.recording.with(|rec| {
+            let units = rec.units;
+            rec.restart();
+            RecordedLog {
+                log: std::mem::take(&mut rec.log),
+                marks: rec.marks.take(),
+                units,
+                spare: self.spare.clone(),
+            }
+        });
+        if let Some(frozen) = frozen {
+            *self.last.lock() = Some(Arc::new(frozen));
+        }
     }
 
-    /// `vkResetCommandBuffer` / pool reset: the recording is gone.
+    /// `vkResetCommandBuffer` / pool reset: the recording is gone; its storage stays for the next one.
     fn forget_recording(&self) {
-        *self.recording.lock() = Recording::default();
-        *self.last.lock() = None;
+        let log = self.recording.with(|rec| {
+            rec.restart();
+            std::mem::take(&mut rec.log)
+        });
+        // Cleared outside the recording (the secondaries it lets go may hand their own storage back), then
+        // put back for the next recording.
+        if let Some(mut log) = log {
+            log.clear();
+            self.recording.with(|rec| rec.log = log);
+        }
+        let last = self.last.lock().take();
+        // The last recording's storage too, when no submission holds it (else its drop hands it back).
+        if let Some(Ok(mut log)) = last.map(Arc::try_unwrap) {
+            let mut storage = std::mem::take(&mut log.log);
+            storage.clear();
+            let mut spare = self.spare.lock();
+            if spare.is_none() {
+                *spare = Some(Spare {
+                    log: storage,
+                    marks: log.marks.take(),
+                });
+            }
+        }
     }
 
     /// Records a command that does work (draw, dispatch, trace rays, copy, clear...) around `call`, or, when
     /// `VK_BLACKBOX_SKIP` selects it, logs it as skipped and does not call down.
-    pub fn work(&self, name: &'static str, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
+    #[inline]
+    pub fn work(&self, command: CommandId, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
+        if self.screened {
+            self.screened_work(command, bind, params, call);
+        } else {
+            self.action(command, bind, params, call);
+        }
+    }
+
+    /// `work` when `VK_BLACKBOX_SKIP` or `VK_BLACKBOX_SUSPECTS` is set.
+    #[inline(never)]
+    fn screened_work(
+        &self,
+        command: CommandId,
+        bind: BindPoint,
+        params: &[u64],
+        call: impl FnOnce(),
+    ) {
         if let Some(file) = &crate::config().suspects {
-            self.note_suspects(file, name, bind);
+            self.note_suspects(file, command, bind);
         }
         let skip = &crate::config().skip;
-        if !skip.is_empty() && !NEVER_SKIPPED.contains(&name) {
-            let mut rec = self.recording.lock();
-            let index = rec.commands.len() as u32;
-            let innermost = rec
-                .open
-                .last()
-                .and_then(|&i| rec.scopes.get(i as usize))
-                .is_some_and(|s| skip.innermost_label(&s.name));
-            let skipped = rec.skipping_labels > 0
-                || innermost
-                || bind.index().is_some_and(|i| rec.pipeline_skipped[i])
-                || skip.command(index);
-            if skipped {
-                rec.push(name, CommandClass::Action, bind, params, NONE);
-                if let Some(c) = rec.commands.last_mut() {
-                    c.skipped = true;
+        if !skip.is_empty() && !NEVER_SKIPPED.contains(&command) {
+            let skipped = self.recording.with(|rec| {
+                let index = rec.log.len();
+                let innermost = rec
+                    .open
+                    .last()
+                    .is_some_and(|&i| skip.innermost_label(&rec.log.scope_name(i)));
+                let skipped = rec.skipping_labels > 0
+                    || innermost
+                    || bind.index().is_some_and(|i| rec.pipeline_skipped[i])
+                    || skip.command(index);
+                if skipped {
+                    rec.push(command, CommandClass::Action, bind, params, NONE, true);
                 }
-                drop(rec);
-                debug!("VK_BLACKBOX_SKIP: [{index}] {name} of command buffer {:#x} is not passed to the driver", vk::Handle::as_raw(self.handle));
+                skipped.then_some(index)
+            });
+            if let Some(Some(index)) = skipped {
+                debug!(
+                    "VK_BLACKBOX_SKIP: [{index}] {} of command buffer {:#x} is not passed to the driver",
+                    command.name(),
+                    vk::Handle::as_raw(self.handle)
+                );
                 return;
             }
         }
-        self.action(name, bind, params, call)
+        self.action(command, bind, params, call)
     }
 
     /// `VK_BLACKBOX_SUSPECTS`: the work about to be recorded, with its labels and pipeline, for `blackbox
     /// bisect`.
-    fn note_suspects(&self, file: &std::path::Path, name: &'static str, bind: BindPoint) {
-        let (labels, index, pipeline) = {
-            let rec = self.recording.lock();
+    fn note_suspects(&self, file: &std::path::Path, command: CommandId, bind: BindPoint) {
+        let Some((labels, index, pipeline)) = self.recording.with(|rec| {
             let labels: Vec<String> = rec
                 .open
                 .iter()
-                .filter_map(|&i| rec.scopes.get(i as usize))
-                .map(|s| s.name.to_string())
+                .map(|&i| rec.log.scope_name(i).into_owned())
                 .collect();
             let pipeline = bind.index().map(|i| rec.pipelines[i]);
-            (labels, rec.commands.len() as u32, pipeline)
+            (labels, rec.log.len(), pipeline)
+        }) else {
+            return;
         };
         let record = pipeline
             .filter(|p| *p != vk::Pipeline::null())
@@ -447,7 +635,7 @@ impl CommandBuffer {
             file,
             crate::suspects::Work {
                 labels: labels.iter().map(String::as_str).collect(),
-                command: format!("[{index}] {name}"),
+                command: format!("[{index}] {}", command.name()),
                 index,
                 pipeline,
                 shaders,
@@ -457,25 +645,29 @@ impl CommandBuffer {
 
     /// Records an action command (draw, dispatch, copy, clear...) around `call`, with markers as the
     /// granularity and the render-pass state allow.
-    pub fn action(&self, name: &'static str, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
-        let mut rec = self.recording.lock();
-        let standalone_unit = rec.marking
-            && if rec.inside_render_pass {
-                rec.units_inside_passes
+    #[inline]
+    pub fn action(&self, command: CommandId, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
+        self.recording.with(|rec| {
+            let standalone_unit = rec.marking
+                && if rec.inside_render_pass {
+                    rec.units_inside_passes
+                } else {
+                    rec.granularity >= Breadcrumbs::Pass
+                };
+            let unit = if standalone_unit {
+                rec.units += 1;
+                rec.unfinished = true;
+                rec.units
             } else {
-                rec.granularity >= Breadcrumbs::Pass
+                rec.pass_unit.unwrap_or(NONE)
             };
-        let unit = if standalone_unit {
-            rec.units += 1;
-            rec.unfinished = true;
-            rec.units
-        } else {
-            rec.pass_unit.unwrap_or(NONE)
-        };
-        rec.push(name, CommandClass::Action, bind, params, unit);
-        let word = rec.word_for(standalone_unit, Mark::Started(unit));
-        drop(rec);
-        self.mark(word, Mark::Started(unit));
+            rec.push(command, CommandClass::Action, bind, params, unit, false);
+            if standalone_unit {
+                // SAFETY: recording (inside one of its commands), and the unit was made only where the
+                // render-pass state allows a marker.
+                unsafe { rec.mark(self, Mark::Started(unit)) };
+            }
+        });
         call();
     }
 
@@ -486,48 +678,45 @@ impl CommandBuffer {
     /// synchronization points it costs nothing more. Units between two such points show as started, not
     /// finished, until the GPU passes the next one.
     pub fn finish_units(&self) {
-        let mut rec = self.recording.lock();
-        let markers = self.device.markers.read();
-        let can = markers
-            .as_ref()
-            .is_some_and(|m| m.can_mark(rec.inside_render_pass));
-        if !(rec.unfinished && rec.marking && can) {
-            return;
-        }
-        rec.unfinished = false;
-        let mark = Mark::Finished(rec.units);
-        let word = rec.word_for(true, mark);
-        drop(rec);
-        if let (Some(m), Some(word)) = (markers.as_ref(), word) {
+        self.recording.with(|rec| {
+            let can = rec
+                .writer
+                .is_some_and(|w| w.can_mark(rec.inside_render_pass));
+            if !(rec.unfinished && rec.marking && can) {
+                return;
+            }
+            rec.unfinished = false;
             // SAFETY: recording, and the marker path allows a write in the current render-pass state.
-            unsafe { m.write(&self.device.next, self.handle, word, mark, self.id) };
-        }
+            unsafe { rec.mark(self, Mark::Finished(rec.units)) };
+        });
     }
 
     /// Records a command that does no work of its own (query, timestamp, event set or reset, subpass
     /// change...) after `call`.
-    pub fn state(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
-        self.without_work(name, CommandClass::State, params, call);
+    #[inline]
+    pub fn state(&self, command: CommandId, params: &[u64], call: impl FnOnce()) {
+        self.without_work(command, CommandClass::State, params, call);
     }
 
     /// Records a synchronization command (pipeline barrier, event wait) after `call`, with the "finished"
     /// marker owed for the units before it written first (see `finish_units`).
-    pub fn sync(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
+    pub fn sync(&self, command: CommandId, params: &[u64], call: impl FnOnce()) {
         self.finish_units();
-        self.without_work(name, CommandClass::Sync, params, call);
+        self.without_work(command, CommandClass::Sync, params, call);
     }
 
+    #[inline]
     fn without_work(
         &self,
-        name: &'static str,
+        command: CommandId,
         class: CommandClass,
         params: &[u64],
         call: impl FnOnce(),
     ) {
-        let mut rec = self.recording.lock();
-        let unit = rec.pass_unit.unwrap_or(NONE);
-        rec.push(name, class, BindPoint::None, params, unit);
-        drop(rec);
+        self.recording.with(|rec| {
+            let unit = rec.pass_unit.unwrap_or(NONE);
+            rec.push(command, class, BindPoint::None, params, unit, false);
+        });
         call();
     }
 
@@ -559,103 +748,110 @@ impl CommandBuffer {
                     .map(|(s, n)| (s.shader.id.as_str(), &n[..])),
             )
         };
-        let mut rec = self.recording.lock();
-        rec.pipelines[i] = pipeline;
-        rec.pipeline_skipped[i] = skipped;
+        self.recording.with(|rec| {
+            if rec.pipelines[i] != pipeline || rec.pipeline_indices[i] == NONE {
+                rec.pipelines[i] = pipeline;
+                rec.pipeline_indices[i] = rec.log.pipeline_index(pipeline);
+            }
+            rec.pipeline_skipped[i] = skipped;
+        });
     }
 
     /// A render pass begins (classic or dynamic). With markers that cannot go inside it, the pass is one
     /// unit, marked before it begins. The begin is logged as an action: its load operations are work, and
     /// on that path it stands for the whole pass.
-    fn enter_render_pass(&self, name: &'static str, params: &[u64], call: impl FnOnce()) {
-        let mut rec = self.recording.lock();
-        // Where commands inside can be units, the pass is the scope they share; otherwise it is one unit.
-        let pass_is_unit =
-            rec.marking && rec.granularity >= Breadcrumbs::Pass && !rec.units_inside_passes;
-        let unit = if pass_is_unit {
-            rec.units += 1;
-            rec.unfinished = true;
-            rec.pass_unit = Some(rec.units);
-            rec.units
-        } else {
-            NONE
-        };
-        rec.push(name, CommandClass::Action, BindPoint::None, params, unit);
-        let word = rec.word_for(pass_is_unit, Mark::Started(unit));
-        drop(rec);
-        self.mark(word, Mark::Started(unit));
+    fn enter_render_pass(&self, command: CommandId, params: &[u64], call: impl FnOnce()) {
+        self.recording.with(|rec| {
+            // Where commands inside can be units, the pass is the scope they share; otherwise it is one
+            // unit.
+            let pass_is_unit =
+                rec.marking && rec.granularity >= Breadcrumbs::Pass && !rec.units_inside_passes;
+            let unit = if pass_is_unit {
+                rec.units += 1;
+                rec.unfinished = true;
+                rec.pass_unit = Some(rec.units);
+                rec.units
+            } else {
+                NONE
+            };
+            rec.push(
+                command,
+                CommandClass::Action,
+                BindPoint::None,
+                params,
+                unit,
+                false,
+            );
+            if pass_is_unit {
+                // SAFETY: recording, outside a render pass (it begins after this).
+                unsafe { rec.mark(self, Mark::Started(unit)) };
+            }
+        });
         call();
-        self.recording.lock().inside_render_pass = true;
+        self.recording.with(|rec| rec.inside_render_pass = true);
     }
 
     /// A render pass ends (logged as a state command, like a subpass change). Its "finished" marker waits
     /// for the next synchronization point (see `finish_units`).
-    fn leave_render_pass(&self, name: &'static str, call: impl FnOnce()) {
-        let mut rec = self.recording.lock();
-        let unit = rec.pass_unit.take().unwrap_or(NONE);
-        rec.push(name, CommandClass::State, BindPoint::None, &[], unit);
-        rec.inside_render_pass = false;
-        drop(rec);
+    fn leave_render_pass(&self, command: CommandId, call: impl FnOnce()) {
+        self.recording.with(|rec| {
+            let unit = rec.pass_unit.take().unwrap_or(NONE);
+            rec.push(
+                command,
+                CommandClass::State,
+                BindPoint::None,
+                &[],
+                unit,
+                false,
+            );
+            rec.inside_render_pass = false;
+        });
         call();
     }
 
     /// `vkCmdBeginDebugUtilsLabelEXT` (or an inserted label when `inserted`).
-    fn open_label(&self, name: String, inserted: bool) {
-        let skips = !inserted && crate::config().skip.label(&name);
-        let mut rec = self.recording.lock();
-        let parent = rec.open.last().copied().unwrap_or(NONE);
-        let first = rec.commands.len() as u32;
-        rec.scopes.push(LabelScope {
-            name: name.into_boxed_str(),
-            parent,
-            first_command: first,
-            end_command: if inserted { first } else { NONE },
-            inserted,
+    fn open_label(&self, text: &[u8], inserted: bool) {
+        self.recording.with(|rec| {
+            let parent = rec.open.last().copied().unwrap_or(NONE);
+            let index = rec.log.open_scope(text, parent, inserted);
+            if !inserted {
+                let skip = &crate::config().skip;
+                let skips = !skip.is_empty() && skip.label(&rec.log.scope_name(index));
+                rec.open.push(index);
+                rec.open_skips.push(skips);
+                rec.skipping_labels += u32::from(skips);
+            }
         });
-        if !inserted {
-            let index = rec.scopes.len() as u32 - 1;
-            rec.open.push(index);
-            rec.open_skips.push(skips);
-            rec.skipping_labels += u32::from(skips);
-        }
     }
 
     /// `vkCmdEndDebugUtilsLabelEXT`. A label begun in an earlier command buffer of the submission closes
     /// nothing here (labels are shown per command buffer).
     fn close_label(&self) {
-        let mut rec = self.recording.lock();
-        let end = rec.commands.len() as u32;
-        if let Some(index) = rec.open.pop() {
-            rec.scopes[index as usize].end_command = end;
-        }
-        if rec.open_skips.pop() == Some(true) {
-            rec.skipping_labels -= 1;
-        }
+        self.recording.with(|rec| {
+            if let Some(index) = rec.open.pop() {
+                rec.log.close_scope(index);
+            }
+            if rec.open_skips.pop() == Some(true) {
+                rec.skipping_labels -= 1;
+            }
+        });
     }
 
-    /// `vkCmdExecuteCommands`: an action whose work is the secondaries'.
-    fn run_secondaries(&self, secondaries: Vec<Executed>, call: impl FnOnce()) {
-        let count = secondaries.len() as u64;
-        let mut rec = self.recording.lock();
-        let first = rec.executed.len() as u32;
-        rec.executed.extend(secondaries);
-        drop(rec);
-        self.action("vkCmdExecuteCommands", BindPoint::None, &[count], call);
-        let mut rec = self.recording.lock();
-        if let Some(last) = rec.commands.last_mut() {
-            last.executed = first;
-        }
-    }
-
-    /// Records the marker write of a "started" mark, if it got a word.
-    fn mark(&self, word: Option<u32>, mark: Mark) {
-        let Some(word) = word else { return };
-        let markers = self.device.markers.read();
-        if let Some(m) = markers.as_ref() {
-            // SAFETY: the command buffer is recording (we are inside one of its commands), and `can_mark`
-            // held for the render-pass state when the unit was made.
-            unsafe { m.write(&self.device.next, self.handle, word, mark, self.id) };
-        }
+    /// `vkCmdExecuteCommands`: an action whose work is the secondaries' (`count` of them, as the app
+    /// passed them; those the layer knows are kept with what each holds).
+    fn run_secondaries(
+        &self,
+        count: u64,
+        secondaries: impl Iterator<Item = Executed>,
+        call: impl FnOnce(),
+    ) {
+        self.recording.with(|rec| rec.log.add_executed(secondaries));
+        self.action(
+            CommandId::cmd_execute_commands,
+            BindPoint::None,
+            &[count],
+            call,
+        );
     }
 }
 
@@ -716,7 +912,7 @@ impl CommandBuffer {
     ) {
         // SAFETY: the app's valid begin info.
         let params = unsafe { render_pass_params(info) };
-        self.enter_render_pass("vkCmdBeginRenderPass", &params, || {
+        self.enter_render_pass(CommandId::cmd_begin_render_pass, &params, || {
             forward!(next, self.handle, info, contents)
         })
     }
@@ -730,7 +926,7 @@ impl CommandBuffer {
     ) {
         // SAFETY: the app's valid begin info.
         let params = unsafe { render_pass_params(info) };
-        self.enter_render_pass("vkCmdBeginRenderPass2", &params, || {
+        self.enter_render_pass(CommandId::cmd_begin_render_pass2, &params, || {
             forward!(next, self.handle, info, subpass)
         })
     }
@@ -748,14 +944,16 @@ impl CommandBuffer {
             u64::from(i.render_area.extent.height),
             u64::from(i.color_attachment_count),
         ];
-        self.enter_render_pass("vkCmdBeginRendering", &params, || {
+        self.enter_render_pass(CommandId::cmd_begin_rendering, &params, || {
             forward!(next, self.handle, info)
         })
     }
 
     /// `vkCmdEndRenderPass`.
     pub(crate) unsafe fn end_render_pass(&self, next: vk::PFN_vkCmdEndRenderPass) {
-        self.leave_render_pass("vkCmdEndRenderPass", || forward!(next, self.handle))
+        self.leave_render_pass(CommandId::cmd_end_render_pass, || {
+            forward!(next, self.handle)
+        })
     }
 
     /// `vkCmdEndRenderPass2`.
@@ -764,12 +962,14 @@ impl CommandBuffer {
         next: vk::PFN_vkCmdEndRenderPass2,
         end: *const vk::SubpassEndInfo,
     ) {
-        self.leave_render_pass("vkCmdEndRenderPass2", || forward!(next, self.handle, end))
+        self.leave_render_pass(CommandId::cmd_end_render_pass2, || {
+            forward!(next, self.handle, end)
+        })
     }
 
     /// `vkCmdEndRendering`.
     pub(crate) unsafe fn end_rendering(&self, next: vk::PFN_vkCmdEndRendering) {
-        self.leave_render_pass("vkCmdEndRendering", || forward!(next, self.handle))
+        self.leave_render_pass(CommandId::cmd_end_rendering, || forward!(next, self.handle))
     }
 
     /// `vkCmdBeginDebugUtilsLabelEXT`.
@@ -813,15 +1013,13 @@ impl CommandBuffer {
             // SAFETY: the app's array of `count` handles.
             unsafe { std::slice::from_raw_parts(secondaries, count as usize) }
         };
-        let executed = list
-            .iter()
-            .filter_map(|&h| lookup(h))
-            .map(|s| Executed {
-                log: s.last_log(),
-                command_buffer: s,
-            })
-            .collect();
-        self.run_secondaries(executed, || forward!(next, self.handle, count, secondaries))
+        let executed = list.iter().filter_map(|&h| lookup(h)).map(|s| Executed {
+            log: s.last_log(),
+            command_buffer: s,
+        });
+        self.run_secondaries(u64::from(count), executed, || {
+            forward!(next, self.handle, count, secondaries)
+        })
     }
 }
 
@@ -842,12 +1040,16 @@ unsafe fn render_pass_params(info: *const vk::RenderPassBeginInfo) -> [u64; 2] {
 ///
 /// # Safety
 /// `label` is the app's valid label struct with a NUL-terminated name (or null).
-unsafe fn label_text(label: *const vk::DebugUtilsLabelEXT) -> String {
-    // SAFETY: null or the app's valid label (the caller's contract), whose name is null or NUL-terminated.
+unsafe fn label_text<'a>(label: *const vk::DebugUtilsLabelEXT) -> &'a [u8] {
+    // SAFETY: null or the app's valid label (the caller's contract), whose name is null or NUL-terminated
+    // and outlives the command.
     unsafe {
-        label
-            .as_ref()
-            .map_or_else(String::new, |l| crate::raw::text(l.p_label_name))
+        match label.as_ref() {
+            Some(l) if !l.p_label_name.is_null() => {
+                std::ffi::CStr::from_ptr(l.p_label_name).to_bytes()
+            }
+            _ => &[],
+        }
     }
 }
 
@@ -945,43 +1147,57 @@ impl Device {
 }
 
 impl Recording {
-    /// The word `mark` is written to, when `wanted` and the recording marks (and the pool has one).
-    fn word_for(&mut self, wanted: bool, mark: Mark) -> Option<u32> {
-        if !wanted {
-            return None;
-        }
-        self.marks.as_mut()?.next(mark)
+    /// No recording in progress: every field as new, but the log, the marker words and the lists of open
+    /// scopes keep their storage (the log is not cleared here; callers take it or clear it).
+    fn restart(&mut self) {
+        let log = std::mem::take(&mut self.log);
+        let marks = self.marks.take();
+        let mut open = std::mem::take(&mut self.open);
+        let mut open_skips = std::mem::take(&mut self.open_skips);
+        open.clear();
+        open_skips.clear();
+        *self = Recording {
+            log,
+            marks,
+            open,
+            open_skips,
+            ..Recording::default()
+        };
     }
 
+    /// Appends a command to the log, in the innermost open label scope, with the pipeline bound at `bind`.
+    #[inline(always)]
     fn push(
         &mut self,
-        name: &'static str,
+        command: CommandId,
         class: CommandClass,
         bind: BindPoint,
         params: &[u64],
         unit: u32,
+        skipped: bool,
     ) {
-        if self.commands.len() >= MAX_LOGGED_COMMANDS {
-            self.unlogged += 1;
+        let pipeline = bind.index().map_or(NONE, |i| self.pipeline_indices[i]);
+        let scope = self.open.last().copied().unwrap_or(NONE);
+        self.log
+            .push(command, class, params, scope, unit, pipeline, skipped);
+    }
+
+    /// Records the marker write of `mark` into the next word of the recording, if it has one. (A layer
+    /// below would find the recording busy if it recorded into this command buffer from inside the write:
+    /// its command would go unlogged, nothing worse.)
+    ///
+    /// # Safety
+    /// `cb` is this recording's command buffer, recording, in a render-pass state where the marker path
+    /// allows a write.
+    #[inline]
+    unsafe fn mark(&mut self, cb: &CommandBuffer, mark: Mark) {
+        let (Some(writer), Some(marks)) = (self.writer, self.marks.as_mut()) else {
             return;
+        };
+        if let Some(word) = marks.next(mark) {
+            // SAFETY: forwarded to the caller.
+            unsafe { writer.write(cb.handle, word, mark, cb.id) };
         }
-        let mut p = [0u64; 4];
-        let n = params.len().min(4);
-        p[..n].copy_from_slice(&params[..n]);
-        let pipeline = bind
-            .index()
-            .map_or(vk::Pipeline::null(), |i| self.pipelines[i]);
-        self.commands.push(Command {
-            name,
-            class,
-            params: p,
-            param_count: n as u8,
-            scope: self.open.last().copied().unwrap_or(NONE),
-            unit,
-            pipeline,
-            executed: NONE,
-            skipped: false,
-        });
     }
 }
 
@@ -994,15 +1210,55 @@ mod tests {
         let mut rec = Recording::default();
         for _ in 0..MAX_LOGGED_COMMANDS + 5 {
             rec.push(
-                "vkCmdDraw",
+                CommandId::cmd_draw,
                 CommandClass::Action,
                 BindPoint::Graphics,
                 &[3, 1, 0, 0],
                 NONE,
+                false,
             );
         }
-        assert_eq!(rec.commands.len(), MAX_LOGGED_COMMANDS);
-        assert_eq!(rec.unlogged, 5);
-        assert_eq!(rec.commands[0].param_count, 4);
+        assert_eq!(rec.log.len() as usize, MAX_LOGGED_COMMANDS);
+        assert_eq!(rec.log.unlogged(), 5);
+        let first = rec.log.commands().next().unwrap();
+        assert_eq!((first.name, first.param_count), ("vkCmdDraw", 4));
+        assert_eq!(first.pipeline, vk::Pipeline::null());
+    }
+
+    #[test]
+    fn commands_take_the_innermost_scope_and_the_bound_pipeline() {
+        let mut rec = Recording::default();
+        let pipeline: vk::Pipeline = vk::Handle::from_raw(0x77);
+        rec.pipelines[1] = pipeline;
+        rec.pipeline_indices[1] = rec.log.pipeline_index(pipeline);
+        let outer = rec.log.open_scope(b"outer", NONE, false);
+        rec.open.push(outer);
+        rec.push(
+            CommandId::cmd_dispatch,
+            CommandClass::Action,
+            BindPoint::Compute,
+            &[1, 1, 1],
+            1,
+            false,
+        );
+        rec.push(
+            CommandId::cmd_draw,
+            CommandClass::Action,
+            BindPoint::Graphics,
+            &[3, 1, 0, 0],
+            2,
+            true,
+        );
+        let all: Vec<Command> = rec.log.commands().collect();
+        assert_eq!(
+            (all[0].scope, all[0].unit, all[0].pipeline),
+            (outer, 1, pipeline)
+        );
+        assert_eq!(
+            all[1].pipeline,
+            vk::Pipeline::null(),
+            "no graphics pipeline bound"
+        );
+        assert!(all[1].skipped && !all[0].skipped);
     }
 }

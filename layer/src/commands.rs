@@ -46,6 +46,12 @@ macro_rules! vulkan_commands {
             // list under that name only.
             [used other get_physical_device_tool_properties: PFN_vkGetPhysicalDeviceToolProperties =
                 "vkGetPhysicalDeviceToolPropertiesEXT" | "vkGetPhysicalDeviceToolProperties"] {}
+            // Frame capture: can a swapchain's images be copied, and can the present queue's family copy and
+            // time it.
+            [used other get_physical_device_surface_capabilities_khr: PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR =
+                "vkGetPhysicalDeviceSurfaceCapabilitiesKHR"] {}
+            [used other get_physical_device_queue_family_properties: PFN_vkGetPhysicalDeviceQueueFamilyProperties =
+                "vkGetPhysicalDeviceQueueFamilyProperties"] {}
             [used other create_debug_utils_messenger_ext: PFN_vkCreateDebugUtilsMessengerEXT =
                 "vkCreateDebugUtilsMessengerEXT"] {}
             [used other destroy_debug_utils_messenger_ext: PFN_vkDestroyDebugUtilsMessengerEXT =
@@ -108,6 +114,16 @@ macro_rules! vulkan_commands {
             }
             [device other get_event_status: PFN_vkGetEventStatus = "vkGetEventStatus"] {
                 fn(device: vk::Device, event: vk::Event) -> vk::Result => get_event_status
+            }
+            // Swapchains, for frame capture (`frames/`): usage for the copies, and the images.
+            [device other create_swapchain_khr: PFN_vkCreateSwapchainKHR = "vkCreateSwapchainKHR"] {
+                fn(device: vk::Device, info: *const vk::SwapchainCreateInfoKHR<'_>,
+                   allocator: *const vk::AllocationCallbacks<'_>, swapchain: *mut vk::SwapchainKHR) -> vk::Result
+                    => create_swapchain
+            }
+            [device other destroy_swapchain_khr: PFN_vkDestroySwapchainKHR = "vkDestroySwapchainKHR"] {
+                fn(device: vk::Device, swapchain: vk::SwapchainKHR, allocator: *const vk::AllocationCallbacks<'_>)
+                    => destroy_swapchain
             }
             [device other acquire_next_image_khr: PFN_vkAcquireNextImageKHR = "vkAcquireNextImageKHR"] {
                 fn(device: vk::Device, swapchain: vk::SwapchainKHR, timeout: u64, semaphore: vk::Semaphore,
@@ -508,6 +524,25 @@ macro_rules! vulkan_commands {
             [used other cmd_set_checkpoint_nv: PFN_vkCmdSetCheckpointNV = "vkCmdSetCheckpointNV"] {}
             [used other get_queue_checkpoint_data_nv: PFN_vkGetQueueCheckpointDataNV = "vkGetQueueCheckpointDataNV"] {}
             [used other get_device_fault_info_ext: PFN_vkGetDeviceFaultInfoEXT = "vkGetDeviceFaultInfoEXT"] {}
+            // Frame capture's copies and flash pass (`frames/`), recorded in command buffers of the layer's own.
+            [used other get_swapchain_images_khr: PFN_vkGetSwapchainImagesKHR = "vkGetSwapchainImagesKHR"] {}
+            [used other create_command_pool: PFN_vkCreateCommandPool = "vkCreateCommandPool"] {}
+            [used other create_fence: PFN_vkCreateFence = "vkCreateFence"] {}
+            [used other destroy_fence: PFN_vkDestroyFence = "vkDestroyFence"] {}
+            [used other reset_fences: PFN_vkResetFences = "vkResetFences"] {}
+            [used other create_query_pool: PFN_vkCreateQueryPool = "vkCreateQueryPool"] {}
+            [used other destroy_query_pool: PFN_vkDestroyQueryPool = "vkDestroyQueryPool"] {}
+            [used other create_descriptor_set_layout: PFN_vkCreateDescriptorSetLayout = "vkCreateDescriptorSetLayout"] {}
+            [used other destroy_descriptor_set_layout: PFN_vkDestroyDescriptorSetLayout =
+                "vkDestroyDescriptorSetLayout"] {}
+            [used other create_pipeline_layout: PFN_vkCreatePipelineLayout = "vkCreatePipelineLayout"] {}
+            [used other destroy_pipeline_layout: PFN_vkDestroyPipelineLayout = "vkDestroyPipelineLayout"] {}
+            [used other create_descriptor_pool: PFN_vkCreateDescriptorPool = "vkCreateDescriptorPool"] {}
+            [used other destroy_descriptor_pool: PFN_vkDestroyDescriptorPool = "vkDestroyDescriptorPool"] {}
+            [used other allocate_descriptor_sets: PFN_vkAllocateDescriptorSets = "vkAllocateDescriptorSets"] {}
+            [used other update_descriptor_sets: PFN_vkUpdateDescriptorSets = "vkUpdateDescriptorSets"] {}
+            [used other cmd_bind_descriptor_sets: PFN_vkCmdBindDescriptorSets = "vkCmdBindDescriptorSets"] {}
+            [used other cmd_push_constants: PFN_vkCmdPushConstants = "vkCmdPushConstants"] {}
         }
     };
 }

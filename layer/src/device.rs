@@ -2,6 +2,7 @@
 //! the device-level hooks that need nothing else (queues, debug names).
 
 use ash::vk;
+use blackbox_report::untrusted;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,6 +75,7 @@ pub unsafe fn create(
         buffer_device_address: config.instruments_shaders(),
         diagnostics: true,
         markers: config.breadcrumbs != Breadcrumbs::Off,
+        checkpoints: config.checkpoints,
         shader_clock: config.loops != blackbox_engine::LoopMode::Off && config.loop_ms.is_some(),
         special_use: !(validation_below && requested.best_practices),
     };
@@ -136,6 +138,7 @@ pub unsafe fn create(
             names: Mutex::new(HashMap::new()),
             submit_gate: RwLock::new(()),
             shaders: Default::default(),
+            frames: crate::frames::Frames::new(config),
         });
         crate::contained("creating the marker buffer", || device.create_markers());
         crate::contained("creating the error buffer", || device.create_error_buffer());
@@ -192,6 +195,8 @@ pub struct Device {
     /// pending, and (exclusive) by the error buffer's reset: "nothing pending" then stays true until the
     /// reset is done, so no shader can count into the buffer while it is zeroed.
     pub submit_gate: RwLock<()>,
+    /// Frame capture, with `VK_BLACKBOX_FRAMES` or `VK_BLACKBOX_FLASH` on.
+    pub frames: Option<crate::frames::Frames>,
 }
 
 impl Device {
@@ -201,7 +206,7 @@ impl Device {
     /// # Safety
     /// The app's arguments; the app has finished all work on the device (its contract).
     pub(crate) unsafe fn destroy(
-        &self,
+        self: &Arc<Self>,
         device: vk::Device,
         allocator: *const vk::AllocationCallbacks,
     ) {
@@ -216,6 +221,9 @@ impl Device {
                 let _ = unsafe { wait(device) };
             }
             crate::command_buffer::unregister_pool(self, None);
+            if let Some(frames) = &self.frames {
+                frames.destroy(self);
+            }
             // SAFETY: no pending work (waited for above, or the device is lost).
             unsafe { self.destroy_own_objects() };
         });
@@ -292,14 +300,114 @@ impl Device {
             if info.p_object_name.is_null() {
                 names.remove(&info.object_handle);
             } else {
-                // SAFETY: a NUL-terminated name.
-                let name = unsafe { std::ffi::CStr::from_ptr(info.p_object_name) }
-                    .to_string_lossy()
-                    .into_owned();
+                // SAFETY: a NUL-terminated name. (Read under the lock: a fault on a bad pointer here is a
+                // fault inside Blackbox's own lock, which the fatal-signal path is tested against.)
+                let name = unsafe { crate::raw::text(info.p_object_name) };
                 names.insert(info.object_handle, name);
             }
         });
         forward!(next, device, info)
+    }
+
+    /// `vkCreateSwapchainKHR`: with frame capture on, the swapchain gets `TRANSFER_SRC` usage (in a copy of
+    /// the create info, where the surface allows it) so that presented images can be copied, and is watched.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn create_swapchain(
+        self: &Arc<Self>,
+        device: vk::Device,
+        info: *const vk::SwapchainCreateInfoKHR,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::SwapchainKHR,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_swapchain_khr else {
+            return Fallback::fallback();
+        };
+        let Some(frames) = &self.frames else {
+            return forward!(next, device, info, allocator, out);
+        };
+        // SAFETY: the app's valid create info.
+        let app = unsafe { &*info };
+        let usage = crate::contained("choosing the swapchain's usage", || self.copy_usage(app))
+            .unwrap_or_else(|| Err("an internal error".to_owned()));
+        let mut result = vk::Result::ERROR_UNKNOWN;
+        let mut copyable = usage.as_ref().map(|_| ()).map_err(Clone::clone);
+        if let Some(usage) = usage.ok().filter(|u| *u != app.image_usage) {
+            let mut copy = *app;
+            copy.image_usage = usage;
+            // SAFETY: the app's arguments, with a copy of its create info whose usage the surface supports.
+            result = unsafe { next(device, &copy, allocator, out) };
+            if result == vk::Result::SUCCESS {
+                debug!("frame capture: swapchain image usage {usage:?} (TRANSFER_SRC added for the copies)");
+            } else {
+                copyable = Err(format!(
+                    "vkCreateSwapchainKHR failed with TRANSFER_SRC usage ({result:?})"
+                ));
+            }
+        }
+        if result != vk::Result::SUCCESS {
+            result = forward!(next, device, info, allocator, out);
+        }
+        if result == vk::Result::SUCCESS {
+            // SAFETY: the driver wrote the swapchain.
+            let handle = unsafe { *out };
+            crate::contained("watching a swapchain", || {
+                frames.add_swapchain(self, handle, app, copyable)
+            });
+        }
+        result
+    }
+
+    /// The image usage that lets frame capture copy a swapchain's images: the app's with `TRANSFER_SRC`,
+    /// or why it cannot have it.
+    fn copy_usage(&self, app: &vk::SwapchainCreateInfoKHR) -> Result<vk::ImageUsageFlags, String> {
+        if app.flags.contains(vk::SwapchainCreateFlagsKHR::PROTECTED) {
+            return Err("a protected swapchain cannot be copied".to_owned());
+        }
+        if app.image_usage.contains(vk::ImageUsageFlags::TRANSFER_SRC) {
+            return Ok(app.image_usage);
+        }
+        let get = self
+            .instance
+            .next
+            .get_physical_device_surface_capabilities_khr
+            .ok_or("vkGetPhysicalDeviceSurfaceCapabilitiesKHR is missing")?;
+        let mut caps = vk::SurfaceCapabilitiesKHR::default();
+        // SAFETY: the app's surface, on the device's physical device.
+        let result = unsafe { get(self.physical_device, app.surface, &mut caps) };
+        if result != vk::Result::SUCCESS {
+            return Err(format!(
+                "vkGetPhysicalDeviceSurfaceCapabilitiesKHR failed: {result:?}"
+            ));
+        }
+        if !caps
+            .supported_usage_flags
+            .contains(vk::ImageUsageFlags::TRANSFER_SRC)
+        {
+            return Err("the surface does not support TRANSFER_SRC usage".to_owned());
+        }
+        Ok(app.image_usage | vk::ImageUsageFlags::TRANSFER_SRC)
+    }
+
+    /// `vkDestroySwapchainKHR`: frame capture lets go of it (its copies waited for) first.
+    ///
+    /// # Safety
+    /// The app's arguments.
+    pub(crate) unsafe fn destroy_swapchain(
+        self: &Arc<Self>,
+        device: vk::Device,
+        swapchain: vk::SwapchainKHR,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        if let Some(frames) = &self.frames {
+            crate::contained("releasing a swapchain", || {
+                frames.remove_swapchain(self, swapchain)
+            });
+        }
+        if let Some(next) = self.next.destroy_swapchain_khr {
+            forward!(next, device, swapchain, allocator);
+        }
     }
 
     /// Creates the device's marker buffer when breadcrumbs are on.
@@ -380,10 +488,10 @@ impl Device {
         info!(
             "Blackbox {} active in \"{}\" on {} (Vulkan {}, {}); {}; reports: {}",
             env!("CARGO_PKG_VERSION"),
-            self.instance.app_name,
-            self.description.name,
+            untrusted::shown(&self.instance.app_name),
+            untrusted::shown(&self.description.name),
             version_string(self.description.api_version),
-            self.description.driver.trim(),
+            untrusted::shown(self.description.driver.trim()),
             self.features(config),
             config.output_dir.display()
         );
@@ -444,7 +552,22 @@ impl Device {
         if !config.skip.is_empty() {
             on.push(format!("skipping {}", config.skip.describe()));
         }
+        if self.frames.is_some() {
+            on.push(format!(
+                "frame capture ({} frames{})",
+                config.frames,
+                if config.flash {
+                    ", flash detection"
+                } else {
+                    ""
+                }
+            ));
+        }
         let mut line = format!("features: {}", on.join(", "));
+        let origins = config.describe_origins();
+        if !origins.is_empty() {
+            line.push_str(&format!("; settings: {origins}"));
+        }
         if !self.capabilities.left_off.is_empty() {
             line.push_str(&format!(
                 "; left off: {}",
@@ -554,9 +677,30 @@ impl Device {
         self.queues.read().iter().any(|q| q.has_pending())
     }
 
+    /// [`Device::has_pending`], each lock waited for at most `wait` (the fatal-signal path): `None` when one
+    /// could not be had and no queue known to have work.
+    pub fn has_pending_within(&self, wait: std::time::Duration) -> Option<bool> {
+        let queues = self.queues.try_read_for(wait)?;
+        let mut known = true;
+        for q in queues.iter() {
+            match q.has_pending_within(wait) {
+                Some(true) => return Some(true),
+                Some(false) => {}
+                None => known = false,
+            }
+        }
+        known.then_some(false)
+    }
+
     /// The debug name of an object, if the app gave one.
+    ///
+    /// The names' lock is waited for at most 200 ms: a report or drain from a signal handler may run on a
+    /// thread that faulted while holding it (reading a bad name pointer), and then the name is left out.
     pub fn name_of(&self, handle: u64) -> Option<String> {
-        self.names.lock().get(&handle).cloned()
+        self.names
+            .try_lock_for(std::time::Duration::from_millis(200))?
+            .get(&handle)
+            .cloned()
     }
 
     /// Frees what the layer created on this device.

@@ -1,6 +1,7 @@
 //! State kept per `VkInstance`.
 
 use ash::vk;
+use blackbox_report::untrusted;
 use std::ffi::CStr;
 use std::sync::Arc;
 
@@ -67,7 +68,12 @@ pub unsafe fn create(
     allocator: *const vk::AllocationCallbacks,
     out_instance: *mut vk::Instance,
 ) -> vk::Result {
-    crate::contained("reading VK_BLACKBOX_* settings", crate::config);
+    crate::contained("reading Blackbox's settings", || {
+        // SAFETY: the app's valid create info chain.
+        let app =
+            unsafe { crate::layer_settings::app_settings(info.p_next, crate::config::LAYER_NAME) };
+        crate::init_config(&app);
+    });
 
     // The app's Vulkan version stays as it asked. Below 1.1 the layer needs two instance extensions to reach
     // buffer device address and timeline semaphores through their KHR extensions on the device (feature
@@ -115,7 +121,7 @@ pub unsafe fn create(
         let state = unsafe { Instance::new(handle, next_gipa, &own) };
         debug!(
             "instance created for \"{}\" (API {})",
-            state.app_name,
+            untrusted::shown(&state.app_name),
             version_string(state.api_version)
         );
         crate::run_status::note_instance(&state.app_name);
@@ -162,11 +168,7 @@ impl Instance {
         let app_name = app_info
             .filter(|info| !info.p_application_name.is_null())
             // SAFETY: a non-null pApplicationName is a NUL-terminated string.
-            .map(|info| {
-                unsafe { CStr::from_ptr(info.p_application_name) }
-                    .to_string_lossy()
-                    .into_owned()
-            })
+            .map(|info| unsafe { crate::raw::text(info.p_application_name) })
             .filter(|name| !name.is_empty())
             .unwrap_or_else(process_name);
         // SAFETY: the app's array of NUL-terminated extension names.

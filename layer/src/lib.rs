@@ -15,9 +15,10 @@
 //! - Shaders: [`shaders`] (modules and pipelines) and [`shader_errors`] (the error buffer, instrumentation
 //!   through `blackbox-engine`, the drain and its log lines).
 //! - Reports: [`report`] (built from the above, written atomically), [`fault`] (`VK_EXT_device_fault`, NV
-//!   checkpoints), [`address_bindings`].
+//!   checkpoints), [`address_bindings`]; [`frames`] (the last presented frames, and the report of a bad one).
 //! - [`config`](mod@config): every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go; [`memory`]:
-//!   the layer's own mapped buffers; [`chain`]: `pNext` chains.
+//!   the layer's own mapped buffers; [`chain`]: `pNext` chains; [`output`]: the report folder, and the
+//!   private modes of everything written.
 //!
 //! A failure inside the layer is logged and the layer steps aside; it never takes the app down.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -54,16 +55,19 @@ pub mod breadcrumbs;
 pub mod capabilities;
 pub mod chain;
 pub mod command_buffer;
+pub mod command_log;
 pub mod config;
 pub mod device;
 pub mod dispatch;
 pub mod fallback;
 pub mod fault;
 pub mod ffi;
+pub mod frames;
 pub mod instance;
 pub mod layer_settings;
 pub mod logging;
 pub mod memory;
+pub mod output;
 pub mod queue;
 pub mod raw;
 pub mod registry;
@@ -77,41 +81,53 @@ pub mod suspects;
 pub mod validation_below;
 pub mod watchdog;
 
-use once_cell::sync::Lazy;
+/// The layer's settings, read once: at the first `vkCreateInstance` ([`init_config`], which sees the app's
+/// `VkLayerSettingsCreateInfoEXT`), or, if something needs them before that, from the environment and the
+/// settings file alone.
+static CONFIG: once_cell::sync::OnceCell<config::Config> = once_cell::sync::OnceCell::new();
 
-/// The layer's settings, set up on first use: variables parsed, log opened, bad values warned about and the
-/// report folder checked writable (or replaced by a fallback, with a warning).
+/// The layer's settings (see [`CONFIG`]).
 pub fn config() -> &'static config::Config {
-    static CONFIG: Lazy<config::Config> = Lazy::new(|| {
-        let parsed = config::Config::from_process_env();
-        let mut config = parsed.config;
-        let log_warning = logging::init(&config);
-        install_panic_hook();
-        for warning in parsed.warnings.iter().chain(log_warning.iter()) {
-            warn!("{warning}");
+    CONFIG.get_or_init(|| set_up(&[]))
+}
+
+/// Reads the settings, with what the app gave Blackbox in `VkLayerSettingsCreateInfoEXT`, unless they have
+/// been read already (a later instance's settings struct changes nothing: settings are per process).
+pub fn init_config(app: &[layer_settings::AppSetting]) -> &'static config::Config {
+    CONFIG.get_or_init(|| set_up(app))
+}
+
+/// Parses the settings, opens the log, warns about bad values and checks the report folder writable (or
+/// replaces it by a fallback, with a warning).
+fn set_up(app: &[layer_settings::AppSetting]) -> config::Config {
+    let parsed = config::Config::from_process(app);
+    let mut config = parsed.config;
+    let log_warning = logging::init(&config);
+    install_panic_hook();
+    for warning in parsed.warnings.iter().chain(log_warning.iter()) {
+        warn!("{warning}");
+    }
+    let what = match config.output_origin() {
+        Some(config::Origin::Environment) => {
+            format!("VK_BLACKBOX_OUTPUT={}", config.output_dir.display())
         }
-        if let Err(e) = config::check_writable(&config.output_dir) {
-            let fallback = config::fallback_output_dir();
-            let from_variable =
-                std::env::var_os("VK_BLACKBOX_OUTPUT").is_some_and(|v| !v.is_empty());
-            warn!(
-                "{}{}: cannot create or write the report folder ({e}); accepted: a writable folder; reports go to \
-                 {} instead",
-                if from_variable { "VK_BLACKBOX_OUTPUT=" } else { "default report folder " },
-                config.output_dir.display(),
-                fallback.display()
-            );
-            if let Err(e) = config::check_writable(&fallback) {
-                warn!(
-                    "the fallback report folder {} is not writable either ({e})",
-                    fallback.display()
-                );
-            }
-            config.output_dir = fallback;
-        }
-        config
-    });
-    &CONFIG
+        Some(origin) => format!(
+            "blackbox.output (from {origin}) = {}",
+            config.output_dir.display()
+        ),
+        None => format!("default report folder {}", config.output_dir.display()),
+    };
+    let resolved = output::resolve(
+        &config.output_dir,
+        &what,
+        &std::env::temp_dir(),
+        output::current_uid(),
+    );
+    for warning in &resolved.warnings {
+        warn!("{warning}");
+    }
+    config.output_dir = resolved.dir;
+    config
 }
 
 /// Runs a piece of the layer's own work inside a hook, before or after the call down. A panic is logged and

@@ -186,6 +186,19 @@ impl HostBuffer {
         unsafe { std::ptr::read_volatile(self.ptr.add(index)) }
     }
 
+    /// Words `first..first + count` (fewer past the end), read in one copy: for large reads of memory the
+    /// GPU finished writing (its fence waited for), where word-by-word volatile reads would be slow.
+    pub fn read_words(&self, first: usize, count: usize) -> Vec<u32> {
+        let end = first.saturating_add(count).min(self.words());
+        if first >= end {
+            return Vec::new();
+        }
+        let mut out = vec![0u32; end - first];
+        // SAFETY: in bounds of the live mapping; the GPU no longer writes these words (the caller's fence).
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(first), out.as_mut_ptr(), out.len()) };
+        out
+    }
+
     /// Writes word `index`.
     pub fn write(&self, index: usize, value: u32) {
         if index < self.words() {

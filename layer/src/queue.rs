@@ -42,6 +42,8 @@ pub struct Submission {
     pub batches: Vec<Vec<Submitted>>,
     /// The app's fence, if any.
     pub fence: vk::Fence,
+    /// The frame it belongs to: presents on the device before it, plus one.
+    pub frame: u64,
 }
 
 impl Submission {
@@ -67,6 +69,9 @@ pub struct Tracker {
     pub completed: u64,
     /// The last finished submission, kept for the report's "last finished" context.
     pub last_finished: Option<Submission>,
+    /// The lowest and highest frame of the submissions retired since the shader-error drain last asked
+    /// ([`Tracker::take_retired_frames`]): the frames whose work can have written what it reads.
+    retired_frames: Option<(u64, u64)>,
 }
 
 impl Tracker {
@@ -80,13 +85,29 @@ impl Tracker {
         while self.pending.front().is_some_and(|s| s.seq <= seq) {
             if let Some(done) = self.pending.pop_front() {
                 done.retire();
+                let (low, high) = self.retired_frames.unwrap_or((done.frame, done.frame));
+                self.retired_frames = Some((low.min(done.frame), high.max(done.frame)));
                 self.last_finished = Some(done);
             }
             retired = true;
         }
         retired
     }
+
+    /// The frames of the submissions retired since the last call, and of those still pending, `None` where
+    /// there is none.
+    pub fn take_retired_frames(&mut self) -> (Option<FrameRange>, Option<FrameRange>) {
+        let pending = self
+            .pending
+            .front()
+            .zip(self.pending.back())
+            .map(|(first, last)| (first.frame, last.frame));
+        (self.retired_frames.take(), pending)
+    }
 }
+
+/// The lowest and highest frame numbers of some submissions.
+pub type FrameRange = (u64, u64);
 
 /// A queue the app retrieved.
 pub struct Queue {
@@ -177,6 +198,11 @@ impl Queue {
     /// Whether any submission is not known to be finished.
     pub fn has_pending(&self) -> bool {
         !self.tracker.lock().pending.is_empty()
+    }
+
+    /// [`Queue::has_pending`], its lock waited for at most `wait`: `None` when it could not be had.
+    pub fn has_pending_within(&self, wait: std::time::Duration) -> Option<bool> {
+        Some(!self.tracker.try_lock_for(wait)?.pending.is_empty())
     }
 }
 
@@ -299,7 +325,24 @@ impl Device {
         let Some(next) = self.next.queue_present_khr else {
             return Fallback::fallback();
         };
-        let result = forward!(next, queue, info);
+        let presenting = self.frames.as_ref().and_then(|frames| {
+            // SAFETY: the app's valid present info.
+            crate::contained("copying the presented image", || unsafe {
+                frames.before_present(self, queue, &*info)
+            })
+            .flatten()
+        });
+        let result = match &presenting {
+            // SAFETY: the app's present, waiting for the layer's copy (which waited for the app's
+            // semaphores) instead of the app's semaphores.
+            Some(p) => unsafe { next(queue, p.info()) },
+            None => forward!(next, queue, info),
+        };
+        if let Some(frames) = &self.frames {
+            crate::contained("ending a frame", || {
+                frames.after_present(self, presenting, result)
+            });
+        }
         self.check_lost("vkQueuePresentKHR", result);
         crate::contained("counting a frame", || crate::shader_errors::end_frame(self));
         self.after_progress("vkQueuePresentKHR");
@@ -745,6 +788,14 @@ fn submit<B: Batch, F: Copy>(
     };
     if let (Some((seq, snap, _, keep)), Some(state)) = (prepared, &state) {
         drop(keep);
+        let frame = device.frames.as_ref().map_or(0, |f| f.current());
+        if result == vk::Result::SUCCESS {
+            if let Some(frames) = &device.frames {
+                crate::contained("noting a frame's submission", || {
+                    frames.note_submission(state, seq, &snap)
+                });
+            }
+        }
         let submission = Submission {
             seq,
             command,
@@ -752,6 +803,7 @@ fn submit<B: Batch, F: Copy>(
             at_wall: SystemTime::now(),
             batches: snap,
             fence,
+            frame,
         };
         if result == vk::Result::SUCCESS {
             crate::contained("tracking a submission", || state.push(submission));

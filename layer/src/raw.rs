@@ -2,6 +2,7 @@
 //! states what the pointer must be; the hooks call them with the app's arguments, which the command's
 //! valid-usage rules make so.
 
+use blackbox_report::untrusted;
 use std::ffi::{c_char, CStr};
 
 /// The `count` items at `ptr`; empty for a null pointer or a zero count (which Vulkan allows together).
@@ -30,7 +31,9 @@ pub unsafe fn names<'a>(names: *const *const c_char, count: u32) -> Vec<&'a CStr
         .collect()
 }
 
-/// A NUL-terminated string as text; empty for a null pointer.
+/// An app's NUL-terminated string as the layer keeps it ([`untrusted::keep_bytes`]: invalid UTF-8 replaced,
+/// cut after [`untrusted::KEEP_BYTES`] with the cut said); empty for a null pointer. Labels, object names
+/// and the app's name come through here.
 ///
 /// # Safety
 /// A non-null `s` must point to a NUL-terminated string.
@@ -39,7 +42,7 @@ pub unsafe fn text(s: *const c_char) -> String {
         return String::new();
     }
     // SAFETY: non-null and NUL-terminated (the caller's contract).
-    unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+    untrusted::keep_bytes(unsafe { CStr::from_ptr(s) }.to_bytes())
 }
 
 /// A fixed-size NUL-terminated char array from a Vulkan struct (`deviceName`, say), as text.

@@ -2,8 +2,8 @@
 //!
 //! A report is built from what the tracker knows (submissions not known to be finished), what each command
 //! buffer recorded, and what the markers say; then written as `report.json` and `report.txt` into a fresh
-//! folder `<output>/<app>-<pid>-<n>/`, each through a temporary name and a rename, so a reader never sees a
-//! half-written file and no report is ever overwritten.
+//! folder `<output>/<app>-<pid>-<n>/` (mode 700, made with `mkdir`), each (mode 600) through a temporary name
+//! and a rename, so a reader never sees a half-written file and no report is ever overwritten.
 //!
 //! Reports can be written from the watchdog thread or a signal handler while other threads (or the thread
 //! the signal interrupted) hold the layer's locks, so every lock taken to build one is waited for at most
@@ -13,6 +13,7 @@
 use ash::vk;
 use blackbox_report as model;
 use blackbox_report::progress;
+use blackbox_report::untrusted;
 use blackbox_report::Kind;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,9 @@ pub fn device_lost(device: &Arc<Device>, command: &'static str) {
     );
     crate::shader_errors::drain_within(device, Some(LOCK_WAIT));
     let reason = format!("{command} returned VK_ERROR_DEVICE_LOST");
-    write(&build(device, Kind::DeviceLost, reason, None));
+    let mut built = build(device, Kind::DeviceLost, reason, None);
+    crate::frames::attach_last_frame(device, &mut built, "device-lost");
+    write(&built);
 }
 
 /// Writes a hang report.
@@ -56,7 +59,9 @@ pub fn hang(device: &Arc<Device>, stalled: Duration) {
     );
     // Loop budget records written so far name the loops the GPU is still in (VK_BLACKBOX_LOOPS=report).
     crate::shader_errors::drain_within(device, Some(LOCK_WAIT));
-    write(&build(device, Kind::Hang, reason, None));
+    let mut built = build(device, Kind::Hang, reason, None);
+    crate::frames::attach_last_frame(device, &mut built, "hang");
+    write(&built);
 }
 
 /// Writes a report for a fatal signal, for `device`.
@@ -73,6 +78,8 @@ pub struct Built {
     pub report: model::Report,
     /// `VK_EXT_device_fault`'s vendor binary, saved as the report names it.
     pub vendor_binary: Option<Vec<u8>>,
+    /// Other files beside the report, by file name (a frame's images, as its `frame` section names them).
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// Builds a report of `device`'s state: a snapshot of what the layer knows, the progress inferred from it
@@ -193,6 +200,7 @@ pub fn build(
         device_fault,
         checkpoints: crate::fault::checkpoints(device),
         signal,
+        frame: None,
         signature: String::new(),
         signature_text: String::new(),
     };
@@ -202,7 +210,15 @@ pub fn build(
     Built {
         report,
         vendor_binary,
+        files: Vec::new(),
     }
+}
+
+/// Computes the report's signature again, after a part it hashes (the frame) was added.
+pub fn sign(report: &mut model::Report) {
+    let (text, hash) = model::signature::compute(report);
+    report.signature = hash;
+    report.signature_text = text;
 }
 
 /// A submission copied out of its queue's tracker, so the lock is not held while it is described.
@@ -315,8 +331,7 @@ impl Snapshotter<'_> {
         let known = |v: u32| (v != NONE).then_some(v);
         progress::RecordedLog {
             commands: log
-                .commands
-                .iter()
+                .commands()
                 .map(|c| progress::RecordedCommand {
                     name: c.name.to_owned(),
                     class: c.class,
@@ -335,8 +350,7 @@ impl Snapshotter<'_> {
                 })
                 .collect(),
             scopes: log
-                .scopes
-                .iter()
+                .scopes()
                 .map(|s| progress::LabelScope {
                     name: s.name.to_string(),
                     parent: known(s.parent),
@@ -346,12 +360,12 @@ impl Snapshotter<'_> {
                 })
                 .collect(),
             executed: log
-                .executed
+                .executed()
                 .iter()
                 .map(|e| self.command_buffer(&e.command_buffer, e.log.as_deref()))
                 .collect(),
             units: log.units,
-            unlogged: log.unlogged,
+            unlogged: log.unlogged(),
         }
     }
 
@@ -366,10 +380,17 @@ impl Snapshotter<'_> {
             .map(|p| {
                 p.stages
                     .iter()
+                    // Entry point and source names are the app's (from its SPIR-V): kept as the layer keeps
+                    // every app string, at most untrusted::KEEP_BYTES each.
                     .map(|s| model::Shader {
                         id: s.shader.id.clone(),
-                        entry_points: vec![format!("{} ({})", s.entry, s.stage)],
-                        sources: s.shader.sources().to_vec(),
+                        entry_points: vec![untrusted::keep(format!("{} ({})", s.entry, s.stage))],
+                        sources: s
+                            .shader
+                            .sources()
+                            .iter()
+                            .map(|source| untrusted::keep(source.clone()))
+                            .collect(),
                         name: None,
                     })
                     .collect()
@@ -420,12 +441,11 @@ impl Snapshotter<'_> {
     }
 }
 
-/// Writes the report's two files into a new folder and logs where; on failure, logs the text instead.
+/// Writes the report's files into a new folder and logs where; on failure, logs the text instead.
 pub fn write(built: &Built) -> Option<PathBuf> {
     let report = &built.report;
-    let text = model::text::render(report, false);
     let config = crate::config();
-    match write_files(&config.output_dir, built, &text) {
+    match write_files(&config.output_dir, built) {
         Ok(dir) => {
             error!(
                 "{} report written to {}",
@@ -436,8 +456,9 @@ pub fn write(built: &Built) -> Option<PathBuf> {
         }
         Err(e) => {
             error!(
-                "cannot write the report into {} ({e}); here is its text:\n{text}",
-                config.output_dir.display()
+                "cannot write the report into {} ({e}); here is its text:\n{}",
+                config.output_dir.display(),
+                model::text::render(report, false)
             );
             None
         }
@@ -446,7 +467,7 @@ pub fn write(built: &Built) -> Option<PathBuf> {
 
 static REPORTS: AtomicU32 = AtomicU32::new(0);
 
-fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<PathBuf> {
+fn write_files(output: &Path, built: &Built) -> std::io::Result<PathBuf> {
     let report = &built.report;
     let app: String = report
         .app
@@ -460,11 +481,12 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
             }
         })
         .collect();
-    std::fs::create_dir_all(output)?;
+    // Made at start-up; made again (private) if it went away since.
+    crate::output::create_dir_all(output)?;
     let dir = loop {
         let n = REPORTS.fetch_add(1, Ordering::Relaxed) + 1;
         let dir = output.join(format!("{app}-{}-{n}", report.app.pid));
-        match std::fs::create_dir(&dir) {
+        match crate::output::create_dir(&dir) {
             Ok(()) => break dir,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -480,7 +502,12 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
         ) {
             write_atomic(&dir.join(name), bytes)?;
         }
+        for (name, bytes) in &built.files {
+            write_atomic(&dir.join(name), bytes)?;
+        }
         write_atomic(&dir.join("report.json"), report.to_json().as_bytes())?;
+        // The text names the files beside it by their paths.
+        let text = model::text::render_in(report, false, Some(&dir));
         write_atomic(&dir.join("report.txt"), text.as_bytes())
     })();
     match written {
@@ -493,19 +520,8 @@ fn write_files(output: &Path, built: &Built, text: &str) -> std::io::Result<Path
     }
 }
 
-/// Writes through a temporary name, syncs, renames: readers see the whole file or none. A failed write
-/// leaves no temporary file behind.
+/// Writes through a temporary name, syncs, renames: readers see the whole file or none ([`crate::output::write_atomic`]:
+/// mode 600, never through a link).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::output::write_atomic(path, bytes)
 }

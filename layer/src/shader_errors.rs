@@ -10,6 +10,7 @@
 use ash::vk;
 use blackbox_engine::record::{self, header};
 use blackbox_engine::{LoopClock, LoopMode, Options, ShaderInfo, Site, SiteKind, Stage};
+use blackbox_report::untrusted;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -198,6 +199,13 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         },
     };
     let Some(eb) = guard.as_ref() else { return };
+    // Frame capture names the frame whose work wrote what this drain reads; asked at every drain (not from
+    // a signal handler, which must not wait for the queues' locks), so each sees what finished since the last.
+    let attribution = device
+        .frames
+        .as_ref()
+        .filter(|_| wait.is_none())
+        .map(|frames| frames.attribute(device));
     // With nothing pending, nothing can be writing: this drain reads final counts and may start the buffer
     // afresh. Only such a drain takes the submit gate, held to the end to keep new submissions out; with
     // work pending the counts read are only the counts so far, and nothing is reset. Pending is checked
@@ -253,7 +261,16 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
     let mut printf_lines: HashMap<u32, Vec<String>> = HashMap::new();
     // Up to the first record not fully written yet (read it next time).
     let read = record::read_records(|i| buf.read(i), records_offset, state.read, cursor);
+    // The pixels of fragment records, per site, for frame reports.
+    let mut pixels: HashMap<u32, Vec<[u32; 2]>> = HashMap::new();
     for raw in read.records {
+        if attribution.is_some() && raw.stage == Some(Stage::Fragment) {
+            let list = pixels.entry(raw.site).or_default();
+            let pixel = [raw.invocation[0], raw.invocation[1]];
+            if !list.contains(&pixel) {
+                list.push(pixel);
+            }
+        }
         if let Some((shader, local)) = sites.get(raw.site as usize) {
             if let Some(site) = shader.info.sites.get(*local as usize) {
                 if matches!(site.kind, SiteKind::Printf) {
@@ -271,7 +288,9 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
     let newly_dropped = dropped.saturating_sub(state.dropped);
     state.dropped = dropped;
 
-    let frame = state.frame;
+    // The frame in log lines: with frame capture, the frame the errors are attributed to; without it, the
+    // presents before this drain.
+    let frame = attribution.as_ref().map_or(state.frame, |(f, _)| *f);
     let mut abort_message = None;
     // A NaN an operation made is also caught where it is stored; the operation's line says it first, so the
     // store's line is left out when the same invocation of the same shader reported both.
@@ -284,6 +303,7 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         })
         .collect();
     let mut printf_budget = PRINTF_LINES_PER_DRAIN;
+    let mut frame_errors: Vec<(u32, blackbox_report::FrameError)> = Vec::new();
     for (site_index, delta) in deltas {
         let Some((shader, local)) = sites.get(site_index as usize) else {
             continue;
@@ -310,7 +330,8 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 let mut shown = 0;
                 for (text, c) in counts.iter().take(printf_budget) {
                     info!(
-                        "{text}{}{pipelines}",
+                        "{}{}{pipelines}",
+                        untrusted::shown(text),
                         if *c > 1 {
                             format!(" x{c}")
                         } else {
@@ -324,7 +345,7 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                     info!(
                         "printf at {} (site {}): {} more call(s) not shown (records are capped per site, log \
                          lines per drain; the count is exact){pipelines}",
-                        location(site),
+                        untrusted::shown(&location(site)),
                         site.local_index,
                         delta - shown
                     );
@@ -348,9 +369,23 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 let consequence = matches!(site.kind, SiteKind::NanOutput { .. })
                     && raw.is_some_and(|r| origins.contains(&(shader.info.id.0, r.invocation)));
                 if consequence {
-                    debug!("{line} (the operation above made it)");
+                    debug!("{} (the operation above made it)", untrusted::shown(&line));
                 } else {
-                    warn!("{line}");
+                    warn!("{}", untrusted::shown(&line));
+                }
+                let kind = error_kind(site, &text);
+                if attribution.is_some() && !consequence && kind != "loop" {
+                    frame_errors.push((
+                        site_index,
+                        blackbox_report::FrameError {
+                            kind: kind.to_owned(),
+                            message: text.clone(),
+                            shader: shader.info.id.to_string(),
+                            location: site.location.as_ref().map(|l| l.to_string()),
+                            count: u64::from(delta),
+                            pixels: pixels.remove(&site_index).unwrap_or_default(),
+                        },
+                    ));
                 }
                 if matches!(site.kind, SiteKind::Assert { .. })
                     && crate::config().assert == AssertMode::Abort
@@ -382,21 +417,40 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         state.baseline.iter_mut().for_each(|b| *b = 0);
     }
 
-    if let Some(message) = abort_message {
-        if !state.aborting {
-            state.aborting = true;
-            drop(state);
-            drop(sites);
-            drop(guard);
-            abort_on_assert(device, message);
-        }
+    let abort = abort_message.filter(|_| !state.aborting);
+    if abort.is_some() {
+        state.aborting = true;
+    }
+    drop(state);
+    drop(sites);
+    drop(gate);
+    drop(guard);
+    if let (Some(frames), Some((frame, note))) = (&device.frames, attribution) {
+        frames.on_shader_errors(device, frame, note, frame_errors);
+    }
+    if let Some(message) = abort {
+        abort_on_assert(device, message);
+    }
+}
+
+/// A site's kind as reports name it (`nan`, `inf`, `assert`, ...), from the site and its message.
+fn error_kind(site: &Site, message: &str) -> &'static str {
+    match &site.kind {
+        SiteKind::Assert { .. } => "assert",
+        SiteKind::Printf => "printf",
+        SiteKind::LoopBudget { .. } => "loop",
+        SiteKind::IntOp { .. } => "integer",
+        SiteKind::IndexOutOfRange { .. } => "index",
+        _ if message.starts_with("Inf") => "inf",
+        _ => "nan",
     }
 }
 
 /// `VK_BLACKBOX_ASSERT=abort`: a report, then the app stops like at a failed CPU assert.
 fn abort_on_assert(device: &Arc<Device>, message: String) {
     error!(
-        "stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {message}"
+        "stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {}",
+        untrusted::shown(&message)
     );
     let built = crate::report::build(device, blackbox_report::Kind::Assert, message, None);
     crate::report::write(&built);
@@ -626,7 +680,7 @@ fn pipelines_using(device: &Device, info: &ShaderInfo) -> String {
     if names.is_empty() {
         String::new()
     } else {
-        format!(" [pipeline {}]", names.join(", "))
+        format!(" [pipeline {}]", untrusted::shown(&names.join(", ")))
     }
 }
 
@@ -670,21 +724,7 @@ pub fn reported(
         .filter_map(|(&index, total)| {
             let (shader, local) = sites.get(index as usize)?;
             let site = shader.info.sites.get(*local as usize)?;
-            let kind = match &site.kind {
-                SiteKind::Assert { .. } => "assert",
-                SiteKind::Printf => "printf",
-                SiteKind::LoopBudget { .. } => "loop",
-                SiteKind::IntOp { .. } => "integer",
-                SiteKind::IndexOutOfRange { .. } => "index",
-                _ if total
-                    .first_message
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with("Inf")) =>
-                {
-                    "inf"
-                }
-                _ => "nan",
-            };
+            let kind = error_kind(site, total.first_message.as_deref().unwrap_or(""));
             Some(blackbox_report::ShaderError {
                 kind: kind.to_owned(),
                 message: total.first_message.clone().unwrap_or_default(),

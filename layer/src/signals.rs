@@ -1,13 +1,24 @@
 //! Fatal signals: write a report as far as possible, then let the handler that was there before act.
 //!
 //! On lavapipe a shader's bad memory access is a SIGSEGV in a driver thread: this is how a report gets
-//! written there. The handler is best effort by nature (it allocates and takes locks with timeouts, which a
-//! signal handler strictly should not): an alarm ends the process if writing the report itself hangs.
-//! Handlers are installed with the first device and the previous ones restored with the last, so an
-//! unloaded library never leaves a handler behind.
+//! written there. Writing a report allocates and takes locks, which a signal handler must not do: the
+//! faulting thread may hold the very lock the report needs (glibc aborts on a corrupt heap with its
+//! allocator's lock held; a fault inside Blackbox may hold one of Blackbox's), and it may be running on a
+//! small alternate signal stack (Rust gives every thread one of a few KiB). So the handler itself only
+//! makes async-signal-safe calls: it writes one line to the log's descriptor with `write(2)`, wakes the
+//! reporter thread (started with the handlers, idle until then, with a stack and an allocator arena of its
+//! own) through a pipe, and waits for it at most [`REPORT_SECONDS`]. Then, whether the report was written
+//! or not (a line says so), it hands the signal to the handler that was there before (the app's own crash
+//! handler, say), or to the default action.
+//!
+//! Handlers and the reporter thread are set up with the first device and the previous handlers restored
+//! (and the thread joined) with the last, so an unloaded library never leaves either behind.
 
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::registry::DEVICES;
@@ -25,11 +36,45 @@ static PREVIOUS: Mutex<Option<[libc::sigaction; 5]>> = Mutex::new(None);
 /// Set while a report is being written, so a second fault (or a second thread) does not start another.
 static HANDLING: AtomicBool = AtomicBool::new(false);
 
-/// Installs the handlers (once).
+/// How long the faulting thread waits for the report before handing the signal on.
+pub const REPORT_SECONDS: u32 = 10;
+
+/// The fault being reported, for the reporter thread: signal, thread, faulting address (0: none).
+static FAULT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static FAULT_THREAD: AtomicI32 = AtomicI32::new(0);
+static FAULT_ADDRESS: AtomicUsize = AtomicUsize::new(0);
+
+/// The handler's ends of the reporter's pipes: it writes a request to one and reads "done" from the
+/// other; -1 when there is no reporter thread.
+static REQUEST_FD: AtomicI32 = AtomicI32::new(-1);
+static DONE_FD: AtomicI32 = AtomicI32::new(-1);
+/// The process the reporter thread runs in: a forked child has the pipes but not the thread.
+static REPORTER_PID: AtomicI32 = AtomicI32::new(0);
+
+/// The reporter thread and the pipe ends that stay with this module (the thread owns the others).
+struct Reporter {
+    thread: JoinHandle<()>,
+    request: OwnedFd,
+    done: OwnedFd,
+}
+
+static REPORTER: Mutex<Option<Reporter>> = Mutex::new(None);
+
+/// What the reporter thread is asked, one byte through its pipe.
+const WRITE_REPORT: u8 = 1;
+const STOP: u8 = 0;
+
+/// Installs the handlers and starts the reporter thread (once).
 pub fn install() {
     let mut previous = PREVIOUS.lock();
     if previous.is_some() {
         return;
+    }
+    if let Err(e) = start_reporter() {
+        warn!(
+            "cannot start the thread that writes reports on a fatal signal ({e}): a fatal signal is logged, \
+             not reported"
+        );
     }
     // SAFETY: plain sigaction calls with zeroed, then filled, structs.
     unsafe {
@@ -47,7 +92,52 @@ pub fn install() {
     }
 }
 
-/// Restores the previous handlers once no device is left.
+/// Two pipes and the thread that waits on the first: it writes a report for each request and says so on
+/// the second.
+fn start_reporter() -> std::io::Result<()> {
+    let (request_read, request_write) = pipe()?;
+    let (done_read, done_write) = pipe()?;
+    let thread = std::thread::Builder::new()
+        .name("blackbox-reports".into())
+        .spawn(move || serve(request_read, done_write))?;
+    // SAFETY: getpid has no preconditions.
+    REPORTER_PID.store(unsafe { libc::getpid() }, Ordering::Release);
+    REQUEST_FD.store(request_write.as_raw_fd(), Ordering::Release);
+    DONE_FD.store(done_read.as_raw_fd(), Ordering::Release);
+    *REPORTER.lock() = Some(Reporter {
+        thread,
+        request: request_write,
+        done: done_read,
+    });
+    Ok(())
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are new and owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The reporter thread: idle until a fatal signal asks for a report (or [`uninstall_if_unused`] for the
+/// end).
+fn serve(request: OwnedFd, done: OwnedFd) {
+    let mut request = std::fs::File::from(request);
+    let mut done = std::fs::File::from(done);
+    let mut byte = [0u8];
+    while let Ok(1) = request.read(&mut byte) {
+        if byte[0] != WRITE_REPORT {
+            return;
+        }
+        let _ = std::panic::catch_unwind(write_reports);
+        let _ = done.write_all(&[1]);
+    }
+}
+
+/// Restores the previous handlers and stops the reporter thread once no device is left.
 pub fn uninstall_if_unused() {
     if !DEVICES.is_empty() {
         return;
@@ -56,6 +146,14 @@ pub fn uninstall_if_unused() {
         for (i, &sig) in SIGNALS.iter().enumerate() {
             restore(sig, &saved[i]);
         }
+    }
+    if let Some(reporter) = REPORTER.lock().take() {
+        REQUEST_FD.store(-1, Ordering::Release);
+        DONE_FD.store(-1, Ordering::Release);
+        let mut request = std::fs::File::from(reporter.request);
+        let _ = request.write_all(&[STOP]);
+        let _ = reporter.thread.join();
+        drop(reporter.done);
     }
 }
 
@@ -88,38 +186,227 @@ fn name(sig: libc::c_int) -> &'static str {
     }
 }
 
+/// Async-signal-safe from start to end: no allocation, no lock (but the `try_lock` in [`chain`]).
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     if !HANDLING.swap(true, Ordering::AcqRel) {
-        // SAFETY: alarm has no preconditions; SIGALRM's default action ends the process if we hang.
-        unsafe {
-            libc::signal(libc::SIGALRM, libc::SIG_DFL);
-            libc::alarm(10);
+        let tid = gettid();
+        // Before anything else: this line is written even if nothing else is.
+        signal_safe_line(&[
+            name(sig).as_bytes(),
+            b" in thread ",
+            ThreadName::of(tid).as_bytes(),
+            b": writing a report (at most ",
+            Digits::of(REPORT_SECONDS.into()).as_bytes(),
+            b" s)",
+        ]);
+        let address = match sig {
+            // SAFETY: the kernel's siginfo for a fault carries the address.
+            libc::SIGSEGV | libc::SIGBUS => {
+                unsafe { info.as_ref() }.map_or(0, |i| unsafe { i.si_addr() } as usize)
+            }
+            _ => 0,
+        };
+        FAULT_SIGNAL.store(sig, Ordering::Release);
+        FAULT_THREAD.store(tid, Ordering::Release);
+        FAULT_ADDRESS.store(address, Ordering::Release);
+        match report_on_reporter_thread() {
+            Waited::Written => {}
+            Waited::TimedOut => signal_safe_line(&[
+                b"the report was not written within ",
+                Digits::of(REPORT_SECONDS.into()).as_bytes(),
+                b" s (a lock it needs may be held by the faulting thread): handing ",
+                name(sig).as_bytes(),
+                b" on",
+            ]),
+            Waited::NoReporter => signal_safe_line(&[
+                b"no report: the reporting thread is not running; handing ",
+                name(sig).as_bytes(),
+                b" on",
+            ]),
         }
-        let _ = std::panic::catch_unwind(|| write_reports(sig, info));
-        // SAFETY: cancels the alarm.
-        unsafe { libc::alarm(0) };
     }
     chain(sig, info, context);
 }
 
-fn write_reports(sig: libc::c_int, info: *mut libc::siginfo_t) {
-    let address = match sig {
-        // SAFETY: the kernel's siginfo for a fault carries the address.
-        libc::SIGSEGV | libc::SIGBUS => {
-            unsafe { info.as_ref() }.map(|i| format!("{:#x}", unsafe { i.si_addr() } as usize))
+/// How waiting for the reporter thread ended.
+enum Waited {
+    Written,
+    TimedOut,
+    NoReporter,
+}
+
+/// Asks the reporter thread for a report and waits for it at most [`REPORT_SECONDS`], with
+/// async-signal-safe calls only (write, clock_gettime, poll, read).
+fn report_on_reporter_thread() -> Waited {
+    let (request, done) = (
+        REQUEST_FD.load(Ordering::Acquire),
+        DONE_FD.load(Ordering::Acquire),
+    );
+    // SAFETY: getpid is async-signal-safe.
+    let forked = REPORTER_PID.load(Ordering::Acquire) != unsafe { libc::getpid() };
+    // SAFETY: writes one byte from the stack to a descriptor this module owns.
+    if request < 0
+        || forked
+        || unsafe { libc::write(request, [WRITE_REPORT].as_ptr().cast(), 1) } != 1
+    {
+        return Waited::NoReporter;
+    }
+    let deadline = monotonic_ms() + i64::from(REPORT_SECONDS) * 1000;
+    loop {
+        let left = deadline - monotonic_ms();
+        if left <= 0 {
+            return Waited::TimedOut;
         }
-        _ => None,
+        let mut poll = libc::pollfd {
+            fd: done,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd on the stack.
+        match unsafe { libc::poll(&mut poll, 1, left.min(i64::from(i32::MAX)) as libc::c_int) } {
+            n if n > 0 => {
+                let mut byte = 0u8;
+                // SAFETY: reads one byte into the stack.
+                unsafe { libc::read(done, (&mut byte as *mut u8).cast(), 1) };
+                return Waited::Written;
+            }
+            // Timed out, or interrupted (EINTR): the deadline decides.
+            _ => continue,
+        }
+    }
+}
+
+fn monotonic_ms() -> i64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
+    // SAFETY: clock_gettime is async-signal-safe and writes the struct it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+}
+
+fn gettid() -> libc::c_int {
     // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-    // Driver threads are not Rust threads: the kernel knows their names.
-    let comm = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).unwrap_or_default();
-    let thread = format!("{} ({tid})", comm.trim());
-    error!("{} in thread {thread}: writing a report", name(sig));
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::c_int }
+}
+
+/// Writes `[blackbox] error: <parts>` and a newline to the log with one `write(2)`, allocating nothing and
+/// taking no lock; the parts are Blackbox's own text and numbers. Cut at 255 bytes.
+fn signal_safe_line(parts: &[&[u8]]) {
+    let Some(fd) = crate::logging::signal_safe_fd() else {
+        return;
+    };
+    let mut line = [0u8; 256];
+    let mut len = 0;
+    for part in std::iter::once(&b"[blackbox] error: "[..]).chain(parts.iter().copied()) {
+        let n = part.len().min(line.len() - 1 - len);
+        line[len..len + n].copy_from_slice(&part[..n]);
+        len += n;
+    }
+    line[len] = b'\n';
+    // SAFETY: write is async-signal-safe; the buffer holds `len + 1` bytes.
+    unsafe { libc::write(fd, line.as_ptr().cast(), len + 1) };
+}
+
+/// A number's decimal digits, formatted on the stack.
+struct Digits {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl Digits {
+    fn of(mut n: u64) -> Digits {
+        let mut buf = [0u8; 20];
+        let mut start = buf.len();
+        loop {
+            start -= 1;
+            buf[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        Digits { buf, start }
+    }
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+/// `name (tid)` of a thread, on the stack.
+struct ThreadName {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl ThreadName {
+    /// Read from /proc with open/read/close alone (driver threads are not Rust threads: the kernel knows
+    /// their names); a name that is not plain printable ASCII is left out (it is the app's, or the
+    /// driver's).
+    fn of(tid: libc::c_int) -> ThreadName {
+        let mut out = ThreadName {
+            buf: [0u8; 64],
+            len: 0,
+        };
+        let mut path = [0u8; 48];
+        let mut len = 0;
+        for part in [
+            &b"/proc/self/task/"[..],
+            Digits::of(tid as u64).as_bytes(),
+            b"/comm\0",
+        ] {
+            path[len..len + part.len()].copy_from_slice(part);
+            len += part.len();
+        }
+        let mut comm = [0u8; 16];
+        // SAFETY: a NUL-terminated path on the stack, read into a buffer of its size; open, read and close
+        // are async-signal-safe.
+        let n = unsafe {
+            let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                0
+            } else {
+                let n = libc::read(fd, comm.as_mut_ptr().cast(), comm.len());
+                libc::close(fd);
+                n.max(0) as usize
+            }
+        };
+        let name = comm[..n].strip_suffix(b"\n").unwrap_or(&comm[..n]);
+        if !name.is_empty() && name.iter().all(|b| (0x20..0x7f).contains(b)) {
+            out.push(name);
+            out.push(b" ");
+        }
+        out.push(b"(");
+        out.push(Digits::of(tid as u64).as_bytes());
+        out.push(b")");
+        out
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let n = bytes.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+        self.len += n;
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// On the reporter thread: a report for the devices with pending work (each lock waited for at most
+/// 200 ms; a device whose queues cannot be read counts as busy), else for the first device.
+fn write_reports() {
+    let sig = FAULT_SIGNAL.load(Ordering::Acquire);
+    let address = FAULT_ADDRESS.load(Ordering::Acquire);
+    let address = (address != 0).then(|| format!("{address:#x}"));
+    let thread =
+        String::from_utf8_lossy(ThreadName::of(FAULT_THREAD.load(Ordering::Acquire)).as_bytes())
+            .into_owned();
     let devices = DEVICES.all(Duration::from_millis(200));
     let busy: Vec<_> = devices
         .iter()
-        .filter(|d| d.has_pending())
+        .filter(|d| d.has_pending_within(Duration::from_millis(200)) != Some(false))
         .cloned()
         .collect();
     let targets = if busy.is_empty() {

@@ -96,8 +96,8 @@ impl Selector {
 }
 
 /// Every selector of `VK_BLACKBOX_SKIP` (a comma-separated list, or `@FILE`: one per line), and a warning
-/// per bad one (which then skips nothing).
-pub fn parse_list(text: &str) -> (Vec<Selector>, Vec<String>) {
+/// per bad one (which then skips nothing), each starting with `what` (the setting and its source).
+pub fn parse_list(text: &str, what: &str) -> (Vec<Selector>, Vec<String>) {
     let mut selectors = Vec::new();
     let mut warnings = Vec::new();
     let from_file;
@@ -107,7 +107,7 @@ pub fn parse_list(text: &str) -> (Vec<Selector>, Vec<String>) {
                 Ok(t) => t,
                 Err(e) => {
                     warnings.push(format!(
-                        "VK_BLACKBOX_SKIP=@{path}: cannot read the file ({e}); nothing is skipped"
+                        "{what}: cannot read the file {path} ({e}); nothing is skipped"
                     ));
                     return (selectors, warnings);
                 }
@@ -120,7 +120,7 @@ pub fn parse_list(text: &str) -> (Vec<Selector>, Vec<String>) {
         match Selector::parse(part) {
             Ok(s) => selectors.push(s),
             Err(why) => warnings.push(format!(
-                "VK_BLACKBOX_SKIP: {why}; accepted: {ACCEPTED}; nothing is skipped for it"
+                "{what}: {why}; accepted: {ACCEPTED}; nothing is skipped for it"
             )),
         }
     }
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn selectors_parse_and_bad_ones_warn() {
-        let (s, w) = parse_list("label:shadow, command:7, command:3-5, pipeline:Sky, shader:1f3a, x:1, command:5-3, label:");
+        let (s, w) = parse_list("label:shadow, command:7, command:3-5, pipeline:Sky, shader:1f3a, x:1, command:5-3, label:", "VK_BLACKBOX_SKIP");
         assert_eq!(
             s,
             [
@@ -244,7 +244,7 @@ mod tests {
             "label=Shadow, cascade 1\n\npipeline:compute 530b2c1d7b634919\n",
         )
         .unwrap();
-        let (s, w) = parse_list(&format!("@{}", file.display()));
+        let (s, w) = parse_list(&format!("@{}", file.display()), "VK_BLACKBOX_SKIP");
         assert!(w.is_empty(), "{w:?}");
         let skip = Skip { selectors: s };
         assert!(
@@ -258,7 +258,10 @@ mod tests {
             "compute 530b2c1d7b634919",
             std::iter::empty()
         ));
-        let (s, w) = parse_list(&format!("@{}", dir.join("missing").display()));
+        let (s, w) = parse_list(
+            &format!("@{}", dir.join("missing").display()),
+            "VK_BLACKBOX_SKIP",
+        );
         assert!(
             s.is_empty() && w[0].contains("cannot read the file"),
             "{w:?}"

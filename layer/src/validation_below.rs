@@ -160,7 +160,11 @@ pub unsafe fn present(
         return false;
     }
     for t in tools.iter().take(count as usize) {
-        debug!("tool below: {} ({:?})", raw::c_chars(&t.name), t.purposes);
+        debug!(
+            "tool below: {} ({:?})",
+            blackbox_report::untrusted::shown(&raw::c_chars(&t.name)),
+            t.purposes
+        );
     }
     tools
         .iter()

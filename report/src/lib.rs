@@ -1,11 +1,15 @@
 //! Blackbox's crash report: one model, written as versioned JSON for tools and as text for people.
 //!
-//! The layer fills a [`Report`] when the device is lost, when its watchdog sees a hang, on a fatal signal
-//! or on a failing shader assert in `abort` mode; it writes `report.json` ([`Report::to_json`]) and
+//! The layer fills a [`Report`] when the device is lost, when its watchdog sees a hang, on a fatal signal,
+//! on a failing shader assert in `abort` mode, or, with frame capture on, for a bad frame ([`Frame`]); it writes `report.json` ([`Report::to_json`]) and
 //! `report.txt` ([`text::render`]) side by side. The CLI reads the JSON back ([`Report::from_json`]) to print
 //! and group reports. [`signature`] computes the crash signature that groups reports of one bug.
 //! [`progress`] is the heart of a report: from a snapshot of what was recorded and what the markers say,
 //! it infers which command had finished, which was in flight and which had not started.
+//!
+//! Every string in a report may come from the app (labels, names, printf output) or, for a report file
+//! read back, from anyone: [`untrusted`] is where such text is escaped for showing, and where the layer cuts
+//! what it keeps of an app's strings.
 //!
 //! The JSON schema is this module's types, serialized by serde with `snake_case` names; `docs/report.md`
 //! describes it field by field. [`SCHEMA_VERSION`] changes whenever a field changes meaning or goes away;
@@ -17,11 +21,15 @@ pub mod progress;
 pub mod signature;
 pub mod suspects;
 pub mod text;
+pub mod untrusted;
 
 use serde::{Deserialize, Serialize};
 
-/// The `version` field of reports written by this code.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The `version` field of reports written by this code. Version 2 added the `frame` kind and field; this
+/// code reads version 1 reports too (they are version 2 reports without them).
+pub const SCHEMA_VERSION: u32 = 2;
+/// The oldest `version` this code reads.
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 /// Why the report was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +43,9 @@ pub enum Kind {
     Signal,
     /// A shader assert failed in `abort` mode.
     Assert,
+    /// A presented frame went wrong (a shader error in it, or a one-frame flash): the frame, the frames
+    /// around it and its image ([`Frame`]).
+    Frame,
 }
 
 impl Kind {
@@ -45,6 +56,7 @@ impl Kind {
             Kind::Hang => "GPU hang",
             Kind::Signal => "fatal signal",
             Kind::Assert => "shader assert",
+            Kind::Frame => "bad frame",
         }
     }
 }
@@ -134,6 +146,11 @@ pub struct Report {
     pub checkpoints: Vec<Checkpoint>,
     /// For `signal` reports: the signal.
     pub signal: Option<Signal>,
+    /// With frame capture on (`VK_BLACKBOX_FRAMES`, `VK_BLACKBOX_FLASH`): the frame the report is about
+    /// (for `frame` reports, the bad one; for device losses and hangs, the last presented), the frames
+    /// around it and its image. Absent otherwise, and in version 1 reports.
+    #[serde(default)]
+    pub frame: Option<Frame>,
     /// The crash signature ([`signature`]).
     pub signature: String,
     /// What the signature hashes, for people checking why two reports differ.
@@ -411,6 +428,119 @@ pub struct Signal {
     pub thread: String,
 }
 
+/// A presented frame, as frame capture saw it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Frame {
+    /// Its number: the frame ended by the device's N-th `vkQueuePresentKHR`, from 1.
+    pub number: u64,
+    /// Why it is reported: `shader-error` (a NaN, Inf or assert drained from its work), `flash` (a region's
+    /// luminance jumped for this frame alone), `device-lost` or `hang` (the last frame presented).
+    pub trigger: String,
+    /// How sure the frame number is, when it is not exact: shader errors are drained after the work
+    /// completes, and when work of several frames finished or ran between two drains the earliest of them
+    /// is named (`frames 56-57 were in flight: the earliest is named`).
+    pub attribution: Option<String>,
+    /// The swapchain whose image is shown.
+    pub swapchain: Option<Swapchain>,
+    /// The frames kept around it, oldest first (`VK_BLACKBOX_FRAMES` of them at most), itself included.
+    pub frames: Vec<FrameSummary>,
+    /// The shader errors drained in it, with the pixels they came from.
+    pub errors: Vec<FrameError>,
+    /// For `flash` reports: where and how much the luminance jumped.
+    pub flash: Option<Flash>,
+    /// Images saved beside the report: the frame's own first, then (for a flash) the frames before and
+    /// after it.
+    pub images: Vec<FrameImage>,
+    /// The draws of the frame whose pipeline has a shader that reported (for `shader-error` reports).
+    pub draws: Vec<Location>,
+    /// Caveats: an image that could not be kept or converted, draws no longer known.
+    pub notes: Vec<String>,
+}
+
+/// The swapchain a frame was presented to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Swapchain {
+    /// The handle, as hex.
+    pub handle: String,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+    /// The image format, e.g. `B8G8R8A8_UNORM`.
+    pub format: String,
+}
+
+/// What one frame held.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FrameSummary {
+    /// Its number.
+    pub number: u64,
+    /// Submissions made during it (before its present).
+    pub submissions: u32,
+    /// Command buffers they held (primaries).
+    pub command_buffers: u32,
+    /// Commands recorded in them (secondaries included).
+    pub commands: u32,
+    /// Draws among them.
+    pub draws: u32,
+    /// Dispatches among them.
+    pub dispatches: u32,
+    /// The outermost debug labels of its command buffers, in order of first appearance (at most 8).
+    pub labels: Vec<String>,
+    /// Shader errors (invocations) drained and attributed to it.
+    pub shader_errors: u64,
+    /// With flash detection: the largest change of a region's mean luminance (0 to 1) since the frame
+    /// before, signed.
+    pub luminance_jump: Option<f32>,
+}
+
+/// A shader error of a frame.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FrameError {
+    /// As [`ShaderError::kind`]: `nan`, `inf`, `assert`, ...
+    pub kind: String,
+    /// The message as logged.
+    pub message: String,
+    /// Shader id.
+    pub shader: String,
+    /// `file:line:column`, if known.
+    pub location: Option<String>,
+    /// Invocations that reported it in this frame.
+    pub count: u64,
+    /// For fragment shaders: the pixels (x, y) of the records kept (at most 8 per drain), as
+    /// `gl_FragCoord` gives them.
+    pub pixels: Vec<[u32; 2]>,
+}
+
+/// A one-frame flash.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flash {
+    /// The region that jumped, in pixels: `[x0, y0, x1, y1]`, x1 and y1 exclusive (whole cells of the
+    /// detection grid).
+    pub region: [u32; 4],
+    /// The region's mean luminance (0 to 1) in the frame before, this frame and the frame after.
+    pub luminance: [f32; 3],
+    /// The jump that counts as a flash.
+    pub threshold: f32,
+    /// The detection grid's cells, columns x rows.
+    pub grid: [u32; 2],
+}
+
+/// An image file beside the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FrameImage {
+    /// The frame it shows.
+    pub frame: u64,
+    /// `frame` (the reported one), `before` or `after`.
+    pub role: String,
+    /// Its file name beside `report.json` (`frame-57.png`).
+    pub file: String,
+    /// The pixels marked on it (a magenta ring around each, the pixel itself untouched).
+    pub marked_pixels: Vec<[u32; 2]>,
+    /// The region outlined on it (a magenta rectangle just outside), `[x0, y0, x1, y1]`.
+    pub marked_region: Option<[u32; 4]>,
+}
+
 impl Command {
     /// Whether the command does GPU work of its own (draws, dispatches, copies, clears, render passes...),
     /// as opposed to barriers, queries, events and subpass changes: its class is [`CommandClass::Action`].
@@ -420,25 +550,45 @@ impl Command {
 }
 
 impl Report {
-    /// The JSON text.
+    /// The JSON text (pretty, with every character a terminal would act on written as a `\u` escape:
+    /// [`untrusted::to_json_pretty`]).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+        untrusted::to_json_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
     /// Reads a report back; fails on malformed JSON or an unknown schema version.
     pub fn from_json(text: &str) -> Result<Report, ReadError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ReadError::Json(e.to_string()))?;
-        match value.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-            Some(v) => return Err(ReadError::Version(v)),
-            None => {
-                return Err(ReadError::Json(
-                    "no `version` field: not a Blackbox report".into(),
-                ))
+        Report::from_json_bytes(text.as_bytes())
+    }
+
+    /// Reads a report back from the bytes of a file, which may hold anything: malformed or invalid UTF-8
+    /// JSON, wrong types, nesting deeper than serde_json's limit (128), a schema version this code does not
+    /// know. Each is an error, never a panic; the caller bounds the size.
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<Report, ReadError> {
+        let known =
+            |v: u64| (u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v);
+        // One pass for a good report; the version is looked at alone only to say why one does not parse.
+        match serde_json::from_slice::<Report>(bytes) {
+            Ok(report) if known(u64::from(report.version)) => Ok(report),
+            Ok(report) => Err(ReadError::Version(report.version.into())),
+            Err(e) => {
+                #[derive(Deserialize)]
+                struct Versioned {
+                    version: Option<serde_json::Value>,
+                }
+                match serde_json::from_slice::<Versioned>(bytes).map(|v| v.version) {
+                    Ok(Some(serde_json::Value::Number(n)))
+                        if n.as_u64().is_some_and(|v| !known(v)) =>
+                    {
+                        Err(ReadError::Version(n.as_u64().unwrap_or_default()))
+                    }
+                    Ok(None) => Err(ReadError::Json(
+                        "no `version` field: not a Blackbox report".into(),
+                    )),
+                    _ => Err(ReadError::Json(e.to_string())),
+                }
             }
         }
-        serde_json::from_value(value).map_err(|e| ReadError::Json(e.to_string()))
     }
 }
 
@@ -457,7 +607,7 @@ impl std::fmt::Display for ReadError {
         match self {
             ReadError::Json(e) => write!(f, "not a Blackbox report: {e}"),
             ReadError::Version(v) => {
-                write!(f, "report schema version {v} is not supported (this blackbox reads version {SCHEMA_VERSION})")
+                write!(f, "report schema version {v} is not supported (this blackbox reads versions {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION})")
             }
         }
     }

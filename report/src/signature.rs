@@ -3,7 +3,8 @@
 //! It hashes what identifies the failing work, in words the app chose: the report's kind, the label path,
 //! command and pipeline name of the first command in flight, and those of the last command finished.
 //! Numbers are replaced by `#` first (frame 8112 and frame 9377 are one bug), and handles and parameters
-//! are left out (they change every run).
+//! are left out (they change every run). A `frame` report is named by what made the frame bad instead: the
+//! first shader error's message up to its line, or `flash`.
 
 use blackbox_engine::fnv1a64;
 
@@ -16,6 +17,16 @@ pub use blackbox_engine::fnv1a64 as fnv1a;
 /// The signature text and its 16-hex-digit hash.
 pub fn compute(report: &Report) -> (String, String) {
     let mut parts = vec![kind_word(report.kind).to_owned()];
+    // A frame report is about the frame, not about what the queues happened to be doing when it was written.
+    if let Some(frame) = report.frame.as_ref().filter(|_| report.kind == Kind::Frame) {
+        match frame.errors.first() {
+            Some(e) => parts.push(format!("{}: {}", e.kind, without_values(&e.message))),
+            None => parts.push(frame.trigger.clone()),
+        }
+        let text = normalize(&parts.join(" | "));
+        let hash = format!("{:016x}", fnv1a64(text.as_bytes()));
+        return (text, hash);
+    }
     match report.in_flight.first() {
         Some(l) => parts.push(format!("in flight: {}", describe(l))),
         None => parts.push("in flight: none known".to_owned()),
@@ -46,6 +57,17 @@ fn kind_word(kind: Kind) -> &'static str {
         Kind::Hang => "hang",
         Kind::Signal => "signal",
         Kind::Assert => "assert",
+        Kind::Frame => "frame",
+    }
+}
+
+/// A shader error's message without its values and invocation, which differ between frames of one bug:
+/// the text before the first `: ` after ` at ` (`NaN in output at nan.frag:30`).
+fn without_values(message: &str) -> &str {
+    let at = message.find(" at ").map_or(0, |i| i + 4);
+    match message[at..].find(": ") {
+        Some(i) => &message[..at + i],
+        None => message,
     }
 }
 
@@ -98,6 +120,15 @@ mod tests {
     fn fnv_is_the_reference_function() {
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn frame_messages_lose_their_values() {
+        assert_eq!(
+            without_values("NaN in output at frames.frag:40: (NaN, 0.2, 0.3, 1), pixel (200, 150) in shader 1f"),
+            "NaN in output at frames.frag:40"
+        );
+        assert_eq!(without_values("flash"), "flash");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::ffi::CStr;
 
 use super::{trampoline, Hook, Param, Scope};
 use crate::command_buffer::{self, BindPoint};
+use crate::command_log::CommandId;
 use crate::registry;
 
 /// Builds a `&'static CStr` from a string literal.
@@ -83,16 +84,18 @@ macro_rules! trampolines {
         fn($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? => record($bind:ident) [$($param:expr),*]
     }) => {
         unsafe extern "system" fn $field($first: $first_ty $(, $arg: $ty)*) $(-> $ret)? {
-            trampoline($name, || {
-                match command_buffer::lookup($first) {
-                    Some(cb) => {
-                        let next = cb.device.next.$field?;
-                        #[allow(unused_unsafe)]
-                        // SAFETY: key parameters read from the app's valid arguments.
-                        let params: &[u64] = unsafe { &[$(Param::param($param)),*] };
-                        // SAFETY: the app's arguments, handed on as they came.
-                        Some(trampolines!(@record $class cb, $name, $bind, params, || unsafe { next($first $(, $arg)*) }))
-                    }
+            // `move` closures: the arguments (handles, numbers, pointers) travel by value, not by address.
+            trampoline($name, move || {
+                let logged = command_buffer::with($first, move |cb| {
+                    let next = cb.device.next.$field?;
+                    #[allow(unused_unsafe)]
+                    // SAFETY: key parameters read from the app's valid arguments.
+                    let params: &[u64] = unsafe { &[$(Param::param($param)),*] };
+                    // SAFETY: the app's arguments, handed on as they came.
+                    Some(trampolines!(@record $class cb, $field, $bind, params, move || unsafe { next($first $(, $arg)*) }))
+                });
+                match logged {
+                    Some(result) => result,
                     None => {
                         // A command buffer the layer lost track of: still the app's call goes down.
                         // SAFETY: the app's dispatchable handle.
@@ -108,12 +111,12 @@ macro_rules! trampolines {
         fn($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? => $method:ident
     }) => {
         unsafe extern "system" fn $field($first: $first_ty $(, $arg: $ty)*) $(-> $ret)? {
-            trampoline($name, || match command_buffer::lookup($first) {
-                Some(cb) => {
-                    let next = cb.device.next.$field?;
-                    // SAFETY: the app's arguments, handed on as they came, with the next layer's command.
-                    Some(unsafe { cb.$method(next $(, $arg)*) })
-                }
+            trampoline($name, || match command_buffer::with($first, |cb| {
+                let next = cb.device.next.$field?;
+                // SAFETY: the app's arguments, handed on as they came, with the next layer's command.
+                Some(unsafe { cb.$method(next $(, $arg)*) })
+            }) {
+                Some(result) => result,
                 None => {
                     // A command buffer the layer lost track of: still the app's call goes down.
                     // SAFETY: the app's dispatchable handle.
@@ -138,14 +141,14 @@ macro_rules! trampolines {
         }
     };
 
-    (@record action $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
-        $cb.work($name, BindPoint::$bind, $params, $call)
+    (@record action $cb:ident, $field:ident, $bind:ident, $params:ident, $call:expr) => {
+        $cb.work(CommandId::$field, BindPoint::$bind, $params, $call)
     };
-    (@record state $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
-        $cb.state($name, $params, $call)
+    (@record state $cb:ident, $field:ident, $bind:ident, $params:ident, $call:expr) => {
+        $cb.state(CommandId::$field, $params, $call)
     };
-    (@record sync $cb:ident, $name:literal, $bind:ident, $params:ident, $call:expr) => {
-        $cb.sync($name, $params, $call)
+    (@record sync $cb:ident, $field:ident, $bind:ident, $params:ident, $call:expr) => {
+        $cb.sync(CommandId::$field, $params, $call)
     };
 }
 

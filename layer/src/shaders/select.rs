@@ -108,12 +108,12 @@ fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
     }
     let bytes = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let result = (|| -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join(format!("{id}.spv")), bytes(code))?;
+        crate::output::create_dir_all(dir)?;
+        crate::output::write_atomic(&dir.join(format!("{id}.spv")), &bytes(code))?;
         if let Some(shader) = shader {
-            std::fs::write(
-                dir.join(format!("{id}.instrumented.spv")),
-                bytes(&shader.words),
+            crate::output::write_atomic(
+                &dir.join(format!("{id}.instrumented.spv")),
+                &bytes(&shader.words),
             )?;
             // The numbers the log's `site N` uses, as `blackbox shader-info --sites` prints them.
             let mut sites = String::new();
@@ -121,7 +121,7 @@ fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
                 sites.push_str(&s.table_line(0));
                 sites.push('\n');
             }
-            std::fs::write(dir.join(format!("{id}.sites.txt")), sites)?;
+            crate::output::write_atomic(&dir.join(format!("{id}.sites.txt")), sites.as_bytes())?;
         }
         Ok(())
     })();

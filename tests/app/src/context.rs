@@ -95,6 +95,8 @@ pub struct Features {
     pub resource_residency: bool,
     /// VK_EXT_shader_atomic_float's `shaderBufferFloat32AtomicAdd` and `shaderBufferFloat32Atomics`.
     pub buffer_float_atomics: bool,
+    /// VK_KHR_swapchain is enabled (the instance has a surface extension: `Needs::presentation`).
+    pub swapchain: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -114,6 +116,9 @@ pub struct Needs {
     /// VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their own feature structs, as a
     /// Vulkan 1.1-era app does, instead of VkPhysicalDeviceVulkan12Features.
     pub features_via_extensions: bool,
+    /// Presenting to a surface: the instance gets VK_KHR_surface and a surface extension, the device
+    /// VK_KHR_swapchain.
+    pub presentation: bool,
 }
 
 impl Needs {
@@ -125,6 +130,7 @@ impl Needs {
         non_semantic_info: false,
         arbitrary_shaders: false,
         features_via_extensions: false,
+        presentation: false,
     };
 
     pub fn union(self, other: Needs) -> Needs {
@@ -136,6 +142,7 @@ impl Needs {
             non_semantic_info: self.non_semantic_info || other.non_semantic_info,
             arbitrary_shaders: self.arbitrary_shaders || other.arbitrary_shaders,
             features_via_extensions: self.features_via_extensions || other.features_via_extensions,
+            presentation: self.presentation || other.presentation,
         }
     }
 }
@@ -255,6 +262,11 @@ pub enum Owned {
 
 pub struct Context {
     pub entry: ash::Entry,
+    /// The instance (the app's), for surface queries.
+    pub instance: ash::Instance,
+    pub physical_device: vk::PhysicalDevice,
+    /// The surface extension the instance enabled, when the run presents.
+    pub surface: Option<crate::SurfaceKind>,
     pub device_name: String,
     pub device: ash::Device,
     /// A family with both graphics and compute.
@@ -396,6 +408,7 @@ impl Context {
             buffer_float_atomics: has_atomic_float
                 && supported_atomic.shader_buffer_float32_atomic_add == vk::TRUE
                 && supported_atomic.shader_buffer_float32_atomics == vk::TRUE,
+            swapchain: app.surface.is_some() && has_extension(ash::khr::swapchain::NAME),
         };
 
         let priorities = [1.0f32; 2];
@@ -431,6 +444,9 @@ impl Context {
             .shader_buffer_float32_atomics(features.buffer_float_atomics);
         if features.buffer_float_atomics {
             device_extensions.push(ash::ext::shader_atomic_float::NAME.as_ptr());
+        }
+        if features.swapchain {
+            device_extensions.push(ash::khr::swapchain::NAME.as_ptr());
         }
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
@@ -493,6 +509,9 @@ impl Context {
 
         Ok(Context {
             entry: app.entry.clone(),
+            instance: instance.clone(),
+            physical_device,
+            surface: app.surface,
             device_name,
             device,
             queue_family,
@@ -943,6 +962,25 @@ impl Context {
             unsafe { d.free_command_buffers(self.one_shot_pool, &cmds) };
         }
         result
+    }
+
+    /// Records one primary command buffer with `record` and submits it to `queues[0]` with no fence, never
+    /// to be waited for or freed: for scenarios that end the process while the work runs (the crashes).
+    pub fn submit_and_leave(
+        &self,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        let d = &self.device;
+        let cmd =
+            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
+                [0];
+        begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+        record(cmd)?;
+        unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        unsafe { d.queue_submit(self.queues[0], &[submit], vk::Fence::null()) }
+            .vk_context("vkQueueSubmit")
     }
 
     fn one_shot(

@@ -41,12 +41,17 @@ options:
   --device-index N   physical device to use (default 0)
   --cmdbufs N    record-bench: command buffers per iteration (default 32)
   --draws M      record-bench: draws per command buffer (default 500)
-  --iters K      record-bench, pipeline-bench, pipeline-compile: iterations (defaults 20, 5 and 3)
+  --iters K      record-bench, pipeline-bench, pipeline-compile: iterations (defaults 30, 5 and 3)
+  --record-only  record-bench: record and reset, never submit (for profiling under callgrind, where
+                 lavapipe's execution of the draws would take minutes)
   --pipelines N  pipeline-bench: compute and graphics pipelines created per iteration, N of each
                  (default 40)
   --frame-draws N      frame-bench: draws in the frame's render pass (default 10000)
   --frame-dispatches N frame-bench: 1x1x1 dispatches after the pass (default 10000)
   --frames K           frame-bench, shader-bench: frames (runs), the first one a warm-up (default 20)
+  --frame-kind K       frame-bench: `triangles` (the draws and dispatches above, default) or `scene`
+                       (4 render passes of 250 draws of 1,000 to 50,000 pixels each on a 512x512 target,
+                       a pipeline change every 4 draws, push constants before each)
   --shader-invocations N  shader-bench: compute invocations (default 65536)
   --shader-size W      shader-bench: the fragment shader's target is W x W pixels (16 to 8192, default 256)
   --shader-iterations N   shader-bench: loop iterations per invocation and pixel (default 64)
@@ -95,8 +100,18 @@ options:
                      below 1.2 nan-compute uses a SPIR-V 1.0 build of its shader
   --features-via-extensions  enable timeline semaphores and buffer device address through
                      VK_KHR_timeline_semaphore and VK_KHR_buffer_device_address and their feature structs
+  --layer-setting K=V  chain a VkLayerSettingsCreateInfoEXT to vkCreateInstance giving VK_LAYER_blackbox's
+                     setting K the string V (repeatable; `K:bool=true`, `K:u32=N`, `K:i32=N` for those types),
+                     (the extension is not enabled: loaders before 1.3.272 refuse it as unknown, and layers read
+                     the struct anyway)
+  --enable-layer-settings  also enable VK_EXT_layer_settings (an error where no layer or driver offers it)
   --shader-debug D   nan-compute, nan-fragment, assert-*: the shaders' debug info: opline (glslang -g,
                      OpLine only; default) or nonsemantic (glslang -gVS, NonSemantic.Shader.DebugInfo.100)
+  --frames-count N   frames: frames presented (default 100)
+  --bad-frame N      frames: the frame (from 1) that goes bad (default 57; 0: none)
+  --flash            frames: the bad frame flashes a white rectangle for that frame alone, with no NaN
+  --present-size WxH frames: the window (or headless surface) size (default 640x480)
+  --headless         frames: present to a VK_EXT_headless_surface surface even with DISPLAY set
 not in `all` (faults and shader errors, for Blackbox to report):
   hang           5 labelled dispatches in one submission; dispatch 3 runs long (--hang-groups;
                  --two-queues, --resubmit)
@@ -117,10 +132,24 @@ not in `all` (faults and shader errors, for Blackbox to report):
   loop-forever   invocation 1234 loops until the host writes 0 to its word (after --loop-wait-ms): on a GPU,
                  a shader that never ends by itself
   int-div        invocation 2345 of 4096 divides an int by 0; prints the undefined quotient it got
+  frames         presents --frames-count frames of a drifting gradient to a window on DISPLAY (xcb), or to a
+                 headless surface (VK_EXT_headless_surface) where there is no DISPLAY or with --headless;
+                 frame --bad-frame has a NaN in pixel (200,150) of its fragment shader (normalize of a zero
+                 vector), or with --flash a white rectangle (160,120)-(320,240) for that frame alone; one
+                 frame in flight (each frame's fence is waited for after its present); prints the median
+                 frame time (acquire to fence) and present call time, `frames frame_us X present_us Y`;
+                 skipped where no surface can be made
   validation-canary  a write-after-write hazard and an ALL_COMMANDS barrier: the validation layer must
                  report both (with synchronization validation and best practices on)
   assert-compute  assert 7 (size < 0.25) fails on invocation (12,34,0): size 0.3, delta -22
   assert-fragment assert 7 (size < 0.25) fails on pixel (12,34): size 0.3, delta -22
+  hostile-strings  the app's strings hold what a terminal acts on: its name, printf output (ESC, NUL, CR,
+                 LF, U+009B, U+202E through %c), labels, a 100,000-byte label, pipeline and command buffer
+                 names; the last command runs long (--hang-groups), for a watchdog report naming them
+  crash-in-malloc  frees a 4 KiB block twice: glibc aborts holding its allocator's lock
+  crash-in-blackbox-lock  names an object with address 1 as its name: the fault is inside Blackbox's lock
+                 (both crash scenarios install the app's own SIGSEGV/SIGABRT handler before the instance:
+                 it prints `bb-testapp: the app's own crash handler ran for signal N`, then the default)
   printf         one invocation prints each debugPrintf format once
   stress         --threads threads record and submit assert.comp (one failing invocation per dispatch)
                  for --seconds on both queues; prints `stress_dispatches N`
@@ -149,12 +178,16 @@ pub struct BenchOptions {
     pub draws: u32,
     /// Iterations; `None` is the benchmark's default.
     pub iters: Option<u32>,
+    /// record-bench: record and reset only, never submit.
+    pub record_only: bool,
     /// pipeline-bench: compute pipelines, and graphics pipelines, per iteration.
     pub pipelines: u32,
     /// frame-bench: draws in the render pass, dispatches after it, frames (the first one a warm-up).
     pub frame_draws: u32,
     pub frame_dispatches: u32,
     pub frames: u32,
+    /// frame-bench: the realistic scene instead of the one-triangle draws and dispatches.
+    pub frame_scene: bool,
     /// shader-bench: compute invocations, the fragment target's side, loop iterations.
     pub shader_invocations: u32,
     pub shader_size: u32,
@@ -240,6 +273,22 @@ pub struct FaultOptions {
     pub shader_debug: ShaderDebug,
 }
 
+/// `frames`: what is presented, and what goes wrong in it.
+#[derive(Clone, Copy, Debug)]
+pub struct FramesOptions {
+    /// Frames presented.
+    pub count: u32,
+    /// The frame (from 1) with the NaN pixel or the flash; 0 for none.
+    pub bad_frame: u32,
+    /// The bad frame flashes instead of making a NaN.
+    pub flash: bool,
+    /// Surface size.
+    pub width: u32,
+    pub height: u32,
+    /// Present to a headless surface even with DISPLAY set.
+    pub headless: bool,
+}
+
 /// `stress`, `flood` and the device-creation variant, for the robustness tests.
 #[derive(Clone, Debug)]
 pub struct StressOptions {
@@ -260,6 +309,7 @@ pub struct StressOptions {
 pub struct Options {
     pub device_index: usize,
     pub bench: BenchOptions,
+    pub frames: FramesOptions,
     pub fault: FaultOptions,
     pub stress: StressOptions,
     pub scenarios: Vec<&'static str>,
@@ -283,15 +333,25 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             cmdbufs: 32,
             draws: 500,
             iters: None,
+            record_only: false,
             pipelines: 40,
             frame_draws: 10_000,
             frame_dispatches: 10_000,
             frames: 20,
+            frame_scene: false,
             shader_invocations: 65536,
             shader_size: 256,
             shader_iterations: 64,
             memory_cmdbufs: 1000,
             memory_draws: 100,
+        },
+        frames: FramesOptions {
+            count: 100,
+            bad_frame: 57,
+            flash: false,
+            width: 640,
+            height: 480,
+            headless: false,
         },
         fault: FaultOptions {
             frame: None,
@@ -338,12 +398,20 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--cmdbufs" => options.bench.cmdbufs = value("--cmdbufs")?.max(1),
             "--draws" => options.bench.draws = value("--draws")?.max(1),
             "--iters" => options.bench.iters = Some(value("--iters")?.max(1)),
+            "--record-only" => options.bench.record_only = true,
             "--pipelines" => options.bench.pipelines = value("--pipelines")?.max(1),
             "--frame-draws" => options.bench.frame_draws = value("--frame-draws")?.max(1),
             "--frame-dispatches" => {
                 options.bench.frame_dispatches = value("--frame-dispatches")?.max(1)
             }
             "--frames" => options.bench.frames = value("--frames")?.max(2),
+            "--frame-kind" => {
+                options.bench.frame_scene = match text("--frame-kind")?.as_str() {
+                    "triangles" => false,
+                    "scene" => true,
+                    other => bail!("--frame-kind: `{other}` is not triangles or scene"),
+                }
+            }
             "--shader-invocations" => {
                 options.bench.shader_invocations = value("--shader-invocations")?.max(1)
             }
@@ -428,6 +496,32 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
             "--spirv" => options.stress.spirv_files.push(text("--spirv")?.into()),
             "--features-via-extensions" => options.stress.features_via_extensions = true,
+            "--enable-layer-settings" => ENABLE_LAYER_SETTINGS.store(true, Ordering::Relaxed),
+            "--layer-setting" => {
+                let setting = text("--layer-setting")?;
+                let (key, value) = setting
+                    .split_once('=')
+                    .context("--layer-setting: expected KEY=VALUE")?;
+                LAYER_SETTINGS
+                    .lock()
+                    .expect("settings")
+                    .push((key.to_owned(), value.to_owned()));
+            }
+            "--frames-count" => options.frames.count = value("--frames-count")?.max(1),
+            "--bad-frame" => options.frames.bad_frame = value("--bad-frame")?,
+            "--flash" => options.frames.flash = true,
+            "--headless" => options.frames.headless = true,
+            "--present-size" => {
+                let v = text("--present-size")?;
+                let size = v
+                    .split_once('x')
+                    .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+                    .filter(|&(w, h)| (16..=8192).contains(&w) && (16..=8192).contains(&h));
+                let Some((w, h)) = size else {
+                    bail!("--present-size: `{v}` is not WxH with sides from 16 to 8192");
+                };
+                (options.frames.width, options.frames.height) = (w, h);
+            }
             "--omit" => options
                 .omit
                 .extend(text("--omit")?.split(',').map(|s| s.trim().to_owned())),
@@ -522,13 +616,15 @@ fn run(options: &Options) -> Result<RunSummary> {
     // SAFETY: loading the system Vulkan loader; nothing else in this process loads a different one.
     let entry =
         unsafe { ash::Entry::load() }.context("cannot load the Vulkan loader (libvulkan.so.1)")?;
-    let app = AppInstance::create(&entry, options.api_version)?;
-    if memory_bench {
-        scenarios::memory_bench::checkpoint("instance");
+    // The crash scenarios' own handler comes before Blackbox's (installed with the first device).
+    if options.scenarios.iter().any(|s| s.starts_with("crash-")) {
+        scenarios::hostile::install_crash_handler();
     }
-    if app.debug_utils.is_none() {
-        eprintln!("bb-testapp: VK_EXT_debug_utils is not available: validation messages cannot be counted");
-    }
+    let app_name = if options.scenarios.contains(&"hostile-strings") {
+        scenarios::hostile::HOSTILE_APP_NAME
+    } else {
+        c"bb-testapp"
+    };
     let needs = options
         .scenarios
         .iter()
@@ -538,6 +634,18 @@ fn run(options: &Options) -> Result<RunSummary> {
         features_via_extensions: options.stress.features_via_extensions,
         ..needs
     };
+    let surface = if needs.presentation {
+        SurfaceKind::choose(&entry, options.frames.headless)?
+    } else {
+        None
+    };
+    let app = AppInstance::create_with(&entry, options.api_version, app_name, surface)?;
+    if memory_bench {
+        scenarios::memory_bench::checkpoint("instance");
+    }
+    if app.debug_utils.is_none() {
+        eprintln!("bb-testapp: VK_EXT_debug_utils is not available: validation messages cannot be counted");
+    }
     let cx = Context::new(&app, options.device_index, needs)?;
     if memory_bench {
         scenarios::memory_bench::checkpoint("device");
@@ -675,6 +783,59 @@ fn messenger_info() -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
         .pfn_user_callback(Some(on_debug_message))
 }
 
+/// `--enable-layer-settings`.
+static ENABLE_LAYER_SETTINGS: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// `--layer-setting`s, for every instance the app creates.
+static LAYER_SETTINGS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// A setting's values as `VkLayerSettingEXT` points at them.
+enum SettingValues {
+    /// The strings, kept alive for the pointers to them.
+    Text(
+        #[allow(dead_code)] Vec<std::ffi::CString>,
+        Vec<*const std::ffi::c_char>,
+    ),
+    Bool(vk::Bool32),
+    U32(u32),
+    I32(i32),
+}
+
+/// The `--layer-setting`s as `VkLayerSettingEXT` values: `KEY=TEXT`, `KEY:bool=true`, `KEY:u32=N`, `KEY:i32=N`.
+fn layer_setting_values() -> Result<Vec<(std::ffi::CString, vk::LayerSettingTypeEXT, SettingValues)>>
+{
+    let mut out = Vec::new();
+    for (key, value) in LAYER_SETTINGS.lock().expect("settings").iter() {
+        let (name, ty) = key.split_once(':').unwrap_or((key, "string"));
+        let (ty, values) = match ty {
+            "string" => {
+                let texts = vec![std::ffi::CString::new(value.as_str())?];
+                let ptrs = texts.iter().map(|t| t.as_ptr()).collect();
+                (
+                    vk::LayerSettingTypeEXT::STRING,
+                    SettingValues::Text(texts, ptrs),
+                )
+            }
+            "bool" => (
+                vk::LayerSettingTypeEXT::BOOL32,
+                SettingValues::Bool((value == "true").into()),
+            ),
+            "u32" => (
+                vk::LayerSettingTypeEXT::UINT32,
+                SettingValues::U32(value.parse()?),
+            ),
+            "i32" => (
+                vk::LayerSettingTypeEXT::INT32,
+                SettingValues::I32(value.parse()?),
+            ),
+            other => bail!("--layer-setting: type `{other}` is not string, bool, u32 or i32"),
+        };
+        out.push((std::ffi::CString::new(name)?, ty, values));
+    }
+    Ok(out)
+}
+
 pub struct DebugUtils {
     loader: ash::ext::debug_utils::Instance,
     messenger: vk::DebugUtilsMessengerEXT,
@@ -687,10 +848,70 @@ pub struct AppInstance {
     pub debug_utils: Option<DebugUtils>,
     /// The version the instance was created for (`--api`).
     pub api_version: u32,
+    /// The surface extension enabled with VK_KHR_surface, for a run that presents.
+    pub surface: Option<SurfaceKind>,
+}
+
+/// How a presenting scenario gets its surface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfaceKind {
+    /// VK_EXT_headless_surface: no window system (a GPU machine without a display).
+    Headless,
+    /// VK_KHR_xcb_surface: a window on the X server of `DISPLAY` (Xvfb in the tests).
+    Xcb,
+}
+
+impl SurfaceKind {
+    /// The surface a presenting run uses: headless where the instance offers it and there is no `DISPLAY`
+    /// (or `headless` asks for it), else an X window; `None` (the scenario then skips) when neither can be.
+    pub fn choose(entry: &ash::Entry, headless: bool) -> Result<Option<SurfaceKind>> {
+        // SAFETY: a plain query.
+        let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
+            .vk_context("vkEnumerateInstanceExtensionProperties")?;
+        let has = |name: &CStr| {
+            extensions
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(name))
+        };
+        if !has(ash::khr::surface::NAME) {
+            return Ok(None);
+        }
+        let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty());
+        let headless_ok = has(ash::ext::headless_surface::NAME);
+        let xcb_ok = has(ash::khr::xcb_surface::NAME) && display;
+        Ok(match (headless || !display, headless_ok, xcb_ok) {
+            (true, true, _) => Some(SurfaceKind::Headless),
+            (_, _, true) => Some(SurfaceKind::Xcb),
+            (false, true, false) => Some(SurfaceKind::Headless),
+            _ => None,
+        })
+    }
+
+    fn extension(self) -> &'static CStr {
+        match self {
+            SurfaceKind::Headless => ash::ext::headless_surface::NAME,
+            SurfaceKind::Xcb => ash::khr::xcb_surface::NAME,
+        }
+    }
 }
 
 impl AppInstance {
     pub fn create(entry: &ash::Entry, api_version: u32) -> Result<AppInstance> {
+        Self::create_with(entry, api_version, c"bb-testapp", None)
+    }
+
+    /// [`AppInstance::create`] with `name` as `pApplicationName`.
+    pub fn create_named(entry: &ash::Entry, api_version: u32, name: &CStr) -> Result<AppInstance> {
+        Self::create_with(entry, api_version, name, None)
+    }
+
+    /// An instance named `name` that also enables VK_KHR_surface and `surface`'s extension, when given.
+    pub fn create_with(
+        entry: &ash::Entry,
+        api_version: u32,
+        name: &CStr,
+        surface: Option<SurfaceKind>,
+    ) -> Result<AppInstance> {
         // SAFETY (whole function): plain Vulkan calls with create infos that outlive them.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
             .vk_context("vkEnumerateInstanceExtensionProperties")?;
@@ -699,19 +920,63 @@ impl AppInstance {
             .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::debug_utils::NAME));
 
         let app_info = vk::ApplicationInfo::default()
-            .application_name(c"bb-testapp")
+            .application_name(name)
             .application_version(1)
             .engine_name(c"none")
             .api_version(api_version);
-        let enabled = [ash::ext::debug_utils::NAME.as_ptr()];
-        let enabled = if has_debug_utils { &enabled[..] } else { &[] };
+        let mut enabled = Vec::new();
+        if has_debug_utils {
+            enabled.push(ash::ext::debug_utils::NAME.as_ptr());
+        }
+        // Blackbox reads the settings struct whether or not the extension is enabled.
+        let setting_values = layer_setting_values()?;
+        // Offered by the driver or an implicit layer (listed without a layer name), or by Blackbox's
+        // manifest when it is enabled explicitly (listed under its name).
+        let blackbox_extensions =
+            unsafe { entry.enumerate_instance_extension_properties(Some(c"VK_LAYER_blackbox")) }
+                .unwrap_or_default();
+        let has_layer_settings = extensions
+            .iter()
+            .chain(&blackbox_extensions)
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::layer_settings::NAME));
+        if ENABLE_LAYER_SETTINGS.load(Ordering::Relaxed) {
+            eprintln!("bb-testapp: VK_EXT_layer_settings offered: {has_layer_settings}");
+            enabled.push(ash::ext::layer_settings::NAME.as_ptr());
+        }
+        let settings: Vec<vk::LayerSettingEXT> = setting_values
+            .iter()
+            .map(|(name, ty, values)| {
+                let (count, ptr): (u32, *const c_void) = match values {
+                    SettingValues::Text(_, ptrs) => (ptrs.len() as u32, ptrs.as_ptr().cast()),
+                    SettingValues::Bool(b) => (1, (b as *const vk::Bool32).cast()),
+                    SettingValues::U32(v) => (1, (v as *const u32).cast()),
+                    SettingValues::I32(v) => (1, (v as *const i32).cast()),
+                };
+                vk::LayerSettingEXT {
+                    p_layer_name: c"VK_LAYER_blackbox".as_ptr(),
+                    p_setting_name: name.as_ptr(),
+                    ty: *ty,
+                    value_count: count,
+                    p_values: ptr,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let mut settings_info = vk::LayerSettingsCreateInfoEXT::default().settings(&settings);
+        if let Some(kind) = surface {
+            enabled.push(ash::khr::surface::NAME.as_ptr());
+            enabled.push(kind.extension().as_ptr());
+        }
         // Chained into vkCreateInstance too, so that messages from instance creation and destruction count.
         let mut creation_messenger = messenger_info();
         let mut info = vk::InstanceCreateInfo::default()
             .application_info(&app_info)
-            .enabled_extension_names(enabled);
+            .enabled_extension_names(&enabled);
         if has_debug_utils {
             info = info.push_next(&mut creation_messenger);
+        }
+        if !settings.is_empty() {
+            info = info.push_next(&mut settings_info);
         }
         let instance =
             unsafe { entry.create_instance(&info, None) }.vk_context("vkCreateInstance")?;
@@ -729,6 +994,7 @@ impl AppInstance {
             instance,
             debug_utils,
             api_version,
+            surface,
         })
     }
 

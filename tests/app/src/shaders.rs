@@ -29,6 +29,8 @@ pub const INT_DIV_COMP: &[u8] = spirv!("int_div.comp.spv");
 pub const NAN_COMP_VK10: &[u8] = spirv!("nan.comp.vk10.spv");
 pub const NAN_FRAG: &[u8] = spirv!("nan.frag.spv");
 pub const NAN_FRAG_GVS: &[u8] = spirv!("nan.frag.gvs.spv");
+/// `frames`: the presented picture, with a NaN pixel or a one-frame flash in one frame.
+pub const FRAMES_FRAG: &[u8] = spirv!("frames.frag.spv");
 pub const NAN_FP16_FP64_COMP: &[u8] = spirv!("nan_fp16_fp64.comp.spv");
 pub const ASSERT_COMP: &[u8] = spirv!("assert.comp.spv");
 pub const ASSERT_COMP_GVS: &[u8] = spirv!("assert.comp.gvs.spv");
@@ -36,6 +38,8 @@ pub const ASSERT_FRAG: &[u8] = spirv!("assert.frag.spv");
 pub const ASSERT_FRAG_GVS: &[u8] = spirv!("assert.frag.gvs.spv");
 pub const PRINTF_COMP: &[u8] = spirv!("printf.comp.spv");
 pub const PRINTF_INT64_COMP: &[u8] = spirv!("printf_int64.comp.spv");
+/// `hostile-strings`: printf output holding control characters (through `%c`).
+pub const HOSTILE_PRINTF_COMP: &[u8] = spirv!("hostile_printf.comp.spv");
 
 // shader-bench's ALU loop (shader_bench.glsl, with a BB_ASSERT), built with `-g` like a debug build.
 pub const SHADER_BENCH_COMP: &[u8] = spirv!("shader_bench.comp.spv");

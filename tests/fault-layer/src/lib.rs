@@ -14,6 +14,14 @@
 //!   false in `vkGetPhysicalDeviceFeatures2`, `VK_KHR/EXT_buffer_device_address` are not listed, and a
 //!   `vkCreateDevice` that asks for either fails as a driver would (`VK_ERROR_FEATURE_NOT_PRESENT`,
 //!   `VK_ERROR_EXTENSION_NOT_PRESENT`).
+//! - `BB_FAULT_LOG_SWAPCHAINS=1`: no fault: each `vkCreateSwapchainKHR` logs the image usage that reaches
+//!   the driver (`[fault-layer] vkCreateSwapchainKHR: imageUsage COLOR_ATTACHMENT`), so a test sees what
+//!   the layers above changed.
+//!
+//! - `BB_FAULT_FAKE_BUFFER_MARKER=1`: a device without `VK_AMD_buffer_marker` lists it, and its
+//!   `vkCmdWriteBufferMarkerAMD` records nothing: Blackbox above takes the buffer-marker path of the GPUs
+//!   that have it, so that its cost there can be profiled on lavapipe (`scripts/bench-callgrind.sh`); the
+//!   markers are never written, so progress reads as nothing started.
 //!
 //! Each injected fault is logged on stderr: `[fault-layer] injected VK_ERROR_DEVICE_LOST in vkWaitForFences
 //! after 300 ms`.
@@ -69,6 +77,8 @@ struct Config {
     lost_idle: bool,
     oom: Option<(OomCommand, u32)>,
     no_bda: bool,
+    fake_buffer_marker: bool,
+    log_swapchains: bool,
 }
 
 fn config() -> &'static Config {
@@ -104,6 +114,8 @@ fn config() -> &'static Config {
             lost_idle: var("BB_FAULT_LOST_IDLE").as_deref() == Some("1"),
             oom,
             no_bda: var("BB_FAULT_NO_BDA").as_deref() == Some("1"),
+            fake_buffer_marker: var("BB_FAULT_FAKE_BUFFER_MARKER").as_deref() == Some("1"),
+            log_swapchains: var("BB_FAULT_LOG_SWAPCHAINS").as_deref() == Some("1"),
         }
     })
 }
@@ -291,6 +303,7 @@ fn hooks() -> &'static [(Scope, &'static CStr, VoidFunction)] {
             Device c"vkQueueSubmit2" => queue_submit2 as vk::PFN_vkQueueSubmit2,
             Device c"vkQueueSubmit2KHR" => queue_submit2_khr as vk::PFN_vkQueueSubmit2,
             Device c"vkQueuePresentKHR" => queue_present as vk::PFN_vkQueuePresentKHR,
+            Device c"vkCreateSwapchainKHR" => create_swapchain as vk::PFN_vkCreateSwapchainKHR,
             Device c"vkGetFenceStatus" => get_fence_status as vk::PFN_vkGetFenceStatus,
             Device c"vkGetSemaphoreCounterValue" => get_counter as vk::PFN_vkGetSemaphoreCounterValue,
             Device c"vkGetSemaphoreCounterValueKHR" => get_counter_khr as vk::PFN_vkGetSemaphoreCounterValue,
@@ -343,6 +356,15 @@ unsafe extern "system" fn get_device_proc_addr(
         let name = CStr::from_ptr(name.as_ref()?);
         let state = device_of(device)?;
         let next = (state.next_get_device_proc_addr)(device, name.as_ptr());
+        if next.is_none() && name == BUFFER_MARKER_COMMAND && config().fake_buffer_marker {
+            // SAFETY: the command's own type, handed out under its name.
+            let fake = unsafe {
+                std::mem::transmute::<vk::PFN_vkCmdWriteBufferMarkerAMD, VoidFunction>(
+                    write_no_buffer_marker,
+                )
+            };
+            return Some(Some(fake));
+        }
         Some(match find_hook(name) {
             Some((Scope::Device, function)) if next.is_some() => Some(function),
             _ => next,
@@ -440,7 +462,24 @@ unsafe extern "system" fn create_device(
                     return Some(refused);
                 }
             }
-            let result = next_create(physical_device, info, allocator, out);
+            // The faked extension is not the driver's: it is left out of the list the driver gets.
+            let mut stripped = *info;
+            let kept: Vec<*const c_char>;
+            if config().fake_buffer_marker && !(*info).pp_enabled_extension_names.is_null() {
+                kept = std::slice::from_raw_parts(
+                    (*info).pp_enabled_extension_names,
+                    (*info).enabled_extension_count as usize,
+                )
+                .iter()
+                .copied()
+                .filter(|&n| {
+                    CStr::from_ptr(n) != BUFFER_MARKER_EXTENSION || driver_has_buffer_marker()
+                })
+                .collect();
+                stripped.enabled_extension_count = kept.len() as u32;
+                stripped.pp_enabled_extension_names = kept.as_ptr();
+            }
+            let result = next_create(physical_device, &stripped, allocator, out);
             if result != vk::Result::SUCCESS {
                 return Some(result);
             }
@@ -483,6 +522,30 @@ unsafe extern "system" fn destroy_device(
         state.next::<vk::PFN_vkDestroyDevice>(c"vkDestroyDevice")?(device, allocator);
         Some(())
     })
+}
+
+/// `BB_FAULT_LOG_SWAPCHAINS=1`: the usage the swapchain gets, logged; the call goes down unchanged.
+unsafe extern "system" fn create_swapchain(
+    device: vk::Device,
+    info: *const vk::SwapchainCreateInfoKHR<'_>,
+    allocator: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::SwapchainKHR,
+) -> vk::Result {
+    guarded(
+        "vkCreateSwapchainKHR",
+        vk::Result::ERROR_INITIALIZATION_FAILED,
+        || {
+            let state = device_of(device)?;
+            if config().log_swapchains {
+                // SAFETY: the caller's valid create info.
+                let usage = unsafe { (*info).image_usage };
+                log(format_args!("vkCreateSwapchainKHR: imageUsage {usage:?}"));
+            }
+            let next = state.next::<vk::PFN_vkCreateSwapchainKHR>(c"vkCreateSwapchainKHR")?;
+            // SAFETY: the caller's arguments, unchanged.
+            Some(unsafe { next(device, info, allocator, out) })
+        },
+    )
 }
 
 unsafe extern "system" fn get_device_queue(
@@ -831,6 +894,28 @@ unsafe fn asks_for_bda(info: &vk::DeviceCreateInfo<'_>) -> Option<vk::Result> {
     asked.then_some(vk::Result::ERROR_FEATURE_NOT_PRESENT)
 }
 
+// ---- a faked VK_AMD_buffer_marker ----
+
+const BUFFER_MARKER_EXTENSION: &CStr = c"VK_AMD_buffer_marker";
+const BUFFER_MARKER_COMMAND: &CStr = c"vkCmdWriteBufferMarkerAMD";
+
+/// Set when the extension list was given the faked extension: the driver's own list lacks it.
+static DRIVER_LACKS_BUFFER_MARKER: AtomicBool = AtomicBool::new(false);
+
+fn driver_has_buffer_marker() -> bool {
+    !DRIVER_LACKS_BUFFER_MARKER.load(Ordering::Relaxed)
+}
+
+/// The faked `vkCmdWriteBufferMarkerAMD`: records nothing.
+unsafe extern "system" fn write_no_buffer_marker(
+    _command_buffer: vk::CommandBuffer,
+    _stage: vk::PipelineStageFlags,
+    _buffer: vk::Buffer,
+    _offset: vk::DeviceSize,
+    _marker: u32,
+) {
+}
+
 /// The physical-device commands hooked here: their next functions are resolved at instance creation
 /// (asked later, the loader's terminator would answer with the top of the chain, this layer's hook).
 const PHYSICAL_DEVICE_HOOKS: [&CStr; 3] = [
@@ -890,10 +975,11 @@ unsafe extern "system" fn enumerate_device_extensions(
         || {
             let next: vk::PFN_vkEnumerateDeviceExtensionProperties =
                 next_instance_command(physical_device, c"vkEnumerateDeviceExtensionProperties")?;
-            if !config().no_bda || !layer_name.is_null() {
+            if !(config().no_bda || config().fake_buffer_marker) || !layer_name.is_null() {
                 return Some(next(physical_device, layer_name, count, properties));
             }
-            // The whole list from below, less the hidden extensions, then the usual two-call protocol.
+            // The whole list from below, less the hidden extensions and with the faked one, then the usual
+            // two-call protocol.
             let mut all_count = 0;
             let result = next(
                 physical_device,
@@ -915,10 +1001,31 @@ unsafe extern "system" fn enumerate_device_extensions(
                 return Some(result);
             }
             all.truncate(all_count as usize);
-            all.retain(|e| {
-                e.extension_name_as_c_str()
-                    .is_ok_and(|n| !BDA_EXTENSIONS.contains(&n))
-            });
+            if config().no_bda {
+                all.retain(|e| {
+                    e.extension_name_as_c_str()
+                        .is_ok_and(|n| !BDA_EXTENSIONS.contains(&n))
+                });
+            }
+            let listed = |all: &[vk::ExtensionProperties]| {
+                all.iter()
+                    .any(|e| e.extension_name_as_c_str() == Ok(BUFFER_MARKER_EXTENSION))
+            };
+            if config().fake_buffer_marker && !listed(&all) {
+                DRIVER_LACKS_BUFFER_MARKER.store(true, Ordering::Relaxed);
+                let mut fake = vk::ExtensionProperties {
+                    spec_version: 1,
+                    ..Default::default()
+                };
+                for (to, &from) in fake
+                    .extension_name
+                    .iter_mut()
+                    .zip(BUFFER_MARKER_EXTENSION.to_bytes())
+                {
+                    *to = from as c_char;
+                }
+                all.push(fake);
+            }
             let count = count.as_mut()?;
             if properties.is_null() {
                 *count = all.len() as u32;

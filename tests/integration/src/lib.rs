@@ -508,9 +508,11 @@ pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
     let Ok(entries) = std::fs::read_dir(output) else {
         return found;
     };
+    let mut files = Vec::new();
     for entry in entries.flatten() {
         let json = entry.path().join("report.json");
         if let Ok(text) = std::fs::read_to_string(&json) {
+            files.push(json.clone());
             let report = blackbox_report::Report::from_json(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{text}", json.display()));
             assert!(
@@ -521,8 +523,19 @@ pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
             found.push((entry.path(), report));
         }
     }
+    // Every report the suite reads is checked against the published schema.
+    if !files.is_empty() {
+        if let Err(e) = validate_json(&report_schema(), &files) {
+            panic!("reports do not match docs/report.schema.json:\n{e}");
+        }
+    }
     found.sort_by_key(|(_, r)| r.unix_ms);
     found
+}
+
+/// `docs/report.schema.json`, the JSON Schema of `report.json`.
+pub fn report_schema() -> PathBuf {
+    workspace_root().join("docs/report.schema.json")
 }
 
 /// The commands of a report's command buffers, flattened with their label paths: `(labels, command, state)`.
@@ -542,4 +555,51 @@ pub fn commands_with_labels(
             (path, c.name.clone(), c.state)
         })
         .collect()
+}
+
+/// The Python of `.venv/` (scripts/setup.sh), which has the pinned JSON Schema validator (`jsonschema`).
+pub fn venv_python() -> PathBuf {
+    let python = workspace_root().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup.sh",
+        python.display()
+    );
+    python
+}
+
+/// Checks each of `documents` against the JSON Schema at `schema` (its `$schema` says which draft) with the
+/// pinned `jsonschema`: `Err` lists every violation, by document and place.
+pub fn validate_json(schema: &Path, documents: &[PathBuf]) -> Result<(), String> {
+    const CHECK: &str = r#"
+import json, sys
+from jsonschema.validators import validator_for
+schema = json.load(open(sys.argv[1]))
+cls = validator_for(schema)
+cls.check_schema(schema)
+validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+bad = 0
+for path in sys.argv[2:]:
+    for e in sorted(validator.iter_errors(json.load(open(path))), key=lambda e: list(e.absolute_path)):
+        bad += 1
+        where = "/".join(str(p) for p in e.absolute_path)
+        print(f"{path}: /{where}: {e.message}")
+sys.exit(1 if bad else 0)
+"#;
+    let output = Command::new(venv_python())
+        .arg("-c")
+        .arg(CHECK)
+        .arg(schema)
+        .args(documents)
+        .output()
+        .expect("run the JSON Schema validator");
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
 }

@@ -616,6 +616,8 @@ fn fatal_signal_from_a_bad_address_write_is_reported() {
     let json = std::fs::read_to_string(dirs[0].join("report.json")).expect("report.json");
     // Complete JSON: it parses, with every field of the schema.
     let report = Report::from_json(&json).unwrap_or_else(|e| panic!("{e}\n{json}"));
+    validate_json(&report_schema(), &[dirs[0].join("report.json")])
+        .unwrap_or_else(|e| panic!("{e}"));
     let text = std::fs::read_to_string(dirs[0].join("report.txt")).expect("report.txt");
     assert!(
         run.stderr.contains(&format!(

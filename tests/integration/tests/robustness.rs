@@ -390,6 +390,8 @@ fn whole_reports(dir: &Path) -> usize {
             let text = std::fs::read_to_string(&json).unwrap();
             blackbox_report::Report::from_json(&text)
                 .unwrap_or_else(|e| panic!("{}: half a report: {e}", json.display()));
+            validate_json(&report_schema(), std::slice::from_ref(&json))
+                .unwrap_or_else(|e| panic!("{e}"));
             n += 1;
         }
         let txt = sub.path().join("report.txt");

@@ -160,11 +160,11 @@ impl DrawKit {
         transform: [f32; 4],
         tint: [f32; 4],
     ) {
-        let bytes: Vec<u8> = transform
-            .iter()
-            .chain(&tint)
-            .flat_map(|f| f.to_ne_bytes())
-            .collect();
+        // On the stack: an allocation per push would be the app's cost in record-bench, not the layers'.
+        let mut bytes = [0u8; 32];
+        for (to, from) in bytes.chunks_exact_mut(4).zip(transform.iter().chain(&tint)) {
+            to.copy_from_slice(&from.to_ne_bytes());
+        }
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         unsafe { device.cmd_push_constants(cmd, self.layout, stages, 0, &bytes) };
     }

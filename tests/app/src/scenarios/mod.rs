@@ -12,7 +12,9 @@ pub mod debug_labels;
 pub mod debug_printf;
 pub mod draw;
 pub mod frame_bench;
+pub mod frames;
 pub mod hang;
+pub mod hostile;
 pub mod instances;
 pub mod loops;
 pub mod memory_bench;
@@ -164,6 +166,24 @@ pub const SCENARIOS: &[Scenario] = &[
         run: bad_address::run,
     },
     Scenario {
+        name: "hostile-strings",
+        in_all: false,
+        needs: NON_SEMANTIC,
+        run: hostile::run_hostile_strings,
+    },
+    Scenario {
+        name: "crash-in-malloc",
+        in_all: false,
+        needs: Needs::NONE,
+        run: hostile::run_crash_in_malloc,
+    },
+    Scenario {
+        name: "crash-in-blackbox-lock",
+        in_all: false,
+        needs: Needs::NONE,
+        run: hostile::run_crash_in_blackbox_lock,
+    },
+    Scenario {
         name: "nan-compute",
         in_all: false,
         needs: NON_SEMANTIC,
@@ -213,6 +233,15 @@ pub const SCENARIOS: &[Scenario] = &[
         in_all: false,
         needs: Needs::NONE,
         run: loops::run_int_div,
+    },
+    Scenario {
+        name: "frames",
+        in_all: false,
+        needs: Needs {
+            presentation: true,
+            ..Needs::NONE
+        },
+        run: frames::run,
     },
     Scenario {
         name: "validation-canary",
