@@ -104,13 +104,6 @@ impl Builder {
         self.global(Op::TypeRuntimeArray, None, &[element])
     }
 
-    /// A new array type of `length` elements (a `uint` constant is made for it); like every aggregate the
-    /// engine makes, never shared with the module's own (which may carry layout decorations).
-    pub(crate) fn new_array(&mut self, element: u32, length: u32) -> u32 {
-        let length = self.const_u32(length);
-        self.global(Op::TypeArray, None, &[element, length])
-    }
-
     /// A new struct type.
     pub(crate) fn new_struct(&mut self, members: &[u32]) -> u32 {
         self.global(Op::TypeStruct, None, members)
@@ -135,17 +128,6 @@ impl Builder {
         id
     }
 
-    /// `OpConstantTrue` or `OpConstantFalse`.
-    pub(crate) fn const_bool(&mut self, value: bool) -> u32 {
-        let bool_t = self.type_bool();
-        let op = if value {
-            Op::ConstantTrue
-        } else {
-            Op::ConstantFalse
-        };
-        self.constant(op, bool_t, &[])
-    }
-
     /// A composite constant.
     pub(crate) fn const_composite(&mut self, ty: u32, parts: &[u32]) -> u32 {
         self.constant(Op::ConstantComposite, ty, parts)
@@ -163,21 +145,6 @@ impl Builder {
         let lo = self.const_u32(address as u32);
         let hi = self.const_u32((address >> 32) as u32);
         self.const_composite(v2, &[lo, hi])
-    }
-
-    /// A new global variable whose id was taken before (its type is made after its first uses).
-    pub(crate) fn variable_with_id(
-        &mut self,
-        id: u32,
-        pointer_type: u32,
-        storage: StorageClass,
-        initializer: Option<u32>,
-    ) {
-        let mut operands = Operands::from_slice(&[storage as u32]);
-        operands.extend(initializer);
-        let inst = Instruction::new(Op::Variable, Some(pointer_type), Some(id), operands);
-        self.types.observe(&inst);
-        self.globals.push(inst);
     }
 
     /// A new global variable.

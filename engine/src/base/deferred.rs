@@ -131,12 +131,6 @@ impl Base<'_> {
         self.b.add_function(fb.finish());
         let mut operands = vec![group_fn];
         operands.extend(arguments);
-        let call = out.emit(&mut self.b, Op::FunctionCall, void, &operands);
-        let sites = calls
-            .iter()
-            .filter_map(|c| c.result_id)
-            .flat_map(|c| self.deferred_sites_of(c).to_vec())
-            .collect();
-        self.note_deferred_call(call, sites);
+        out.emit(&mut self.b, Op::FunctionCall, void, &operands);
     }
 }

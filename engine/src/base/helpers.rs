@@ -26,9 +26,9 @@ const NO_SELECTION_CONTROL: u32 = SelectionControl::NONE.bits();
 #[derive(Clone, Copy)]
 pub(crate) struct BufferAccess {
     /// The buffer address, a `uvec2` constant.
-    pub address: u32,
+    address: u32,
     /// Pointer to the buffer struct `{ uint words[]; }`.
-    pub struct_ptr: u32,
+    struct_ptr: u32,
     /// Pointer to one of its words.
     uint_ptr: u32,
     /// The scope of the atomics.
@@ -41,13 +41,13 @@ pub(crate) struct BufferAccess {
 #[derive(Clone, Copy)]
 pub(crate) struct PrivateVars {
     /// `uvec4`: the invocation words.
-    pub invocation: u32,
+    invocation: u32,
     /// `uint`: the stage code.
-    pub stage: u32,
+    stage: u32,
 }
 
 impl Base<'_> {
-    pub(super) fn buffer(&mut self) -> BufferAccess {
+    fn buffer(&mut self) -> BufferAccess {
         if let Some(a) = self.buffer {
             return a;
         }
@@ -82,7 +82,7 @@ impl Base<'_> {
         }
     }
 
-    pub(super) fn private_vars(&mut self) -> PrivateVars {
+    fn private_vars(&mut self) -> PrivateVars {
         if let Some(p) = self.private {
             return p;
         }
@@ -101,20 +101,20 @@ impl Base<'_> {
     }
 
     /// A pointer to `words[index]` of the buffer.
-    pub(super) fn word_ptr(&mut self, fb: &mut FnBuilder, buf: u32, index: u32) -> u32 {
+    fn word_ptr(&mut self, fb: &mut FnBuilder, buf: u32, index: u32) -> u32 {
         let uint_ptr = self.buffer().uint_ptr;
         let zero = self.b.const_u32(0);
         fb.op(&mut self.b, Op::AccessChain, uint_ptr, &[buf, zero, index])
     }
 
-    pub(super) fn load_header(&mut self, fb: &mut FnBuilder, buf: u32, word: usize) -> u32 {
+    fn load_header(&mut self, fb: &mut FnBuilder, buf: u32, word: usize) -> u32 {
         let index = self.b.const_u32(word as u32);
         let p = self.word_ptr(fb, buf, index);
         let uint = self.b.type_uint();
         fb.op(&mut self.b, Op::Load, uint, &[p, ALIGNED, 4])
     }
 
-    pub(super) fn atomic_add(&mut self, fb: &mut FnBuilder, pointer: u32, value: u32) -> u32 {
+    fn atomic_add(&mut self, fb: &mut FnBuilder, pointer: u32, value: u32) -> u32 {
         let BufferAccess {
             scope, semantics, ..
         } = self.buffer();
@@ -241,21 +241,17 @@ impl Base<'_> {
     /// `void bb_values(uint kind_word, uint site, uint cap, T0 v0, ...)`. It turns the values into payload
     /// words, asks `bb_begin` for a record and stores them; a [`HelperKind::NanCheck`] helper first tests the
     /// values and does nothing unless they show a new NaN or Inf.
-    ///
-    /// A `deferred` helper (NaN checks only) writes no record: `void bb_values(uint mask_word, uint slot,
-    /// uint bit, T0 v0, ...)` keeps the payload words in the pending slots from `slot` on and sets `bit` of
-    /// pending mask word `mask_word`; the next flush writes the record ([`super::pending`]).
     pub(super) fn value_helper(
         &mut self,
         kind: HelperKind,
-        deferred: bool,
         types: &[u32],
         words: usize,
     ) -> Result<u32, NotInstrumented> {
-        let key = (kind, deferred, types.to_vec());
+        let key = (kind, types.to_vec());
         if let Some(&f) = self.helpers.get(&key) {
             return Ok(f);
         }
+        let begin = self.begin_writer();
         let uint = self.b.type_uint();
         let void = self.b.type_void();
         let bool_t = self.b.type_bool();
@@ -334,22 +330,6 @@ impl Base<'_> {
             fb.op_void(Op::BranchConditional, &[fire, record, end]);
             fb.block(record);
         }
-        if deferred {
-            let mut payload = Vec::with_capacity(words);
-            for (i, shape) in shapes.iter().enumerate() {
-                for &c in &comps[i] {
-                    payload.extend(values::component_words(&mut fb, &mut self.b, c, shape));
-                }
-            }
-            self.mark_pending(&mut fb, [p[0], p[1], p[2]], &payload);
-            fb.op_void(Op::Branch, &[end]);
-            fb.block(end);
-            fb.op_void(Op::Return, &[]);
-            self.b.add_function(fb.finish());
-            self.helpers.insert(key, id);
-            return Ok(id);
-        }
-        let begin = self.begin_writer();
         let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
         let at = fb.op(
             &mut self.b,
@@ -524,12 +504,8 @@ impl Base<'_> {
     }
 
     /// Calls a prologue at the start of every entry point function and lists the variables it uses in the
-    /// entry points' interfaces (with `more_globals`, from SPIR-V 1.4 on, where every global must be listed).
-    pub(super) fn add_prologues(
-        &mut self,
-        module: &mut Module,
-        more_globals: &[u32],
-    ) -> Result<(), NotInstrumented> {
+    /// entry points' interfaces.
+    pub(super) fn add_prologues(&mut self, module: &mut Module) -> Result<(), NotInstrumented> {
         let private = self.private_vars();
         let all_globals = self.version >= (1, 4);
         let entry_points = self.an.entry_points.clone();
@@ -555,7 +531,6 @@ impl Base<'_> {
             let mut interface = used;
             if all_globals {
                 interface.extend([private.invocation, private.stage]);
-                interface.extend_from_slice(more_globals);
             }
             if let Some(inst) = module.entry_points.get_mut(e.index) {
                 add_interface(inst, &interface);

@@ -27,7 +27,6 @@
 pub(crate) mod builder;
 mod deferred;
 mod helpers;
-mod pending;
 pub(crate) mod values;
 
 use spirv::{AddressingModel, Capability, MemoryModel, Op};
@@ -112,13 +111,8 @@ pub(crate) struct Base<'o> {
     private: Option<helpers::PrivateVars>,
     /// `bb_begin`, once built.
     begin: Option<u32>,
-    /// Value helpers by kind, deferred or not, and value types.
-    helpers: FastMap<(HelperKind, bool, Vec<u32>), u32>,
+    helpers: FastMap<(HelperKind, Vec<u32>), u32>,
     crash: Option<u32>,
-    /// NaN sites whose records a flush writes ([`pending`]).
-    pending: pending::Pending,
-    /// The label of the block being walked.
-    current_block: u32,
 }
 
 impl<'o> Base<'o> {
@@ -160,8 +154,6 @@ impl<'o> Base<'o> {
             begin: None,
             helpers: FastMap::default(),
             crash: None,
-            pending: pending::Pending::default(),
-            current_block: 0,
         })
     }
 
@@ -190,7 +182,6 @@ impl<'o> Base<'o> {
                     .unwrap_or(default_stage);
                 lines.reset();
                 for block in &mut f.blocks {
-                    self.current_block = block.id();
                     let old = std::mem::take(&mut block.instructions);
                     let mut new = Vec::with_capacity(old.len());
                     let mut group = deferred::Group::default();
@@ -315,13 +306,7 @@ impl<'o> Base<'o> {
             _ => self.options.full_records_per_site,
         };
         let kind_word = u32::from(kind.record_kind().code()) << record::KIND_SHIFT;
-        let deferred = match helper {
-            HelperKind::NanCheck { .. } => {
-                self.defer_site(at.function, kind_word, global, cap, words)
-            }
-            HelperKind::Record => None,
-        };
-        let helper_fn = self.value_helper(helper, deferred.is_some(), &types, words)?;
+        let helper_fn = self.value_helper(helper, &types, words)?;
         self.sites.push(Site {
             local_index,
             kind,
@@ -337,16 +322,12 @@ impl<'o> Base<'o> {
         });
         let void = self.b.type_void();
         let call_id = result_id.unwrap_or_else(|| self.b.id());
-        let constants = match deferred {
-            Some((_, constants)) => constants,
-            None => [
-                self.b.const_u32(kind_word),
-                self.b.const_u32(global),
-                self.b.const_u32(cap),
-            ],
-        };
-        let mut operands = vec![helper_fn];
-        operands.extend(constants);
+        let mut operands = vec![
+            helper_fn,
+            self.b.const_u32(kind_word),
+            self.b.const_u32(global),
+            self.b.const_u32(cap),
+        ];
         operands.extend(args);
         out.push(Instruction::new(
             Op::FunctionCall,
@@ -354,9 +335,6 @@ impl<'o> Base<'o> {
             Some(call_id),
             operands,
         ));
-        if let Some((index, _)) = deferred {
-            self.note_deferred_call(call_id, vec![index]);
-        }
         Ok(Some(out))
     }
 
@@ -378,8 +356,7 @@ impl<'o> Base<'o> {
     /// and function into the module.
     pub(crate) fn finish(mut self, module: &mut Module) -> Result<Vec<Site>, NotInstrumented> {
         if !self.sites.is_empty() {
-            let pending = self.finish_pending(module);
-            self.add_prologues(module, &pending)?;
+            self.add_prologues(module)?;
             helpers::enable_buffer_addresses(module);
         }
         let sites = std::mem::take(&mut self.sites);
