@@ -5,14 +5,10 @@
 //! glslangValidator runs in `shaders/testapp/` on the bare file name, so that modules built with debug info
 //! (`-g`, `-gVS`) name their source `nan.comp`, not a path that depends on the checkout.
 //!
-//! glslang (Debian 12's, for SPIR-V below 1.6) decorates the constant `gl_WorkGroupSize` of every compute
-//! shader `BuiltIn WorkgroupSize`, which SPIR-V 1.6 deprecates and the validation layer's best practices
-//! report on a Vulkan 1.3 device; the app is to be clean under best practices, so the build drops that
-//! decoration where it marks a plain `OpConstantComposite` (its value is the `LocalSize` execution mode's,
-//! which stays: nothing changes for the driver).
+//! The app is to be clean under best practices: `shaders/glslang_build.rs` (shared with the layer's build)
+//! drops the deprecated `BuiltIn WorkgroupSize` decoration glslang puts on `gl_WorkGroupSize`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 /// Debug info: none (the original scenarios' shaders, left as they were), OpLine and OpSource with the
 /// text, or NonSemantic.Shader.DebugInfo.100.
@@ -61,108 +57,29 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
 /// Files the shaders `#include` (relative to shaders/testapp): cargo has no other way to know them.
 const INCLUDES: &[&str] = &["shader_bench.glsl", "../blackbox.glsl"];
 
-const TOOL: &str = "glslangValidator";
-
 fn main() {
     let manifest_dir =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let src_dir = manifest_dir.join("../../shaders/testapp");
 
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest_dir
+            .join("../../shaders/glslang_build.rs")
+            .display()
+    );
     for include in INCLUDES {
         println!("cargo:rerun-if-changed={}", src_dir.join(include).display());
     }
     for (src, out, args) in SHADERS {
         println!("cargo:rerun-if-changed={}", src_dir.join(src).display());
-        compile(&src_dir, src, args, &out_dir.join(out));
-    }
-}
-
-fn compile(src_dir: &Path, src: &str, args: &[&str], out: &Path) {
-    let result = Command::new(TOOL)
-        .current_dir(src_dir)
-        .arg("-V")
-        .args(if args.contains(&"--target-env") {
-            &[][..]
-        } else {
-            &["--target-env", "vulkan1.2"][..]
-        })
-        .args(args)
-        .arg(src)
-        .arg("-o")
-        .arg(out)
-        .output();
-    let output = match result {
-        Ok(output) => output,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            panic!("glslangValidator not found: run scripts/setup.sh (installs glslang-tools)")
+        let mut all: Vec<&str> = args.to_vec();
+        if !args.contains(&"--target-env") {
+            all.extend(["--target-env", "vulkan1.2"]);
         }
-        Err(e) => panic!("failed to run {TOOL}: {e}"),
-    };
-    if !output.status.success() {
-        // glslangValidator reports compile errors on stdout.
-        panic!(
-            "{TOOL} failed on {}:\n{}{}",
-            src_dir.join(src).display(),
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let bytes = std::fs::read(out).expect("read compiled SPIR-V");
-    let words: Vec<u32> = bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    let stripped = strip_workgroup_size_decoration(&words);
-    if stripped.len() != words.len() {
-        let bytes: Vec<u8> = stripped.iter().flat_map(|w| w.to_le_bytes()).collect();
-        std::fs::write(out, bytes).expect("write SPIR-V");
+        compile(&src_dir, src, &all, &out_dir.join(out));
     }
 }
 
-const OP_DECORATE: u32 = 71;
-const OP_CONSTANT_COMPOSITE: u32 = 44;
-const DECORATION_BUILT_IN: u32 = 11;
-const BUILT_IN_WORKGROUP_SIZE: u32 = 25;
-
-/// `words` (a little-endian SPIR-V module) without `OpDecorate %c BuiltIn WorkgroupSize` where `%c` is
-/// an `OpConstantComposite` (a spec-constant composite keeps it: there it means something).
-fn strip_workgroup_size_decoration(words: &[u32]) -> Vec<u32> {
-    const HEADER: usize = 5;
-    let instructions = || {
-        let mut at = HEADER;
-        std::iter::from_fn(move || {
-            let count = (*words.get(at)? >> 16) as usize;
-            if count == 0 || at + count > words.len() {
-                return None;
-            }
-            let range = at..at + count;
-            at += count;
-            Some(range)
-        })
-    };
-    let constants: Vec<u32> = instructions()
-        .filter(|r| words[r.start] & 0xffff == OP_CONSTANT_COMPOSITE && r.len() > 2)
-        .map(|r| words[r.start + 2])
-        .collect();
-    let mut out = words[..HEADER.min(words.len())].to_vec();
-    let mut dropped = 0;
-    for r in instructions() {
-        let w = &words[r.clone()];
-        let drop = w.len() == 4
-            && w[0] & 0xffff == OP_DECORATE
-            && w[2] == DECORATION_BUILT_IN
-            && w[3] == BUILT_IN_WORKGROUP_SIZE
-            && constants.contains(&w[1]);
-        if drop {
-            dropped += w.len();
-        } else {
-            out.extend_from_slice(w);
-        }
-    }
-    if out.len() + dropped != words.len() {
-        // Not a module this walk understands: leave it alone.
-        return words.to_vec();
-    }
-    out
-}
+include!("../../shaders/glslang_build.rs");
