@@ -690,28 +690,37 @@ impl Copies {
                 base_array_layer: 0,
                 layer_count: 1,
             };
+            // A layout change of the image from the transfer stage on (no access made available: the
+            // layer only reads the image).
+            let transition = |old, new, dst_access, dst_stage| {
+                let to = vk::ImageMemoryBarrier::default()
+                    .dst_access_mask(dst_access)
+                    .old_layout(old)
+                    .new_layout(new)
+                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .image(image)
+                    .subresource_range(range);
+                barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    dst_stage,
+                    vk::DependencyFlags::empty(),
+                    0,
+                    std::ptr::null(),
+                    0,
+                    std::ptr::null(),
+                    1,
+                    &to,
+                );
+            };
             // The semaphore wait is at TRANSFER: the transition's first scope starts there, so it follows
             // the app's writes; reads need nothing made available.
-            let to_copy = vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::empty())
-                .dst_access_mask(vk::AccessFlags::TRANSFER_READ)
-                .old_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-                .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(image)
-                .subresource_range(range);
-            barrier(
-                cb,
+            transition(
+                vk::ImageLayout::PRESENT_SRC_KHR,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                vk::AccessFlags::TRANSFER_READ,
                 vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                0,
-                std::ptr::null(),
-                0,
-                std::ptr::null(),
-                1,
-                &to_copy,
             );
             let region = vk::BufferImageCopy {
                 buffer_offset: slot as u64 * self.slot_bytes,
@@ -739,26 +748,11 @@ impl Copies {
                 &region,
             );
             // Back for the present, which the semaphore signalled at the end of the batch orders.
-            let to_present = vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::empty())
-                .dst_access_mask(vk::AccessFlags::empty())
-                .old_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-                .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(image)
-                .subresource_range(range);
-            barrier(
-                cb,
-                vk::PipelineStageFlags::TRANSFER,
+            transition(
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                vk::ImageLayout::PRESENT_SRC_KHR,
+                vk::AccessFlags::empty(),
                 vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                vk::DependencyFlags::empty(),
-                0,
-                std::ptr::null(),
-                0,
-                std::ptr::null(),
-                1,
-                &to_present,
             );
             if let (Some(t), Some(stamp)) = (&self.timestamps, n.cmd_write_timestamp) {
                 stamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, t.pool, base + 1);
