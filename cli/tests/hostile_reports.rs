@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use blackbox_integration::TempDir;
 use blackbox_report::untrusted::is_unsafe;
 use blackbox_report::Report;
 
@@ -17,27 +18,6 @@ fn blackbox() -> Command {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A fresh folder under the temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "blackbox-hostile-test-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A real report (written by the layer on lavapipe), as bytes.
@@ -101,7 +81,7 @@ fn assert_terminal_safe(o: &Output) {
 #[test]
 fn damaged_files_are_unreadable_reports_never_a_panic() {
     let tmp = TempDir::new("damaged");
-    let good = write_report(&tmp.0, "a-good-1-1", &real_report());
+    let good = write_report(&tmp.path(), "a-good-1-1", &real_report());
     let mut cases: Vec<(&str, Vec<u8>)> = vec![
         ("empty", Vec::new()),
         (
@@ -145,17 +125,17 @@ fn damaged_files_are_unreadable_reports_never_a_panic() {
     wrong["unix_ms"] = serde_json::json!(-1);
     cases.push(("negative-time", wrong.to_string().into_bytes()));
     for (name, bytes) in &cases {
-        write_report(&tmp.0, &format!("bad-{name}"), bytes);
+        write_report(&tmp.path(), &format!("bad-{name}"), bytes);
     }
     // Huge: 17 MiB (sparse), past the 16 MiB a report may be.
-    let huge = tmp.0.join("bad-huge");
+    let huge = tmp.path().join("bad-huge");
     std::fs::create_dir(&huge).unwrap();
     std::fs::File::create(huge.join("report.json"))
         .unwrap()
         .set_len(17 << 20)
         .unwrap();
 
-    let o = run(&[os("triage"), tmp.0.as_os_str()]);
+    let o = run(&[os("triage"), tmp.path().as_os_str()]);
     assert_terminal_safe(&o);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
@@ -183,7 +163,10 @@ fn damaged_files_are_unreadable_reports_never_a_panic() {
 
     // `report` of each damaged folder: one clear error line, exit 1.
     for (name, _) in &cases {
-        let o = run(&[os("report"), tmp.0.join(format!("bad-{name}")).as_os_str()]);
+        let o = run(&[
+            os("report"),
+            tmp.path().join(format!("bad-{name}")).as_os_str(),
+        ]);
         assert_terminal_safe(&o);
         assert_eq!(o.status.code(), Some(1), "{name}");
         assert_eq!(
@@ -194,11 +177,11 @@ fn damaged_files_are_unreadable_reports_never_a_panic() {
         );
     }
     // The parent: the one good report, the others counted.
-    let o = run(&[os("report"), tmp.0.as_os_str()]);
+    let o = run(&[os("report"), tmp.path().as_os_str()]);
     assert_eq!(o.status.code(), Some(0));
     assert!(text(&o.stderr).contains(&format!(
         "showing the newest report in {}: {}",
-        tmp.0.display(),
+        tmp.path().display(),
         good.display()
     )));
 }
@@ -208,14 +191,14 @@ fn links_below_the_folder_given_are_never_followed() {
     let tmp = TempDir::new("links");
     let outside = TempDir::new("links-outside");
     // Outside: a report that must not be read, and a folder full of them.
-    let secret = write_report(&outside.0, "secret-1-1", &real_report());
-    let given = tmp.0.join("given");
+    let secret = write_report(&outside.path(), "secret-1-1", &real_report());
+    let given = tmp.path().join("given");
     write_report(&given, "mine-1-1", &real_report());
     // report.json as a link to the outside report; a folder link out; a loop; a dangling link.
     let linked = given.join("linked-1-1");
     std::fs::create_dir_all(&linked).unwrap();
     symlink(secret.join("report.json"), linked.join("report.json")).unwrap();
-    symlink(&outside.0, given.join("out")).unwrap();
+    symlink(&outside.path(), given.join("out")).unwrap();
     symlink(&given, given.join("loop")).unwrap();
     symlink("/nonexistent/blackbox", given.join("dangling")).unwrap();
 
@@ -262,8 +245,8 @@ fn links_below_the_folder_given_are_never_followed() {
 #[test]
 fn a_fifo_or_a_device_named_report_json_does_not_stall_the_scan() {
     let tmp = TempDir::new("fifo");
-    write_report(&tmp.0, "good-1-1", &real_report());
-    let fifo = tmp.0.join("fifo-1-1");
+    write_report(&tmp.path(), "good-1-1", &real_report());
+    let fifo = tmp.path().join("fifo-1-1");
     std::fs::create_dir(&fifo).unwrap();
     let path = std::ffi::CString::new(
         fifo.join("report.json")
@@ -273,7 +256,7 @@ fn a_fifo_or_a_device_named_report_json_does_not_stall_the_scan() {
     .unwrap();
     // SAFETY: a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
-    let o = run(&[os("triage"), tmp.0.as_os_str()]);
+    let o = run(&[os("triage"), tmp.path().as_os_str()]);
     assert_terminal_safe(&o);
     assert!(
         text(&o.stdout).ends_with("1 reports, 1 signatures (1 unreadable)\n"),
@@ -309,20 +292,20 @@ fn hostile_folder_names_and_strings_are_escaped_in_every_message_and_table() {
     value["in_flight"][0]["labels"][0] = hostile.into();
     value["signature_text"] = hostile.into();
     value["time"] = hostile.into();
-    let folder = write_report(&tmp.0, hostile, value.to_string().as_bytes());
-    write_report(&tmp.0, &format!("{hostile}-bad"), b"{");
-    symlink("/", tmp.0.join(format!("{hostile}-link"))).unwrap();
+    let folder = write_report(&tmp.path(), hostile, value.to_string().as_bytes());
+    write_report(&tmp.path(), &format!("{hostile}-bad"), b"{");
+    symlink("/", tmp.path().join(format!("{hostile}-link"))).unwrap();
     for args in [
-        vec![os("triage"), tmp.0.as_os_str()],
-        vec![os("triage"), os("--json"), tmp.0.as_os_str()],
-        vec![os("report"), tmp.0.as_os_str()],
+        vec![os("triage"), tmp.path().as_os_str()],
+        vec![os("triage"), os("--json"), tmp.path().as_os_str()],
+        vec![os("report"), tmp.path().as_os_str()],
         vec![os("report"), folder.as_os_str()],
         vec![
             os("report"),
-            tmp.0.join(format!("{hostile}-bad")).as_os_str(),
+            tmp.path().join(format!("{hostile}-bad")).as_os_str(),
         ],
-        vec![os("report"), tmp.0.join("nowhere\x1b[31m").as_os_str()],
-        vec![os("triage"), tmp.0.join("nowhere\x1b[31m").as_os_str()],
+        vec![os("report"), tmp.path().join("nowhere\x1b[31m").as_os_str()],
+        vec![os("triage"), tmp.path().join("nowhere\x1b[31m").as_os_str()],
     ] {
         let o = run(&args);
         println!("{args:?}:\n{}{}", text(&o.stdout), text(&o.stderr));
@@ -336,7 +319,7 @@ fn hostile_folder_names_and_strings_are_escaped_in_every_message_and_table() {
         );
     }
     // --json keeps the exact text.
-    let o = run(&[os("triage"), os("--json"), tmp.0.as_os_str()]);
+    let o = run(&[os("triage"), os("--json"), tmp.path().as_os_str()]);
     let groups: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(groups[0]["app_names"][0], hostile);
     assert_eq!(groups[0]["sample"], folder.to_str().unwrap());
@@ -345,17 +328,17 @@ fn hostile_folder_names_and_strings_are_escaped_in_every_message_and_table() {
 #[test]
 fn folders_nested_past_the_depth_limit_are_skipped_and_said() {
     let tmp = TempDir::new("deep");
-    let mut deep = tmp.0.clone();
+    let mut deep = tmp.path().to_path_buf();
     for _ in 0..70 {
         deep.push("d");
     }
     write_report(&deep, "r-1-1", &real_report());
-    let mut shallow = tmp.0.clone();
+    let mut shallow = tmp.path().to_path_buf();
     for _ in 0..60 {
         shallow.push("s");
     }
     write_report(&shallow, "r-1-1", &real_report());
-    let o = run(&[os("triage"), tmp.0.as_os_str()]);
+    let o = run(&[os("triage"), tmp.path().as_os_str()]);
     assert_terminal_safe(&o);
     assert!(
         text(&o.stdout).ends_with("1 reports, 1 signatures (0 unreadable)\n"),
@@ -372,15 +355,15 @@ fn folders_nested_past_the_depth_limit_are_skipped_and_said() {
 #[test]
 fn tens_of_thousands_of_entries_are_scanned_with_the_skips_counted_not_all_listed() {
     let tmp = TempDir::new("many");
-    write_report(&tmp.0, "good-1-1", &real_report());
-    let crowd = tmp.0.join("crowd");
+    write_report(&tmp.path(), "good-1-1", &real_report());
+    let crowd = tmp.path().join("crowd");
     std::fs::create_dir(&crowd).unwrap();
     for i in 0..25_000 {
         std::fs::write(crowd.join(format!("f{i}")), b"").unwrap();
         symlink("/", crowd.join(format!("l{i}"))).unwrap();
     }
     let started = Instant::now();
-    let o = run(&[os("triage"), tmp.0.as_os_str()]);
+    let o = run(&[os("triage"), tmp.path().as_os_str()]);
     println!("triage over 50,000 entries: {:?}", started.elapsed());
     assert_terminal_safe(&o);
     let stderr = text(&o.stderr);
@@ -403,9 +386,13 @@ fn what_triage_keeps_of_each_report_is_bounded() {
     for i in 0..60 {
         value["signature"] = format!("{i:016x}").into();
         value["signature_text"] = "t".repeat(2 << 20).into();
-        write_report(&tmp.0, &format!("r-{i}-1"), value.to_string().as_bytes());
+        write_report(
+            &tmp.path(),
+            &format!("r-{i}-1"),
+            value.to_string().as_bytes(),
+        );
     }
-    let o = run(&[os("triage"), os("--json"), tmp.0.as_os_str()]);
+    let o = run(&[os("triage"), os("--json"), tmp.path().as_os_str()]);
     assert_eq!(o.status.code(), Some(0));
     let groups: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(groups.as_array().unwrap().len(), 60);
@@ -429,19 +416,19 @@ fn what_triage_keeps_of_each_report_is_bounded() {
 fn the_progress_line_shows_on_a_terminal_only() {
     let tmp = TempDir::new("progress");
     for i in 0..3000 {
-        write_report(&tmp.0, &format!("r-{i}-1"), &real_report());
+        write_report(&tmp.path(), &format!("r-{i}-1"), &real_report());
     }
     // On a pipe: no progress line.
-    let o = run(&[os("triage"), tmp.0.as_os_str()]);
+    let o = run(&[os("triage"), tmp.path().as_os_str()]);
     assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
     // On a terminal (script(1) gives the command one): the counter, then cleared.
-    let log = tmp.0.join("typescript");
+    let log = tmp.path().join("typescript");
     let o = Command::new("script")
         .arg("-qec")
         .arg(format!(
             "{} triage {} >/dev/null",
             env!("CARGO_BIN_EXE_blackbox"),
-            tmp.0.display()
+            tmp.path().display()
         ))
         .arg(&log)
         .output()
@@ -457,7 +444,7 @@ fn the_progress_line_shows_on_a_terminal_only() {
 fn a_report_read_back_prints_the_same_as_its_text_file() {
     // Sanity for everything above: the real report reads, and `report --json` round-trips it.
     let tmp = TempDir::new("sane");
-    let folder = write_report(&tmp.0, "r-1-1", &real_report());
+    let folder = write_report(&tmp.path(), "r-1-1", &real_report());
     let o = run(&[os("report"), os("--json"), folder.as_os_str()]);
     assert_eq!(o.status.code(), Some(0));
     let report = Report::from_json(&text(&o.stdout)).unwrap();
