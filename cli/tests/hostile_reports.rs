@@ -81,7 +81,7 @@ fn assert_terminal_safe(o: &Output) {
 #[test]
 fn damaged_files_are_unreadable_reports_never_a_panic() {
     let tmp = TempDir::new("damaged");
-    let good = write_report(&tmp.path(), "a-good-1-1", &real_report());
+    let good = write_report(tmp.path(), "a-good-1-1", &real_report());
     let mut cases: Vec<(&str, Vec<u8>)> = vec![
         ("empty", Vec::new()),
         (
@@ -125,7 +125,7 @@ fn damaged_files_are_unreadable_reports_never_a_panic() {
     wrong["unix_ms"] = serde_json::json!(-1);
     cases.push(("negative-time", wrong.to_string().into_bytes()));
     for (name, bytes) in &cases {
-        write_report(&tmp.path(), &format!("bad-{name}"), bytes);
+        write_report(tmp.path(), &format!("bad-{name}"), bytes);
     }
     // Huge: 17 MiB (sparse), past the 16 MiB a report may be.
     let huge = tmp.path().join("bad-huge");
@@ -191,14 +191,14 @@ fn links_below_the_folder_given_are_never_followed() {
     let tmp = TempDir::new("links");
     let outside = TempDir::new("links-outside");
     // Outside: a report that must not be read, and a folder full of them.
-    let secret = write_report(&outside.path(), "secret-1-1", &real_report());
+    let secret = write_report(outside.path(), "secret-1-1", &real_report());
     let given = tmp.path().join("given");
     write_report(&given, "mine-1-1", &real_report());
     // report.json as a link to the outside report; a folder link out; a loop; a dangling link.
     let linked = given.join("linked-1-1");
     std::fs::create_dir_all(&linked).unwrap();
     symlink(secret.join("report.json"), linked.join("report.json")).unwrap();
-    symlink(&outside.path(), given.join("out")).unwrap();
+    symlink(outside.path(), given.join("out")).unwrap();
     symlink(&given, given.join("loop")).unwrap();
     symlink("/nonexistent/blackbox", given.join("dangling")).unwrap();
 
@@ -245,7 +245,7 @@ fn links_below_the_folder_given_are_never_followed() {
 #[test]
 fn a_fifo_or_a_device_named_report_json_does_not_stall_the_scan() {
     let tmp = TempDir::new("fifo");
-    write_report(&tmp.path(), "good-1-1", &real_report());
+    write_report(tmp.path(), "good-1-1", &real_report());
     let fifo = tmp.path().join("fifo-1-1");
     std::fs::create_dir(&fifo).unwrap();
     let path = std::ffi::CString::new(
@@ -292,8 +292,8 @@ fn hostile_folder_names_and_strings_are_escaped_in_every_message_and_table() {
     value["in_flight"][0]["labels"][0] = hostile.into();
     value["signature_text"] = hostile.into();
     value["time"] = hostile.into();
-    let folder = write_report(&tmp.path(), hostile, value.to_string().as_bytes());
-    write_report(&tmp.path(), &format!("{hostile}-bad"), b"{");
+    let folder = write_report(tmp.path(), hostile, value.to_string().as_bytes());
+    write_report(tmp.path(), &format!("{hostile}-bad"), b"{");
     symlink("/", tmp.path().join(format!("{hostile}-link"))).unwrap();
     for args in [
         vec![os("triage"), tmp.path().as_os_str()],
@@ -355,7 +355,7 @@ fn folders_nested_past_the_depth_limit_are_skipped_and_said() {
 #[test]
 fn tens_of_thousands_of_entries_are_scanned_with_the_skips_counted_not_all_listed() {
     let tmp = TempDir::new("many");
-    write_report(&tmp.path(), "good-1-1", &real_report());
+    write_report(tmp.path(), "good-1-1", &real_report());
     let crowd = tmp.path().join("crowd");
     std::fs::create_dir(&crowd).unwrap();
     for i in 0..25_000 {
@@ -387,7 +387,7 @@ fn what_triage_keeps_of_each_report_is_bounded() {
         value["signature"] = format!("{i:016x}").into();
         value["signature_text"] = "t".repeat(2 << 20).into();
         write_report(
-            &tmp.path(),
+            tmp.path(),
             &format!("r-{i}-1"),
             value.to_string().as_bytes(),
         );
@@ -416,7 +416,7 @@ fn what_triage_keeps_of_each_report_is_bounded() {
 fn the_progress_line_shows_on_a_terminal_only() {
     let tmp = TempDir::new("progress");
     for i in 0..3000 {
-        write_report(&tmp.path(), &format!("r-{i}-1"), &real_report());
+        write_report(tmp.path(), &format!("r-{i}-1"), &real_report());
     }
     // On a pipe: no progress line.
     let o = run(&[os("triage"), tmp.path().as_os_str()]);
@@ -444,7 +444,7 @@ fn the_progress_line_shows_on_a_terminal_only() {
 fn a_report_read_back_prints_the_same_as_its_text_file() {
     // Sanity for everything above: the real report reads, and `report --json` round-trips it.
     let tmp = TempDir::new("sane");
-    let folder = write_report(&tmp.path(), "r-1-1", &real_report());
+    let folder = write_report(tmp.path(), "r-1-1", &real_report());
     let o = run(&[os("report"), os("--json"), folder.as_os_str()]);
     assert_eq!(o.status.code(), Some(0));
     let report = Report::from_json(&text(&o.stdout)).unwrap();
