@@ -964,6 +964,24 @@ impl Context {
         result
     }
 
+    /// A primary command buffer from the one-shot pool, recorded by `record` (one-time submit) and ended.
+    fn record_one_shot(
+        &self,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+    ) -> Result<vk::CommandBuffer> {
+        let cmd =
+            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
+                [0];
+        begin_command_buffer(
+            &self.device,
+            cmd,
+            vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
+        )?;
+        record(cmd)?;
+        unsafe { self.device.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+        Ok(cmd)
+    }
+
     /// Records one primary command buffer with `record` and submits it to `queues[0]` with no fence, never
     /// to be waited for or freed: for scenarios that end the process while the work runs (the crashes).
     pub fn submit_and_leave(
@@ -971,12 +989,7 @@ impl Context {
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
         let d = &self.device;
-        let cmd =
-            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
-                [0];
-        begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
-        record(cmd)?;
-        unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+        let cmd = self.record_one_shot(record)?;
         let cmds = [cmd];
         let submit = vk::SubmitInfo::default().command_buffers(&cmds);
         unsafe { d.queue_submit(self.queues[0], &[submit], vk::Fence::null()) }
@@ -990,12 +1003,7 @@ impl Context {
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
         let d = &self.device;
-        let cmd =
-            self.allocate_command_buffers(self.one_shot_pool, vk::CommandBufferLevel::PRIMARY, 1)?
-                [0];
-        begin_command_buffer(d, cmd, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
-        record(cmd)?;
-        unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
+        let cmd = self.record_one_shot(record)?;
 
         let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
             .vk_context("vkCreateFence")?;
