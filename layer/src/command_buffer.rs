@@ -191,8 +191,10 @@ impl Default for Recording {
 }
 
 /// The recording of a command buffer, reached by one thread at a time (see the module's doc): a flag, set
-/// and cleared with plain atomic stores (no read-modify-write, no waiting), turns a second, overlapping
-/// access away instead of letting it in.
+/// and cleared with plain atomic stores (no read-modify-write, no waiting), turns a re-entrant access away
+/// instead of letting it in. It does not arbitrate between threads: an app recording one command buffer
+/// on two threads at once breaks Vulkan's external synchronization rule, and the flag's check and set are
+/// not one atomic step.
 struct RecordingCell {
     busy: AtomicBool,
     recording: UnsafeCell<Recording>,
