@@ -241,6 +241,14 @@ pub struct Options {
     /// Integer checks: division and remainder by zero, signed `INT_MIN / -1`, shifts by the bit width or
     /// more, and dynamic indices out of range of a vector or fixed-size array. The operations run unchanged.
     pub int_checks: bool,
+    /// NaN checks (at `outputs` and `ops`) keep what they find in the invocation's private memory and
+    /// write their records when it ends, one per site and invocation, counts exact (see
+    /// [`record`]'s "What a site does"), instead of where they fire. Where it is on, the app's code gets no
+    /// access to the error buffer, which on llvmpipe keeps the cost of compiling the checks low and the
+    /// float results as they are; a device fault or an endless loop before the invocation ends loses its
+    /// NaN records. On by default; the layer turns it on for CPU devices only (on NVIDIA's compiler the
+    /// flush did not make compiling cheaper).
+    pub nan_records_at_end: bool,
 }
 
 /// The default of [`Options::loop_limit`]: 2^24 iterations.
@@ -265,6 +273,7 @@ impl Default for Options {
             loop_limit: DEFAULT_LOOP_LIMIT,
             loop_clock: None,
             int_checks: false,
+            nan_records_at_end: true,
         }
     }
 }

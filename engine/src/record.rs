@@ -18,7 +18,8 @@
 //! | 5 | [`header::COUNTER_COUNT`] | how many site counters there are |
 //! | 6 | [`header::RECORDS_OFFSET`] | where the record area starts, in words from the buffer start |
 //! | 7 | [`header::RECORDS_CAPACITY`] | the size of the record area, in words |
-//! | 8..15 | | reserved, 0 |
+//! | 8 | [`header::ZERO`] | 0, read by shaders (see [`header::ZERO`]) |
+//! | 9..15 | | reserved, 0 |
 //!
 //! # What a site does
 //!
@@ -31,7 +32,14 @@
 //! 3. if `off + size <= capacity` the record is written at `records[off .. off + size]`, else
 //!    `atomicAdd(dropped, 1)`.
 //!
-//! Never a loop, never a wait: a full buffer costs one atomic and a count. Atomics use device scope
+//! A NaN site (at `outputs` and `ops`) does this when its invocation ends, not where it fires: it counts
+//! its firings and keeps the first one's payload in the invocation's `Private` memory, and a flush before
+//! each return of the entry point (and before `OpKill` and the like) adds the count to `counters[site]` in
+//! one `atomicAdd` and, under the cap, writes one record with that payload. So an invocation writes at most
+//! one record per NaN site, and a device fault or an endless loop before it ends loses its NaN records
+//! (see the engine's `base/pending.rs`). Sites beyond the module's room for that write where they fire.
+//!
+//! Never a wait, and no loop but the flush's, over a module's NaN sites: a full buffer costs one atomic and a count. Atomics use device scope
 //! (queue-family scope in modules on the Vulkan memory model) and relaxed semantics; plain stores are aligned
 //! to 4 bytes.
 //!
@@ -151,6 +159,9 @@ pub mod header {
     pub const RECORDS_OFFSET: usize = 6;
     /// Size of the record area, in words.
     pub const RECORDS_CAPACITY: usize = 7;
+    /// Always 0: shaders read it where a value the compiler cannot see is needed (the NaN flush's loop
+    /// bound, so that the loop is not unrolled).
+    pub const ZERO: usize = 8;
 }
 
 /// The header of a fresh buffer with `counter_count` site counters right after the header and a record area

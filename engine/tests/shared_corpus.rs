@@ -81,13 +81,16 @@ fn instrumented_modules_pass_spirv_val() {
     instrumented_modules_pass_spirv_val_with(&options, "shared_corpus");
 }
 
-/// Loop budgets at `break` (the rewrite of every loop header's branch) with a clock, and integer checks:
+/// Loop budgets at `break` (the rewrite of every loop header's branch) with a clock, integer checks, and
+/// NaN checks of operations whose records are written where they fire (as the layer has them on GPUs):
 /// the glslang and DXC loops of the corpus.
 #[test]
-fn loop_budgets_and_integer_checks_pass_spirv_val() {
+fn loop_budgets_integer_checks_and_immediate_nan_records_pass_spirv_val() {
     let options = Options {
         error_buffer_address: 0x0000_7f00_1234_5000,
         site_base: 100,
+        nan: NanLevel::Ops,
+        nan_records_at_end: false,
         loops: LoopMode::Break,
         loop_clock: Some(LoopClock {
             scope: ClockScope::Device,

@@ -118,6 +118,9 @@ impl ErrorBuffer {
             loop_limit: config.loop_limit,
             loop_clock,
             int_checks: config.int_checks,
+            // On a GPU, records where the check fires: NVIDIA's compiler made the end-of-invocation flush
+            // cost more to compile than a writer per site, in each shape tried (README, issue 11).
+            nan_records_at_end: device.capabilities.cpu_device,
             ..Options::default()
         };
         Ok(Self {

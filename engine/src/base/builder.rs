@@ -52,6 +52,14 @@ impl Builder {
         id
     }
 
+    /// Adds a global instruction whose result id was taken earlier (with [`Builder::id`]), for what can
+    /// only be made once something else is known (an array's length).
+    pub(crate) fn define(&mut self, id: u32, op: Op, result_type: Option<u32>, operands: &[u32]) {
+        let inst = Instruction::new(op, result_type, Some(id), Operands::from_slice(operands));
+        self.types.observe(&inst);
+        self.globals.push(inst);
+    }
+
     /// A non-aggregate type, found or added.
     fn keyed_type(&mut self, op: Op, operands: &[u32]) -> u32 {
         match self.types.find(op, operands) {
@@ -272,6 +280,22 @@ impl FnBuilder {
         let entry = b.id();
         f.block(entry);
         (f, id, ids)
+    }
+
+    /// A new `Function` variable of `pointer_type` (a pointer in the `Function` storage class), declared at
+    /// the start of the first block as SPIR-V requires.
+    pub(crate) fn local(&mut self, b: &mut Builder, pointer_type: u32) -> u32 {
+        let id = b.id();
+        let var = Instruction::new(
+            Op::Variable,
+            Some(pointer_type),
+            Some(id),
+            smallvec::smallvec![StorageClass::Function as u32],
+        );
+        let first = &mut self.blocks[0].instructions;
+        let at = first.iter().take_while(|i| i.is(Op::Variable)).count();
+        first.insert(at, var);
+        id
     }
 
     /// Starts a new block with this label id.

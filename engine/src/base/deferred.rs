@@ -11,8 +11,8 @@
 use spirv::{Op, SelectionControl};
 
 use super::builder::{Emit, FnBuilder};
-use super::values;
-use super::Base;
+use super::values::{self, Shape};
+use super::{Base, Edit, HelperKind};
 use crate::module::Instruction;
 use crate::record::ScalarType;
 
@@ -55,36 +55,58 @@ pub(crate) fn ends_group(inst: &Instruction) -> bool {
 }
 
 impl Base<'_> {
-    /// Whether an operation's result of type `ty` can be checked in a group: 32- and 64-bit float scalars
-    /// and vectors (others keep a call of their own).
-    pub(crate) fn groupable(&self, ty: u32) -> bool {
-        values::shape(&self.b.types, ty)
-            .is_some_and(|s| matches!(s.scalar, ScalarType::F32 | ScalarType::F64) && s.rows == 0)
+    /// The edit for a NaN check's `site` (from [`Base::site`]) right after its instruction: in the group
+    /// ([`Edit::CheckLater`]) when every value it tests (those after its inputs) is a 32- or 64-bit float
+    /// scalar or vector, else its own call right after the instruction ([`Edit::After`]).
+    pub(crate) fn check_later(&self, site: Vec<Instruction>) -> Edit {
+        match self.tested_values(&site) {
+            Some(_) => Edit::CheckLater { site },
+            None => Edit::After(site),
+        }
+    }
+
+    /// The values a grouped NaN check tests, with their shapes: the call's values after its inputs.
+    fn tested_values(&self, site: &[Instruction]) -> Option<Vec<(u32, Shape)>> {
+        let call = site.last()?;
+        let inputs = match self.helper_kind_of(*call.operands.first()?)? {
+            HelperKind::NanCheck { inputs } | HelperKind::PendingNanCheck { inputs } => inputs,
+            HelperKind::Record => return None,
+        };
+        let tested: Vec<(u32, Shape)> = call
+            .operands
+            .get(4 + inputs..)?
+            .iter()
+            .map(|&v| {
+                let shape = values::shape(&self.b.types, self.an.type_of(v)?)?;
+                (matches!(shape.scalar, ScalarType::F32 | ScalarType::F64) && shape.rows == 0)
+                    .then_some((v, shape))
+            })
+            .collect::<Option<_>>()?;
+        (!tested.is_empty()).then_some(tested)
     }
 
     /// Adds a site's instructions to the group: all but the last (the call) go to `out` now, with the
-    /// quick test of `result`; the call waits for [`Base::end_group`].
+    /// quick test of the values it tests; the call waits for [`Base::end_group`].
     pub(crate) fn defer(
         &mut self,
         group: &mut Group,
         out: &mut Vec<Instruction>,
-        result: u32,
         mut site: Vec<Instruction>,
     ) {
+        let tested = self
+            .tested_values(&site)
+            .expect("a site that check_later grouped");
         let Some(call) = site.pop() else { return };
         out.extend(site);
-        let shape = self
-            .an
-            .type_of(result)
-            .and_then(|t| values::shape(&self.b.types, t))
-            .expect("groupable result");
-        let comps = values::components(out, &mut self.b, result, &shape);
-        let test = values::maybe_non_finite(out, &mut self.b, &comps, &shape);
         let bool_t = self.b.type_bool();
-        group.flag = Some(match group.flag {
-            None => test,
-            Some(prev) => out.emit(&mut self.b, Op::LogicalOr, bool_t, &[prev, test]),
-        });
+        for (value, shape) in tested {
+            let comps = values::components(out, &mut self.b, value, &shape);
+            let test = values::maybe_non_finite(out, &mut self.b, &comps, &shape);
+            group.flag = Some(match group.flag {
+                None => test,
+                Some(prev) => out.emit(&mut self.b, Op::LogicalOr, bool_t, &[prev, test]),
+            });
+        }
         group.arguments += call.operands.len().saturating_sub(4);
         group.calls.push(call);
         if group.arguments >= MAX_GROUP_ARGUMENTS {
@@ -129,6 +151,7 @@ impl Base<'_> {
         fb.block(end);
         fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
+        let void = self.b.type_void();
         let mut operands = vec![group_fn];
         operands.extend(arguments);
         out.emit(&mut self.b, Op::FunctionCall, void, &operands);

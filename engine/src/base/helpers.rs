@@ -1,8 +1,8 @@
 //! The helper functions the base builds, and the module-level changes that give shaders the error buffer.
 
 use spirv::{
-    AddressingModel, BuiltIn, Capability, Decoration, MemoryAccess, MemorySemantics, Op, Scope,
-    SelectionControl, StorageClass,
+    AddressingModel, BuiltIn, Capability, Decoration, LoopControl, MemoryAccess, MemorySemantics,
+    Op, Scope, SelectionControl, StorageClass,
 };
 
 use super::builder::{Builder, FnBuilder};
@@ -47,7 +47,7 @@ pub(crate) struct PrivateVars {
 }
 
 impl Base<'_> {
-    fn buffer(&mut self) -> BufferAccess {
+    pub(super) fn buffer(&mut self) -> BufferAccess {
         if let Some(a) = self.buffer {
             return a;
         }
@@ -100,8 +100,18 @@ impl Base<'_> {
         p
     }
 
+    /// The buffer's struct pointer, made from its address in the current block.
+    pub(super) fn buffer_pointer(&mut self, fb: &mut FnBuilder) -> u32 {
+        let BufferAccess {
+            address,
+            struct_ptr,
+            ..
+        } = self.buffer();
+        fb.op(&mut self.b, Op::Bitcast, struct_ptr, &[address])
+    }
+
     /// A pointer to `words[index]` of the buffer.
-    fn word_ptr(&mut self, fb: &mut FnBuilder, buf: u32, index: u32) -> u32 {
+    pub(super) fn word_ptr(&mut self, fb: &mut FnBuilder, buf: u32, index: u32) -> u32 {
         let uint_ptr = self.buffer().uint_ptr;
         let zero = self.b.const_u32(0);
         fb.op(&mut self.b, Op::AccessChain, uint_ptr, &[buf, zero, index])
@@ -127,21 +137,20 @@ impl Base<'_> {
         )
     }
 
-    /// The record writer, one per module: `uint bb_begin(uint kind_word, uint site, uint cap, uint size)`.
-    /// It counts the site; when the count is under the cap it allocates `size` words and, when they fit,
+    /// The record allocator, one per module:
+    /// `uint bb_begin(uint kind_word, uint site, uint cap, uint size, uint firings)`. It adds `firings` to the
+    /// site's counter; when the count before was under the cap it allocates `size` words and, when they fit,
     /// writes the record header there and returns the word index where the payload goes. It returns 0
     /// (never a payload index: the buffer header is there) when nothing is to be written, after counting a
     /// drop if the buffer was full (see [`crate::record`]).
-    fn begin_writer(&mut self) -> u32 {
+    pub(super) fn begin_writer(&mut self) -> u32 {
         if let Some(f) = self.begin {
             return f;
         }
         let uint = self.b.type_uint();
         let bool_t = self.b.type_bool();
-        let v4 = self.b.type_vector(uint, 4);
-        let private = self.private_vars();
-        let (mut fb, id, p) = FnBuilder::new(&mut self.b, uint, &[uint, uint, uint, uint]);
-        let (kind_word, site, cap, size) = (p[0], p[1], p[2], p[3]);
+        let (mut fb, id, p) = FnBuilder::new(&mut self.b, uint, &[uint, uint, uint, uint, uint]);
+        let (kind_word, site, cap, size, firings) = (p[0], p[1], p[2], p[3], p[4]);
         let BufferAccess {
             address,
             struct_ptr,
@@ -166,7 +175,7 @@ impl Base<'_> {
         let counters = self.load_header(&mut fb, buf, header::COUNTERS_OFFSET);
         let index = fb.op(&mut self.b, Op::IAdd, uint, &[counters, site]);
         let counter = self.word_ptr(&mut fb, buf, index);
-        let prev = self.atomic_add(&mut fb, counter, one);
+        let prev = self.atomic_add(&mut fb, counter, firings);
         let below = fb.op(&mut self.b, Op::ULessThan, bool_t, &[prev, cap]);
         fb.op_void(Op::SelectionMerge, &[m_count, NO_SELECTION_CONTROL]);
         fb.op_void(Op::BranchConditional, &[below, l_alloc, m_count]);
@@ -187,17 +196,7 @@ impl Base<'_> {
         fb.block(l_write);
         let records = self.load_header(&mut fb, buf, header::RECORDS_OFFSET);
         let base = fb.op(&mut self.b, Op::IAdd, uint, &[records, off]);
-        let stage = fb.op(&mut self.b, Op::Load, uint, &[private.stage]);
-        let shift = self.b.const_u32(STAGE_SHIFT);
-        let stage_bits = fb.op(&mut self.b, Op::ShiftLeftLogical, uint, &[stage, shift]);
-        let sized = fb.op(&mut self.b, Op::BitwiseOr, uint, &[kind_word, size]);
-        let first = fb.op(&mut self.b, Op::BitwiseOr, uint, &[sized, stage_bits]);
-        let invocation = fb.op(&mut self.b, Op::Load, v4, &[private.invocation]);
-        let mut words = vec![first, site];
-        for i in 0..4 {
-            words.push(fb.op(&mut self.b, Op::CompositeExtract, uint, &[invocation, i]));
-        }
-        words.push(zero);
+        let words = self.record_header(&mut fb, kind_word, site, size);
         self.store_words(&mut fb, buf, base, &words);
         let header_words = self.b.const_u32(RECORD_HEADER_WORDS as u32);
         let payload = fb.op(&mut self.b, Op::IAdd, uint, &[base, header_words]);
@@ -222,6 +221,75 @@ impl Base<'_> {
         id
     }
 
+    /// The header words of a record of `size` words (see [`crate::record`]): the kind, size and stage word,
+    /// the site and the invocation.
+    pub(super) fn record_header(
+        &mut self,
+        fb: &mut FnBuilder,
+        kind_word: u32,
+        site: u32,
+        size: u32,
+    ) -> Vec<u32> {
+        let uint = self.b.type_uint();
+        let v4 = self.b.type_vector(uint, 4);
+        let private = self.private_vars();
+        let stage = fb.op(&mut self.b, Op::Load, uint, &[private.stage]);
+        let shift = self.b.const_u32(STAGE_SHIFT);
+        let stage_bits = fb.op(&mut self.b, Op::ShiftLeftLogical, uint, &[stage, shift]);
+        let sized = fb.op(&mut self.b, Op::BitwiseOr, uint, &[kind_word, size]);
+        let first = fb.op(&mut self.b, Op::BitwiseOr, uint, &[sized, stage_bits]);
+        let invocation = fb.op(&mut self.b, Op::Load, v4, &[private.invocation]);
+        let mut words = vec![first, site];
+        for i in 0..4 {
+            words.push(fb.op(&mut self.b, Op::CompositeExtract, uint, &[invocation, i]));
+        }
+        words.push(self.b.const_u32(0));
+        debug_assert_eq!(words.len(), RECORD_HEADER_WORDS);
+        words
+    }
+
+    /// `for (k = 0; k < count; k++) buf.words[base + k] = word(k);` in a loop marked not to be unrolled;
+    /// `word` emits the value of word `k` into the loop body.
+    pub(super) fn store_loop(
+        &mut self,
+        fb: &mut FnBuilder,
+        buf: u32,
+        base: u32,
+        count: u32,
+        word: &dyn Fn(&mut FnBuilder, &mut Builder, u32) -> u32,
+    ) {
+        let uint = self.b.type_uint();
+        let bool_t = self.b.type_bool();
+        let p_uint = self.b.type_pointer(StorageClass::Function, uint);
+        let k_var = fb.local(&mut self.b, p_uint);
+        let zero = self.b.const_u32(0);
+        let one = self.b.const_u32(1);
+        fb.op_void(Op::Store, &[k_var, zero]);
+        let [header, test, body, next, merge] = [(); 5].map(|()| self.b.id());
+        fb.op_void(Op::Branch, &[header]);
+        fb.block(header);
+        fb.op_void(
+            Op::LoopMerge,
+            &[merge, next, LoopControl::DONT_UNROLL.bits()],
+        );
+        fb.op_void(Op::Branch, &[test]);
+        fb.block(test);
+        let k = fb.op(&mut self.b, Op::Load, uint, &[k_var]);
+        let more = fb.op(&mut self.b, Op::ULessThan, bool_t, &[k, count]);
+        fb.op_void(Op::BranchConditional, &[more, body, merge]);
+        fb.block(body);
+        let value = word(fb, &mut self.b, k);
+        let index = fb.op(&mut self.b, Op::IAdd, uint, &[base, k]);
+        let ptr = self.word_ptr(fb, buf, index);
+        fb.op_void(Op::Store, &[ptr, value, ALIGNED, 4]);
+        fb.op_void(Op::Branch, &[next]);
+        fb.block(next);
+        let k_next = fb.op(&mut self.b, Op::IAdd, uint, &[k, one]);
+        fb.op_void(Op::Store, &[k_var, k_next]);
+        fb.op_void(Op::Branch, &[header]);
+        fb.block(merge);
+    }
+
     /// Stores `words` at `buf.words[base + k]`.
     fn store_words(&mut self, fb: &mut FnBuilder, buf: u32, base: u32, words: &[u32]) {
         let uint = self.b.type_uint();
@@ -235,6 +303,13 @@ impl Base<'_> {
             let ptr = self.word_ptr(fb, buf, index);
             fb.op_void(Op::Store, &[ptr, w, ALIGNED, 4]);
         }
+    }
+
+    /// What the value helper `f` does, when `f` is one.
+    pub(super) fn helper_kind_of(&self, f: u32) -> Option<HelperKind> {
+        self.helpers
+            .iter()
+            .find_map(|((kind, _), &id)| (id == f).then_some(*kind))
     }
 
     /// The helper for a site with values of `types` (`words` payload words in all):
@@ -269,26 +344,9 @@ impl Base<'_> {
             comps.push(values::components(&mut fb, &mut self.b, p[3 + i], shape));
         }
         let end = self.b.id();
-        if let HelperKind::NanCheck { inputs } = kind {
+        if let HelperKind::NanCheck { inputs } | HelperKind::PendingNanCheck { inputs } = kind {
             // The output first: almost always finite, and then the helper returns after a few integer
             // ops. Only a non-finite output pays for the test of the inputs (a NaN that came in is not new).
-            let non_finite_any =
-                |fb: &mut FnBuilder, b: &mut Builder, range: std::ops::Range<usize>| {
-                    let mut any: Option<u32> = None;
-                    for i in range {
-                        if !shapes[i].is_float() {
-                            continue;
-                        }
-                        for &c in &comps[i] {
-                            let nf = values::non_finite(fb, b, c, &shapes[i]);
-                            any = Some(match any {
-                                None => nf,
-                                Some(prev) => fb.op(b, Op::LogicalOr, bool_t, &[prev, nf]),
-                            });
-                        }
-                    }
-                    any
-                };
             // Quick test of the output first (see `values::maybe_non_finite`).
             let mut quick: Option<u32> = None;
             for i in (inputs..shapes.len()).filter(|&i| shapes[i].is_float()) {
@@ -310,56 +368,50 @@ impl Base<'_> {
             fb.block(finite);
             fb.op_void(Op::Return, &[]);
             fb.block(exact);
-            // Exact: some output component is not finite, and every input is (a NaN that came in is not new).
-            let bad_output = non_finite_any(&mut fb, &mut self.b, inputs..shapes.len())
+            let fire = new_non_finite(&mut fb, &mut self.b, &shapes, &comps, inputs)
                 .expect("a float output, tested above");
-            let fire = match non_finite_any(&mut fb, &mut self.b, 0..inputs) {
-                None => bad_output,
-                Some(bad_input) => {
-                    let finite_in = fb.op(&mut self.b, Op::LogicalNot, bool_t, &[bad_input]);
-                    fb.op(
-                        &mut self.b,
-                        Op::LogicalAnd,
-                        bool_t,
-                        &[finite_in, bad_output],
-                    )
-                }
-            };
             let record = self.b.id();
             fb.op_void(Op::SelectionMerge, &[end, NO_SELECTION_CONTROL]);
             fb.op_void(Op::BranchConditional, &[fire, record, end]);
             fb.block(record);
         }
-        let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
-        let at = fb.op(
-            &mut self.b,
-            Op::FunctionCall,
-            uint,
-            &[begin, p[0], p[1], p[2], size],
-        );
-        if words > 0 {
-            let zero = self.b.const_u32(0);
-            let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
-            let store = self.b.id();
-            let stored = self.b.id();
-            fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
-            fb.op_void(Op::BranchConditional, &[writing, store, stored]);
-            fb.block(store);
+        if let HelperKind::PendingNanCheck { .. } = kind {
+            // The third parameter is the site's slot in bb_pending.
             let mut payload = Vec::with_capacity(words);
             for (i, shape) in shapes.iter().enumerate() {
                 for &c in &comps[i] {
                     payload.extend(values::component_words(&mut fb, &mut self.b, c, shape));
                 }
             }
-            let BufferAccess {
-                address,
-                struct_ptr,
-                ..
-            } = self.buffer();
-            let buf = fb.op(&mut self.b, Op::Bitcast, struct_ptr, &[address]);
-            self.store_words(&mut fb, buf, at, &payload);
-            fb.op_void(Op::Branch, &[stored]);
-            fb.block(stored);
+            self.keep_pending(&mut fb, p[2], &payload);
+        } else {
+            let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
+            let one = self.b.const_u32(1);
+            let at = fb.op(
+                &mut self.b,
+                Op::FunctionCall,
+                uint,
+                &[begin, p[0], p[1], p[2], size, one],
+            );
+            if words > 0 {
+                let zero = self.b.const_u32(0);
+                let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
+                let store = self.b.id();
+                let stored = self.b.id();
+                fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
+                fb.op_void(Op::BranchConditional, &[writing, store, stored]);
+                fb.block(store);
+                let mut payload = Vec::with_capacity(words);
+                for (i, shape) in shapes.iter().enumerate() {
+                    for &c in &comps[i] {
+                        payload.extend(values::component_words(&mut fb, &mut self.b, c, shape));
+                    }
+                }
+                let buf = self.buffer_pointer(&mut fb);
+                self.store_words(&mut fb, buf, at, &payload);
+                fb.op_void(Op::Branch, &[stored]);
+                fb.block(stored);
+            }
         }
         fb.op_void(Op::Branch, &[end]);
         fb.block(end);
@@ -531,6 +583,7 @@ impl Base<'_> {
             let mut interface = used;
             if all_globals {
                 interface.extend([private.invocation, private.stage]);
+                interface.extend(self.pending.iter().flat_map(|p| p.variables()));
             }
             if let Some(inst) = module.entry_points.get_mut(e.index) {
                 add_interface(inst, &interface);
@@ -621,4 +674,51 @@ pub(super) fn enable_buffer_addresses(module: &mut Module) {
             *addressing = AddressingModel::PhysicalStorageBuffer64 as u32;
         }
     }
+}
+
+/// `words[index]` for an `index` known only when the shader runs: a chain of selects, the last word when
+/// `index` is past the others.
+pub(super) fn pick(fb: &mut FnBuilder, b: &mut Builder, words: &[u32], index: u32) -> u32 {
+    let uint = b.type_uint();
+    let bool_t = b.type_bool();
+    let (&last, rest) = words.split_last().expect("words to pick from");
+    rest.iter().enumerate().rev().fold(last, |later, (j, &w)| {
+        let j = b.const_u32(j as u32);
+        let here = fb.op(b, Op::IEqual, bool_t, &[index, j]);
+        fb.op(b, Op::Select, uint, &[here, w, later])
+    })
+}
+
+/// The exact NaN test of a [`HelperKind::NanCheck`] site: some component of a value from `inputs` on is NaN
+/// or Inf, and every float component of the values before it is finite (a NaN that came in is not new).
+/// `None` when no value from `inputs` on is a float.
+pub(super) fn new_non_finite(
+    fb: &mut FnBuilder,
+    b: &mut Builder,
+    shapes: &[Shape],
+    comps: &[Vec<u32>],
+    inputs: usize,
+) -> Option<u32> {
+    let bool_t = b.type_bool();
+    let mut non_finite_any = |fb: &mut FnBuilder, range: std::ops::Range<usize>| {
+        let mut any: Option<u32> = None;
+        for i in range.filter(|&i| shapes[i].is_float()) {
+            for &c in &comps[i] {
+                let nf = values::non_finite(fb, b, c, &shapes[i]);
+                any = Some(match any {
+                    None => nf,
+                    Some(prev) => fb.op(b, Op::LogicalOr, bool_t, &[prev, nf]),
+                });
+            }
+        }
+        any
+    };
+    let bad_output = non_finite_any(fb, inputs..shapes.len())?;
+    Some(match non_finite_any(fb, 0..inputs) {
+        None => bad_output,
+        Some(bad_input) => {
+            let finite_in = fb.op(b, Op::LogicalNot, bool_t, &[bad_input]);
+            fb.op(b, Op::LogicalAnd, bool_t, &[finite_in, bad_output])
+        }
+    })
 }

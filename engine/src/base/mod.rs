@@ -27,6 +27,7 @@
 pub(crate) mod builder;
 mod deferred;
 mod helpers;
+mod pending;
 pub(crate) mod values;
 
 use spirv::{AddressingModel, Capability, MemoryModel, Op};
@@ -52,10 +53,10 @@ pub(crate) enum Edit {
     Replace(Vec<Instruction>),
     /// Keep it and put these instructions right after it.
     After(Vec<Instruction>),
-    /// Keep it; `site` (from [`Base::site`], for a NaN check of its `result`) joins the current group of
-    /// checks ([`deferred`]): its last instruction, the call, runs only if a quick test of some result of the
-    /// group fails.
-    CheckLater { result: u32, site: Vec<Instruction> },
+    /// Keep it; `site` (from [`Base::site`], a NaN check) joins the current group of checks ([`deferred`]):
+    /// its last instruction, the call, runs only if a quick test of the values some check of the group
+    /// tests fails. Made by [`Base::check_later`].
+    CheckLater { site: Vec<Instruction> },
 }
 
 /// Where an instruction is.
@@ -94,6 +95,9 @@ pub(crate) enum HelperKind {
     Record,
     /// Record only when the first `inputs` values are all finite and some later value is NaN or Inf.
     NanCheck { inputs: usize },
+    /// A [`HelperKind::NanCheck`] whose record waits in `bb_pending` until the invocation ends
+    /// ([`pending`]); its call has the site's slot there in place of the cap.
+    PendingNanCheck { inputs: usize },
 }
 
 /// The instrumentation context of one module.
@@ -112,6 +116,8 @@ pub(crate) struct Base<'o> {
     /// `bb_begin`, once built.
     begin: Option<u32>,
     helpers: FastMap<(HelperKind, Vec<u32>), u32>,
+    /// NaN records waiting until the invocation ends, once a site has a slot.
+    pending: Option<pending::Pending>,
     crash: Option<u32>,
 }
 
@@ -153,6 +159,7 @@ impl<'o> Base<'o> {
             private: None,
             begin: None,
             helpers: FastMap::default(),
+            pending: None,
             crash: None,
         })
     }
@@ -211,9 +218,9 @@ impl<'o> Base<'o> {
                                 new.push(inst);
                                 new.extend(insts);
                             }
-                            Edit::CheckLater { result, site } => {
+                            Edit::CheckLater { site } => {
                                 new.push(inst);
-                                self.defer(&mut group, &mut new, result, site);
+                                self.defer(&mut group, &mut new, site);
                             }
                         }
                     }
@@ -305,7 +312,23 @@ impl<'o> Base<'o> {
             SiteKind::Printf => self.options.printf_records_per_site,
             _ => self.options.full_records_per_site,
         };
-        let kind_word = u32::from(kind.record_kind().code()) << record::KIND_SHIFT;
+        let kind_word = self
+            .b
+            .const_u32(u32::from(kind.record_kind().code()) << record::KIND_SHIFT);
+        let global = self.b.const_u32(global);
+        let mut cap = self.b.const_u32(cap);
+        let helper = match helper {
+            HelperKind::NanCheck { inputs } if self.options.nan_records_at_end => {
+                match self.pending_slot(words, kind_word, global, cap) {
+                    Some(slot) => {
+                        cap = slot;
+                        HelperKind::PendingNanCheck { inputs }
+                    }
+                    None => helper,
+                }
+            }
+            other => other,
+        };
         let helper_fn = self.value_helper(helper, &types, words)?;
         self.sites.push(Site {
             local_index,
@@ -322,12 +345,7 @@ impl<'o> Base<'o> {
         });
         let void = self.b.type_void();
         let call_id = result_id.unwrap_or_else(|| self.b.id());
-        let mut operands = vec![
-            helper_fn,
-            self.b.const_u32(kind_word),
-            self.b.const_u32(global),
-            self.b.const_u32(cap),
-        ];
+        let mut operands = vec![helper_fn, kind_word, global, cap];
         operands.extend(args);
         out.push(Instruction::new(
             Op::FunctionCall,
@@ -358,6 +376,7 @@ impl<'o> Base<'o> {
         if !self.sites.is_empty() {
             self.add_prologues(module)?;
             helpers::enable_buffer_addresses(module);
+            self.finish_pending(module);
         }
         let sites = std::mem::take(&mut self.sites);
         self.b.finish(module)?;

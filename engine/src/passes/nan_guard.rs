@@ -302,8 +302,7 @@ impl NanGuardPass {
             None,
         )?;
         Ok(match site {
-            Some(site) if base.groupable(ty) => Edit::CheckLater { result, site },
-            Some(insts) => Edit::After(insts),
+            Some(site) => base.check_later(site),
             None => Edit::Keep,
         })
     }
@@ -653,6 +652,11 @@ impl Pass for NanGuardPass {
         let Some(op) = inst.op() else {
             return Ok(Edit::Keep);
         };
+        // A check right after the write it checks joins the block's group of checks.
+        let grouped = |base: &Base<'_>, edit: Edit| match edit {
+            Edit::After(site) => base.check_later(site),
+            edit => edit,
+        };
         match op {
             Op::Store => {
                 let (Some(pointer), Some(value)) = (inst.operand(0), inst.operand(1)) else {
@@ -661,19 +665,23 @@ impl Pass for NanGuardPass {
                 match pointer_of(base, pointer).and_then(|(s, _)| Destination::of(s)) {
                     Some(destination) => {
                         let [store, bits, _] = destination.names();
-                        self.written_value(base, at, value, store, bits)
+                        let edit = self.written_value(base, at, value, store, bits)?;
+                        Ok(grouped(base, edit))
                     }
                     None => Ok(Edit::Keep),
                 }
             }
             Op::ImageWrite => match inst.operand(2) {
-                Some(texel) => self.written_value(
-                    base,
-                    at,
-                    texel,
-                    "image store",
-                    "image store of a bitcast float",
-                ),
+                Some(texel) => {
+                    let edit = self.written_value(
+                        base,
+                        at,
+                        texel,
+                        "image store",
+                        "image store of a bitcast float",
+                    )?;
+                    Ok(grouped(base, edit))
+                }
                 None => Ok(Edit::Keep),
             },
             Op::CopyMemory | Op::CopyMemorySized => self.visit_copy(base, at, inst),
@@ -682,7 +690,10 @@ impl Pass for NanGuardPass {
             | Op::AtomicFMaxEXT
             | Op::AtomicStore
             | Op::AtomicExchange
-            | Op::AtomicCompareExchange => self.visit_atomic(base, at, op, inst),
+            | Op::AtomicCompareExchange => {
+                let edit = self.visit_atomic(base, at, op, inst)?;
+                Ok(grouped(base, edit))
+            }
             Op::ReportIntersectionKHR => {
                 let Some(hit) = inst.operand(0) else {
                     return Ok(Edit::Keep);

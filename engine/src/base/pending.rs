@@ -1,0 +1,391 @@
+//! NaN records kept until the invocation ends.
+//!
+//! A NaN check whose record is written where it fires puts a record writer (loads, atomics and stores
+//! through a device address) into the app's code at each site: drivers inline every call, so pipeline
+//! creation pays for one writer per site, and llvmpipe turns each access through a device address into a
+//! loop over the SIMD lanes, which also splits the app's code around it and changes which multiplies and
+//! adds it fuses (SPIR-V lets it fuse them where it likes), so results could change by a few bits (or more,
+//! in chaotic code) with a change of code that never runs.
+//!
+//! So, with [`crate::Options::nan_records_at_end`], a NaN check that fires only counts the firing and, the
+//! first time, keeps its payload, in `Private` arrays (`bb_pending_counts`, one count per site, and
+//! `bb_pending_words`, the payloads), and sets a `Private` flag. A *flush* (`bb_flush`, one function per
+//! module: one loop over the sites around one record writer) writes what is pending: for each site with a
+//! count, the count is added to the site's counter and, under the site's cap, one record with its first
+//! payload is written. It is called before each return of an entry point function and before each
+//! instruction that ends the invocation or makes it a helper (`OpKill` and the like), so the app's own
+//! code gets no device access at all. Every array word is read at a constant index and picked by selects:
+//! an index known only when the shader runs makes llvmpipe compile each access as a chain of branches.
+//!
+//! What this changes: an invocation writes at most one record per site (its first firing), and the
+//! records are written when it ends, so a device fault or an endless loop before then loses them (the
+//! counts of what ended stay exact). Sites past [`MAX_PENDING_WORDS`] or [`MAX_PENDING_SITES`] write at
+//! once, as asserts, printf, loop budgets and integer checks always do (an assert may crash the device
+//! right after its record).
+//!
+//! The layer turns it on for CPU devices only. On llvmpipe (Mesa 22.3) it took pipeline creation at NaN
+//! `ops` from a median of 2.7x to 1.7x of no layer and the benchmark shader's run time from 20.6x to 1.4x,
+//! and kept the generated shaders' results bit for bit where code that never ran had changed them. On
+//! NVIDIA's compiler (H200, 580.159) the flush cost as much to compile as a writer per site in every shape
+//! tried (4.2x, and 5.3x with the loop bound hidden from its unroller; 1.4x with the flush left empty).
+
+use spirv::{LoopControl, Op, SelectionControl, StorageClass};
+
+use super::builder::FnBuilder;
+use super::Base;
+use crate::module::{Instruction, Module};
+use crate::record::{header, RECORD_HEADER_WORDS};
+
+/// The memory operand `Aligned` that loads through the buffer's pointers need.
+const ALIGNED: u32 = spirv::MemoryAccess::ALIGNED.bits();
+
+/// The payload words of `bb_pending_words` a module may use, and its sites (the counts): each invocation
+/// holds them (in registers or local memory on a GPU).
+pub(crate) const MAX_PENDING_WORDS: u32 = 256;
+pub(crate) const MAX_PENDING_SITES: u32 = 64;
+
+const NO_SELECTION_CONTROL: u32 = SelectionControl::NONE.bits();
+
+/// A site whose record waits in `bb_pending`.
+struct PendingSite {
+    /// Constant ids: the record's kind word, the global site index, its record cap, the record size.
+    kind_word: u32,
+    site: u32,
+    cap: u32,
+    size: u32,
+    /// Where its payload words start in `bb_pending_words`, a constant id.
+    offset: u32,
+}
+
+/// The module's pending records: the variables (their types made when the module is finished, once the
+/// arrays' lengths are known) and the sites.
+pub(crate) struct Pending {
+    /// Reserved ids: `uint bb_pending_counts[sites]` (its array type, `Private` pointer type, null
+    /// constant and variable) and `uint bb_pending_words[words]` (array type, pointer type, variable;
+    /// not initialized: a word is read only when its site's count says it was written).
+    counts_array: u32,
+    counts_ptr: u32,
+    counts_null: u32,
+    counts: u32,
+    words_array: u32,
+    words_ptr: u32,
+    words_var: u32,
+    /// `bool bb_pending_any`: some site has fired since the last flush.
+    any: u32,
+    sites: Vec<PendingSite>,
+    words: u32,
+}
+
+impl Pending {
+    /// The `Private` variables each entry point's interface must list (SPIR-V 1.4 and later).
+    pub(crate) fn variables(&self) -> [u32; 3] {
+        [self.counts, self.words_var, self.any]
+    }
+}
+
+/// Whether `inst` ends the invocation or makes it a helper: what is pending is written before it.
+fn ends_invocation(inst: &Instruction) -> bool {
+    matches!(
+        inst.op(),
+        Some(
+            Op::Kill
+                | Op::TerminateInvocation
+                | Op::DemoteToHelperInvocation
+                | Op::IgnoreIntersectionKHR
+                | Op::TerminateRayKHR
+                | Op::IgnoreIntersectionNV
+                | Op::TerminateRayNV
+                | Op::EmitMeshTasksEXT
+        )
+    )
+}
+
+impl Base<'_> {
+    /// A place in `bb_pending` for a NaN site of `words` payload words, if there is room: a constant id,
+    /// the site's ordinal times 65536 plus its payload offset (the helper's parameter in place of the cap;
+    /// drivers fold it). The site is flushed with its constants (`kind_word`, `site`, `cap`: constant ids).
+    pub(super) fn pending_slot(
+        &mut self,
+        words: usize,
+        kind_word: u32,
+        site: u32,
+        cap: u32,
+    ) -> Option<u32> {
+        let (used, sites) = self
+            .pending
+            .as_ref()
+            .map_or((0, 0), |p| (p.words, p.sites.len() as u32));
+        if used + words as u32 > MAX_PENDING_WORDS || sites >= MAX_PENDING_SITES {
+            return None;
+        }
+        if self.pending.is_none() {
+            let bool_t = self.b.type_bool();
+            let p_bool = self.b.type_pointer(StorageClass::Private, bool_t);
+            let no = self.b.constant(Op::ConstantFalse, bool_t, &[]);
+            let any = self.b.variable(p_bool, StorageClass::Private, Some(no));
+            let [counts_array, counts_ptr, counts_null, counts, words_array, words_ptr, words_var] =
+                [(); 7].map(|()| self.b.id());
+            self.pending = Some(Pending {
+                counts_array,
+                counts_ptr,
+                counts_null,
+                counts,
+                words_array,
+                words_ptr,
+                words_var,
+                any,
+                sites: Vec::new(),
+                words: 0,
+            });
+        }
+        let slot = self.b.const_u32(sites << 16 | used);
+        let offset = self.b.const_u32(used);
+        let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
+        let pending = self.pending.as_mut().expect("made above");
+        pending.words += words as u32;
+        pending.sites.push(PendingSite {
+            kind_word,
+            site,
+            cap,
+            size,
+            offset,
+        });
+        Some(slot)
+    }
+
+    /// In a NaN helper, after its test fired: counts the firing and, on the first, keeps `payload`; sets
+    /// the flag. `slot` is the parameter [`Base::pending_slot`] gave.
+    pub(super) fn keep_pending(&mut self, fb: &mut FnBuilder, slot: u32, payload: &[u32]) {
+        let pending = self.pending.as_ref().expect("a pending site");
+        let (counts, words_var, any) = (pending.counts, pending.words_var, pending.any);
+        let uint = self.b.type_uint();
+        let bool_t = self.b.type_bool();
+        let p_uint = self.b.type_pointer(StorageClass::Private, uint);
+        let zero = self.b.const_u32(0);
+        let one = self.b.const_u32(1);
+        let sixteen = self.b.const_u32(16);
+        let low = self.b.const_u32(0xffff);
+        let ordinal = fb.op(&mut self.b, Op::ShiftRightLogical, uint, &[slot, sixteen]);
+        let offset = fb.op(&mut self.b, Op::BitwiseAnd, uint, &[slot, low]);
+        let count_ptr = fb.op(&mut self.b, Op::AccessChain, p_uint, &[counts, ordinal]);
+        let count = fb.op(&mut self.b, Op::Load, uint, &[count_ptr]);
+        let counted = fb.op(&mut self.b, Op::IAdd, uint, &[count, one]);
+        fb.op_void(Op::Store, &[count_ptr, counted]);
+        let yes = self.b.constant(Op::ConstantTrue, bool_t, &[]);
+        fb.op_void(Op::Store, &[any, yes]);
+        let first = fb.op(&mut self.b, Op::IEqual, bool_t, &[count, zero]);
+        let (keep, kept) = (self.b.id(), self.b.id());
+        fb.op_void(Op::SelectionMerge, &[kept, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[first, keep, kept]);
+        fb.block(keep);
+        for (k, &word) in payload.iter().enumerate() {
+            let k = self.b.const_u32(k as u32);
+            let index = fb.op(&mut self.b, Op::IAdd, uint, &[offset, k]);
+            let ptr = fb.op(&mut self.b, Op::AccessChain, p_uint, &[words_var, index]);
+            fb.op_void(Op::Store, &[ptr, word]);
+        }
+        fb.op_void(Op::Branch, &[kept]);
+        fb.block(kept);
+    }
+
+    /// `void bb_flush()`: when the flag is set, clears it and, for each site in a loop, when its count is
+    /// not 0: clears it, adds it to the site's counter and, under the cap, writes the record with the kept
+    /// payload (see [`Base::begin_writer`]). Every word of the arrays is read at a constant index and
+    /// picked by selects: an index known only when the shader runs would make drivers keep the arrays in
+    /// memory (llvmpipe compiles each such access as a chain of branches, for the sites' accesses too).
+    fn flush_function(&mut self) -> u32 {
+        let pending = self.pending.as_ref().expect("pending sites");
+        let (counts, words_var, any, words) = (
+            pending.counts,
+            pending.words_var,
+            pending.any,
+            pending.words,
+        );
+        let field = |f: fn(&PendingSite) -> u32| pending.sites.iter().map(f).collect::<Vec<u32>>();
+        let (kinds, sites, caps, sizes, offsets) = (
+            field(|s| s.kind_word),
+            field(|s| s.site),
+            field(|s| s.cap),
+            field(|s| s.size),
+            field(|s| s.offset),
+        );
+        let site_count = sites.len() as u32;
+        let begin = self.begin_writer();
+        let void = self.b.type_void();
+        let uint = self.b.type_uint();
+        let bool_t = self.b.type_bool();
+        let p_uint = self.b.type_pointer(StorageClass::Private, uint);
+        let p_fn_uint = self.b.type_pointer(StorageClass::Function, uint);
+        let zero = self.b.const_u32(0);
+        let one = self.b.const_u32(1);
+        let no = self.b.constant(Op::ConstantFalse, bool_t, &[]);
+        let (mut fb, id, _) = FnBuilder::new(&mut self.b, void, &[]);
+        let j_var = fb.local(&mut self.b, p_fn_uint);
+        let [run, end, header, test, body, write, allocated, stored, written, next, merge] =
+            [(); 11].map(|()| self.b.id());
+        let fired = fb.op(&mut self.b, Op::Load, bool_t, &[any]);
+        fb.op_void(Op::SelectionMerge, &[end, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[fired, run, end]);
+        fb.block(run);
+        fb.op_void(Op::Store, &[any, no]);
+        let load_all = |fb: &mut FnBuilder, b: &mut super::Builder, var: u32, n: u32| -> Vec<u32> {
+            (0..n)
+                .map(|c| {
+                    let c = b.const_u32(c);
+                    let ptr = fb.op(b, Op::AccessChain, p_uint, &[var, c]);
+                    fb.op(b, Op::Load, uint, &[ptr])
+                })
+                .collect()
+        };
+        let all_counts = load_all(&mut fb, &mut self.b, counts, site_count);
+        let all_words = load_all(&mut fb, &mut self.b, words_var, words.max(1));
+        let buf = self.buffer_pointer(&mut fb);
+        // The bound is the site count plus a header word that is always 0: no compiler sees a constant trip
+        // count and unrolls the loop into a record writer per site (NVIDIA's did, DontUnroll notwithstanding).
+        let zero_word = self.b.const_u32(header::ZERO as u32);
+        let zero_ptr = self.word_ptr(&mut fb, buf, zero_word);
+        let opaque_zero = fb.op(&mut self.b, Op::Load, uint, &[zero_ptr, ALIGNED, 4]);
+        let total = self.b.const_u32(site_count);
+        let bound = fb.op(&mut self.b, Op::IAdd, uint, &[total, opaque_zero]);
+        fb.op_void(Op::Store, &[j_var, zero]);
+        fb.op_void(Op::Branch, &[header]);
+
+        // for (j = 0; j < sites + 0; j++)
+        fb.block(header);
+        fb.op_void(
+            Op::LoopMerge,
+            &[merge, next, LoopControl::DONT_UNROLL.bits()],
+        );
+        fb.op_void(Op::Branch, &[test]);
+        fb.block(test);
+        let j = fb.op(&mut self.b, Op::Load, uint, &[j_var]);
+        let more = fb.op(&mut self.b, Op::ULessThan, bool_t, &[j, bound]);
+        fb.op_void(Op::BranchConditional, &[more, body, merge]);
+
+        // if (count != 0) { at = bb_begin(..., count); if (at != 0) write }
+        fb.block(body);
+        let count = super::helpers::pick(&mut fb, &mut self.b, &all_counts, j);
+        let has = fb.op(&mut self.b, Op::INotEqual, bool_t, &[count, zero]);
+        fb.op_void(Op::SelectionMerge, &[written, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[has, write, written]);
+        fb.block(write);
+        let kind = super::helpers::pick(&mut fb, &mut self.b, &kinds, j);
+        let site = super::helpers::pick(&mut fb, &mut self.b, &sites, j);
+        let cap = super::helpers::pick(&mut fb, &mut self.b, &caps, j);
+        let size = super::helpers::pick(&mut fb, &mut self.b, &sizes, j);
+        let offset = super::helpers::pick(&mut fb, &mut self.b, &offsets, j);
+        let at = fb.op(
+            &mut self.b,
+            Op::FunctionCall,
+            uint,
+            &[begin, kind, site, cap, size, count],
+        );
+        let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
+        fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[writing, allocated, stored]);
+        fb.block(allocated);
+        // bb_begin wrote the header; payload word k is bb_pending_words[offset + k].
+        let header_words = self.b.const_u32(RECORD_HEADER_WORDS as u32);
+        let payload_words = fb.op(&mut self.b, Op::ISub, uint, &[size, header_words]);
+        self.store_loop(&mut fb, buf, at, payload_words, &|fb, b, k| {
+            let uint = b.type_uint();
+            let index = fb.op(b, Op::IAdd, uint, &[offset, k]);
+            super::helpers::pick(fb, b, &all_words, index)
+        });
+        fb.op_void(Op::Branch, &[stored]);
+        fb.block(stored);
+        fb.op_void(Op::Branch, &[written]);
+        fb.block(written);
+        fb.op_void(Op::Branch, &[next]);
+        fb.block(next);
+        let j_next = fb.op(&mut self.b, Op::IAdd, uint, &[j, one]);
+        fb.op_void(Op::Store, &[j_var, j_next]);
+        fb.op_void(Op::Branch, &[header]);
+        fb.block(merge);
+        // Counts are cleared for a later flush (after a demote, the invocation goes on as a helper).
+        for c in 0..site_count {
+            let c = self.b.const_u32(c);
+            let ptr = fb.op(&mut self.b, Op::AccessChain, p_uint, &[counts, c]);
+            fb.op_void(Op::Store, &[ptr, zero]);
+        }
+        fb.op_void(Op::Branch, &[end]);
+        fb.block(end);
+        fb.op_void(Op::Return, &[]);
+        self.b.add_function(fb.finish());
+        id
+    }
+
+    /// When sites are pending: defines the arrays (now that their lengths are known), builds the flush and
+    /// calls it before each return of an entry point function and before each instruction that ends the
+    /// invocation.
+    pub(super) fn finish_pending(&mut self, module: &mut Module) {
+        let Some((site_count, words)) = self
+            .pending
+            .as_ref()
+            .map(|p| (p.sites.len() as u32, p.words))
+        else {
+            return;
+        };
+        let flush = self.flush_function();
+        let p = self.pending.as_ref().expect("checked above");
+        let ids = (
+            p.counts_array,
+            p.counts_ptr,
+            p.counts_null,
+            p.counts,
+            p.words_array,
+            p.words_ptr,
+            p.words_var,
+        );
+        let (counts_array, counts_ptr, counts_null, counts, words_array, words_ptr, words_var) =
+            ids;
+        let uint = self.b.type_uint();
+        let private = StorageClass::Private as u32;
+        let n = self.b.const_u32(site_count);
+        self.b.define(counts_array, Op::TypeArray, None, &[uint, n]);
+        self.b
+            .define(counts_ptr, Op::TypePointer, None, &[private, counts_array]);
+        self.b
+            .define(counts_null, Op::ConstantNull, Some(counts_array), &[]);
+        self.b.define(
+            counts,
+            Op::Variable,
+            Some(counts_ptr),
+            &[private, counts_null],
+        );
+        let w = self.b.const_u32(words.max(1));
+        self.b.define(words_array, Op::TypeArray, None, &[uint, w]);
+        self.b
+            .define(words_ptr, Op::TypePointer, None, &[private, words_array]);
+        self.b
+            .define(words_var, Op::Variable, Some(words_ptr), &[private]);
+        let void = self.b.type_void();
+        let entry_functions: Vec<u32> = self.an.entry_points.iter().map(|e| e.function).collect();
+        for f in &mut module.functions {
+            let entry = entry_functions.contains(&f.id());
+            for block in &mut f.blocks {
+                let at: Vec<usize> = block
+                    .instructions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| {
+                        ends_invocation(i) || (entry && (i.is(Op::Return) || i.is(Op::ReturnValue)))
+                    })
+                    .map(|(k, _)| k)
+                    .collect();
+                for &k in at.iter().rev() {
+                    let call_id = self.b.id();
+                    block.instructions.insert(
+                        k,
+                        Instruction::new(
+                            Op::FunctionCall,
+                            Some(void),
+                            Some(call_id),
+                            smallvec::smallvec![flush],
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
