@@ -100,6 +100,8 @@ pub enum Kind {
 
 /// Settings the loop settings need to be shown.
 const WITH_LOOPS: Option<(&str, &[&str])> = Some(("loops", &["report", "break"]));
+/// A setting that matters only with NaN checks on.
+const WITH_NAN: Option<(&str, &[&str])> = Some(("nan", &["outputs", "ops"]));
 
 /// The variables this build reads. `VK_BLACKBOX_ENABLE` / `VK_BLACKBOX_DISABLE` are the loader's.
 pub const VARIABLES: &[Variable] = &[
@@ -193,6 +195,24 @@ pub const VARIABLES: &[Variable] = &[
                 default: "off",
             },
             depends_on: None,
+        }),
+    },
+    Variable {
+        name: "VK_BLACKBOX_NAN_RECORDS",
+        accepted: "auto, end, fired",
+        default: "auto",
+        setting: Some(Setting {
+            label: "NaN records",
+            description: "When NaN checks write their records: when the invocation ends, or where they fire.",
+            kind: Kind::Enum {
+                values: &[
+                    ("auto", "Automatic", "At the invocation's end on CPU devices (llvmpipe), where they fire on GPUs."),
+                    ("end", "At the invocation's end", "One record per site and invocation, written when it ends; cheaper to compile on llvmpipe, lost if the invocation never ends."),
+                    ("fired", "Where they fire", "Up to 8 records per site, written where the check fires."),
+                ],
+                default: "auto",
+            },
+            depends_on: WITH_NAN,
         }),
     },
     Variable {
@@ -637,6 +657,26 @@ keywords!(Breadcrumbs {
     "command" => Breadcrumbs::Command,
 });
 
+/// `VK_BLACKBOX_NAN_RECORDS`: when NaN checks write their records (the engine's
+/// [`blackbox_engine::Options::nan_records_at_end`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NanRecords {
+    /// At the invocation's end on CPU devices, where they fire on GPUs: on NVIDIA's compiler the
+    /// end-of-invocation flush did not make compiling cheaper (README, "Pipeline creation per module").
+    #[default]
+    Auto,
+    /// When the invocation ends.
+    End,
+    /// Where the check fires.
+    Fired,
+}
+
+keywords!(NanRecords {
+    "auto" => NanRecords::Auto,
+    "end" => NanRecords::End,
+    "fired" => NanRecords::Fired,
+});
+
 /// `VK_BLACKBOX_CHECKPOINTS`: whether `VK_NV_device_diagnostic_checkpoints` is enabled (with breadcrumbs on,
 /// where the device has it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -690,6 +730,8 @@ pub struct Config {
     pub printf: bool,
     /// NaN/Inf guards.
     pub nan: NanLevel,
+    /// `VK_BLACKBOX_NAN_RECORDS`.
+    pub nan_records: NanRecords,
     /// Loop budgets.
     pub loops: LoopMode,
     /// Iterations of one loop an invocation may run before its budget fires; 0 is no iteration budget.
@@ -820,6 +862,7 @@ impl Config {
         let assert = r.keyword("VK_BLACKBOX_ASSERT", AssertMode::Log);
         let Switch(printf) = r.keyword("VK_BLACKBOX_PRINTF", Switch(true));
         let nan = r.keyword("VK_BLACKBOX_NAN", NanLevel::Off);
+        let nan_records = r.keyword("VK_BLACKBOX_NAN_RECORDS", NanRecords::Auto);
         let loops = r.keyword("VK_BLACKBOX_LOOPS", LoopMode::Off);
         let loop_limit = r.number(
             "VK_BLACKBOX_LOOP_LIMIT",
@@ -910,6 +953,7 @@ impl Config {
                 assert,
                 printf,
                 nan,
+                nan_records,
                 loops,
                 loop_limit,
                 loop_ms,

@@ -149,6 +149,7 @@ pub fn build(
         ),
         format!("VK_BLACKBOX_ASSERT={}", config.assert),
         format!("VK_BLACKBOX_NAN={}", config.nan),
+        format!("VK_BLACKBOX_NAN_RECORDS={}", config.nan_records),
         format!("VK_BLACKBOX_LOOPS={}", config.loops),
         format!(
             "VK_BLACKBOX_INT={}",

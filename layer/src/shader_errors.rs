@@ -15,7 +15,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::config::AssertMode;
+use crate::config::{AssertMode, NanRecords};
 use crate::device::Device;
 use crate::memory::HostBuffer;
 
@@ -118,9 +118,13 @@ impl ErrorBuffer {
             loop_limit: config.loop_limit,
             loop_clock,
             int_checks: config.int_checks,
-            // On a GPU, records where the check fires: NVIDIA's compiler made the end-of-invocation flush
-            // cost more to compile than a writer per site, in each shape tried (README, issue 11).
-            nan_records_at_end: device.capabilities.cpu_device,
+            nan_records_at_end: match config.nan_records {
+                NanRecords::End => true,
+                NanRecords::Fired => false,
+                // On a GPU, records where the check fires: on NVIDIA's compiler the end-of-invocation flush
+                // cost as much to compile as a writer per site, in each shape tried (README).
+                NanRecords::Auto => device.capabilities.cpu_device,
+            },
             ..Options::default()
         };
         Ok(Self {

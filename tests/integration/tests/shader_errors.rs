@@ -15,6 +15,10 @@ fn line_of(file: &str, marker: &str) -> usize {
         + 1
 }
 
+/// Both ways of writing NaN records (`VK_BLACKBOX_NAN_RECORDS`): `end`, what lavapipe gets by default,
+/// and `fired`, what GPUs get.
+const NAN_RECORDS: [&str; 2] = ["end", "fired"];
+
 #[test]
 fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count() {
     let cases = [
@@ -31,12 +35,18 @@ fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count
             "Inf from division() at nan.comp:{L}: operands 1, 0 -> inf",
         ),
     ];
-    for (op, expected) in cases {
+    for ((op, expected), records) in cases
+        .into_iter()
+        .flat_map(|case| NAN_RECORDS.map(|records| (case, records)))
+    {
         let home = TempDir::new(&format!("nan-{op}"));
         let run = run(&mut testapp_with_blackbox(
             &home,
             &["nan-compute", "--nan-op", op],
-            &[("VK_BLACKBOX_NAN", "ops")],
+            &[
+                ("VK_BLACKBOX_NAN", "ops"),
+                ("VK_BLACKBOX_NAN_RECORDS", records),
+            ],
         ));
         run.assert_success().assert_no_validation_messages();
         let line = line_of("nan.comp", &format!("NAN-SITE {op}"));
@@ -45,7 +55,10 @@ fn nan_ops_names_the_first_operation_with_its_line_operands_invocation_and_count
         // One line: the operation; its store is the same NaN and is not reported again.
         assert_eq!(warns.len(), 1, "{}", run.dump());
         let w = warns[0];
-        assert!(w.contains(&expected), "expected `{expected}` in\n{w}");
+        assert!(
+            w.contains(&expected),
+            "{records}: expected `{expected}` in\n{w}"
+        );
         // One invocation of one dispatch among 100: invocation (12,0,0), counted once.
         assert!(
             w.contains("invocation (12, 0, 0)")
@@ -88,12 +101,18 @@ fn nan_outputs_catches_the_value_where_it_is_stored() {
         ("nan-compute", "nan.comp", "storage buffer store"),
         ("nan-fragment", "nan.frag", "output"),
     ] {
-        for op in ["normalize", "pow", "div"] {
+        for (op, records) in ["normalize", "pow", "div"]
+            .into_iter()
+            .flat_map(|op| NAN_RECORDS.map(|records| (op, records)))
+        {
             let home = TempDir::new("nan-out");
             let run = run(&mut testapp_with_blackbox(
                 &home,
                 &[scenario, "--nan-op", op],
-                &[("VK_BLACKBOX_NAN", "outputs")],
+                &[
+                    ("VK_BLACKBOX_NAN", "outputs"),
+                    ("VK_BLACKBOX_NAN_RECORDS", records),
+                ],
             ));
             run.assert_success().assert_no_validation_messages();
             let warns = run.warnings();
@@ -102,7 +121,7 @@ fn nan_outputs_catches_the_value_where_it_is_stored() {
             let line = line_of(file, "NAN-STORE");
             assert!(
                 warns[0].contains(&format!("{kind} in {what} at {file}:{line}")),
-                "{}",
+                "{records}: {}",
                 warns[0]
             );
             assert!(
