@@ -38,6 +38,10 @@ pub struct InstrumentArgs {
     /// NaN/Inf checks
     #[arg(long, value_name = "LEVEL", value_parser = nan_levels(), default_value = "off")]
     pub nan: NanLevel,
+    /// When NaN records are written, as VK_BLACKBOX_NAN_RECORDS: end (when the invocation ends, what the
+    /// layer does on CPU devices) or fired (where the check fires, what it does on GPUs)
+    #[arg(long, value_name = "WHEN", value_parser = ["end", "fired"], default_value = "end")]
+    pub nan_records: String,
     /// Loop budgets, as VK_BLACKBOX_LOOPS: every loop counts its iterations per invocation
     #[arg(long, value_name = "MODE", value_parser = loop_modes(), default_value = "off")]
     pub loops: LoopMode,
@@ -137,6 +141,7 @@ impl InstrumentArgs {
                 loops: self.loops,
                 loop_limit: self.loop_limit,
                 int_checks: self.int_checks,
+                nan_records_at_end: self.nan_records == "end",
                 ..Options::default()
             },
             sites: self.sites,

@@ -214,6 +214,37 @@ fn instrument_writes_a_valid_module_and_lists_its_sites() {
     assert!(text(&again.stderr).contains("-> stdout:"));
 }
 
+/// `--nan-records end` (the default) adds the end-of-invocation flush, a loop marked DontUnroll;
+/// `fired` writes where checks fire and has no loop; both validate.
+#[test]
+fn nan_records_choose_the_flush_or_writers_where_checks_fire() {
+    let dir = TempDir::new("nan-records");
+    let spv = compile(&dir.0);
+    let mut loops = Vec::new();
+    for records in ["end", "fired"] {
+        let out_spv = dir.0.join(format!("{records}.spv"));
+        let out = instrument(&["--nan", "ops", "--nan-records", records], &spv, &out_spv);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let val = Command::new(spirv_val())
+            .args(["--target-env", "vulkan1.2"])
+            .arg(&out_spv)
+            .output()
+            .unwrap();
+        assert!(val.status.success(), "{records}: {}", text(&val.stderr));
+        let dis = Command::new(venv_tool("spirv-dis"))
+            .arg(&out_spv)
+            .output()
+            .unwrap();
+        assert!(dis.status.success(), "{}", text(&dis.stderr));
+        loops.push(text(&dis.stdout).matches("DontUnroll").count());
+    }
+    assert!(loops[0] > 0, "end: a flush loop");
+    assert_eq!(loops[1], 0, "fired: no flush");
+    let bad = instrument(&["--nan-records", "later"], &spv, &dir.0.join("bad.spv"));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("possible values: end, fired"));
+}
+
 #[test]
 fn shader_info_prints_entry_points_and_sources() {
     let dir = TempDir::new("info");
