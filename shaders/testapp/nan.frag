@@ -7,7 +7,7 @@
 layout(push_constant) uniform Push {
     uvec2 bad_pixel;
     uint op; // 0 normalize, 1 pow, 2 div
-    uint unused;
+    uint discard_bad; // --nan-discard: the bad pixel discards itself after its NaN
     vec4 bad;
 } pc;
 
@@ -26,6 +26,9 @@ void main() {
         r = vec4(pow(v.x, 0.3), v.yzw); // NAN-SITE pow
     } else {
         r = vec4(1.0 / v.x, v.yzw); // NAN-SITE div
+    }
+    if (pixel == pc.bad_pixel && pc.discard_bad != 0u) {
+        discard;
     }
     out_color = r; // NAN-STORE
 }

@@ -83,6 +83,8 @@ options:
                      default), pow (of -0.5) or div (1.0 / 0.0)
   --nan-dispatches N nan-compute: dispatches in the command buffer (default 100); the bad one is
                      dispatch 42 (or the last, if N <= 42), invocation (12,0,0)
+  --nan-discard      nan-fragment: the bad pixel discards itself after its NaN or Inf (so nothing is
+                     stored: a NaN record written when the invocation ends must come before the discard)
   --passes N         passes: how many (default 16)
   --bad-pass K       passes: the one that goes wrong (default 11)
   --pass-fault F     passes: none (default), nan (sqrt of -1 in invocation 7), hang (a long loop in
@@ -264,6 +266,8 @@ pub struct FaultOptions {
     pub bad_address: u64,
     pub nan_op: NanOp,
     pub nan_dispatches: u32,
+    /// `nan-fragment`: the bad pixel discards itself after its NaN.
+    pub nan_discard: bool,
     pub loop_wait_ms: u32,
     /// `passes`: how many, which one goes wrong, and how.
     pub passes: u32,
@@ -363,6 +367,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             bad_address: 0xdead_0000,
             nan_op: NanOp::Normalize,
             nan_dispatches: 100,
+            nan_discard: false,
             loop_wait_ms: 10_000,
             passes: 16,
             bad_pass: 11,
@@ -469,6 +474,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                     other => bail!("--nan-op: `{other}` is not normalize, pow or div"),
                 }
             }
+            "--nan-discard" => options.fault.nan_discard = true,
             "--nan-dispatches" => {
                 options.fault.nan_dispatches = value("--nan-dispatches")?.clamp(1, 1000)
             }

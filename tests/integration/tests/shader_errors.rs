@@ -95,6 +95,33 @@ fn nan_ops_in_a_fragment_shader_names_the_pixel() {
     );
 }
 
+/// The bad pixel discards itself after its NaN: the record is written before the discard, both ways.
+#[test]
+fn nan_ops_in_a_fragment_that_then_discards_is_reported() {
+    for records in NAN_RECORDS {
+        let home = TempDir::new("nan-frag-discard");
+        let run = run(&mut testapp_with_blackbox(
+            &home,
+            &["nan-fragment", "--nan-discard"],
+            &[
+                ("VK_BLACKBOX_NAN", "ops"),
+                ("VK_BLACKBOX_NAN_RECORDS", records),
+            ],
+        ));
+        run.assert_success().assert_no_validation_messages();
+        let line = line_of("nan.frag", "NAN-SITE normalize");
+        let warns = run.warnings();
+        assert_eq!(warns.len(), 1, "{records}: {}", run.dump());
+        assert!(
+            warns[0].contains(&format!("NaN from normalize() at nan.frag:{line}"))
+                && warns[0].contains("pixel (12, 34)")
+                && warns[0].contains(" x1 "),
+            "{records}: {}",
+            warns[0]
+        );
+    }
+}
+
 #[test]
 fn nan_outputs_catches_the_value_where_it_is_stored() {
     for (scenario, file, what) in [

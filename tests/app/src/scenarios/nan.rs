@@ -194,7 +194,7 @@ pub fn run_fragment(cx: &Context, options: &Options) -> Result<Outcome> {
         BAD_PIXEL[0],
         BAD_PIXEL[1],
         fault.nan_op as u32,
-        0,
+        u32::from(fault.nan_discard),
         bad[0].to_bits(),
         bad[1].to_bits(),
         bad[2].to_bits(),
