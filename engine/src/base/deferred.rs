@@ -60,7 +60,7 @@ impl Base<'_> {
     /// scalar or vector, else its own call right after the instruction ([`Edit::After`]).
     pub(crate) fn check_later(&self, site: Vec<Instruction>) -> Edit {
         match self.tested_values(&site) {
-            Some(_) => Edit::CheckLater { site },
+            Some(tested) => Edit::CheckLater { site, tested },
             None => Edit::After(site),
         }
     }
@@ -86,16 +86,14 @@ impl Base<'_> {
     }
 
     /// Adds a site's instructions to the group: all but the last (the call) go to `out` now, with the
-    /// quick test of the values it tests; the call waits for [`Base::end_group`].
+    /// quick test of the values it tests (`tested`, from [`Base::check_later`]); the call waits for [`Base::end_group`].
     pub(crate) fn defer(
         &mut self,
         group: &mut Group,
         out: &mut Vec<Instruction>,
         mut site: Vec<Instruction>,
+        tested: Vec<(u32, Shape)>,
     ) {
-        let tested = self
-            .tested_values(&site)
-            .expect("a site that check_later grouped");
         let Some(call) = site.pop() else { return };
         out.extend(site);
         let bool_t = self.b.type_bool();

@@ -223,7 +223,7 @@ impl Base<'_> {
 
     /// The header words of a record of `size` words (see [`crate::record`]): the kind, size and stage word,
     /// the site and the invocation.
-    pub(super) fn record_header(
+    fn record_header(
         &mut self,
         fb: &mut FnBuilder,
         kind_word: u32,
@@ -248,15 +248,13 @@ impl Base<'_> {
         words
     }
 
-    /// `for (k = 0; k < count; k++) buf.words[base + k] = word(k);` in a loop marked not to be unrolled;
-    /// `word` emits the value of word `k` into the loop body.
-    pub(super) fn store_loop(
+    /// `for (k = 0; k < count; k++) body(k)`, marked not to be unrolled: `body` emits its code into the
+    /// current block (which it may end with blocks of its own) and returns with the last one open.
+    pub(super) fn counted_loop(
         &mut self,
         fb: &mut FnBuilder,
-        buf: u32,
-        base: u32,
         count: u32,
-        word: &dyn Fn(&mut FnBuilder, &mut Builder, u32) -> u32,
+        body: impl FnOnce(&mut Self, &mut FnBuilder, u32),
     ) {
         let uint = self.b.type_uint();
         let bool_t = self.b.type_bool();
@@ -265,7 +263,7 @@ impl Base<'_> {
         let zero = self.b.const_u32(0);
         let one = self.b.const_u32(1);
         fb.op_void(Op::Store, &[k_var, zero]);
-        let [header, test, body, next, merge] = [(); 5].map(|()| self.b.id());
+        let [header, test, first, next, merge] = [(); 5].map(|()| self.b.id());
         fb.op_void(Op::Branch, &[header]);
         fb.block(header);
         fb.op_void(
@@ -276,18 +274,34 @@ impl Base<'_> {
         fb.block(test);
         let k = fb.op(&mut self.b, Op::Load, uint, &[k_var]);
         let more = fb.op(&mut self.b, Op::ULessThan, bool_t, &[k, count]);
-        fb.op_void(Op::BranchConditional, &[more, body, merge]);
-        fb.block(body);
-        let value = word(fb, &mut self.b, k);
-        let index = fb.op(&mut self.b, Op::IAdd, uint, &[base, k]);
-        let ptr = self.word_ptr(fb, buf, index);
-        fb.op_void(Op::Store, &[ptr, value, ALIGNED, 4]);
+        fb.op_void(Op::BranchConditional, &[more, first, merge]);
+        fb.block(first);
+        body(self, fb, k);
         fb.op_void(Op::Branch, &[next]);
         fb.block(next);
         let k_next = fb.op(&mut self.b, Op::IAdd, uint, &[k, one]);
         fb.op_void(Op::Store, &[k_var, k_next]);
         fb.op_void(Op::Branch, &[header]);
         fb.block(merge);
+    }
+
+    /// `for (k = 0; k < count; k++) buf.words[base + k] = word(k);` ([`Base::counted_loop`]); `word` emits
+    /// the value of word `k` into the loop body.
+    pub(super) fn store_loop(
+        &mut self,
+        fb: &mut FnBuilder,
+        buf: u32,
+        base: u32,
+        count: u32,
+        word: &dyn Fn(&mut FnBuilder, &mut Builder, u32) -> u32,
+    ) {
+        self.counted_loop(fb, count, |base_, fb, k| {
+            let uint = base_.b.type_uint();
+            let value = word(fb, &mut base_.b, k);
+            let index = fb.op(&mut base_.b, Op::IAdd, uint, &[base, k]);
+            let ptr = base_.word_ptr(fb, buf, index);
+            fb.op_void(Op::Store, &[ptr, value, ALIGNED, 4]);
+        });
     }
 
     /// Stores `words` at `buf.words[base + k]`.

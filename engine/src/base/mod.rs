@@ -55,8 +55,11 @@ pub(crate) enum Edit {
     After(Vec<Instruction>),
     /// Keep it; `site` (from [`Base::site`], a NaN check) joins the current group of checks ([`deferred`]):
     /// its last instruction, the call, runs only if a quick test of the values some check of the group
-    /// tests fails. Made by [`Base::check_later`].
-    CheckLater { site: Vec<Instruction> },
+    /// tests fails. Made by [`Base::check_later`], with those values and their shapes (`tested`).
+    CheckLater {
+        site: Vec<Instruction>,
+        tested: Vec<(u32, values::Shape)>,
+    },
 }
 
 /// Where an instruction is.
@@ -218,9 +221,9 @@ impl<'o> Base<'o> {
                                 new.push(inst);
                                 new.extend(insts);
                             }
-                            Edit::CheckLater { site } => {
+                            Edit::CheckLater { site, tested } => {
                                 new.push(inst);
-                                self.defer(&mut group, &mut new, site);
+                                self.defer(&mut group, &mut new, site, tested);
                             }
                         }
                     }

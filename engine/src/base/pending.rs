@@ -29,7 +29,7 @@
 //! NVIDIA's compiler (H200, 580.159) the flush cost as much to compile as a writer per site in every shape
 //! tried (4.2x, and 5.3x with the loop bound hidden from its unroller; 1.4x with the flush left empty).
 
-use spirv::{LoopControl, Op, SelectionControl, StorageClass};
+use spirv::{Op, SelectionControl, StorageClass};
 
 use super::builder::FnBuilder;
 use super::Base;
@@ -215,14 +215,10 @@ impl Base<'_> {
         let uint = self.b.type_uint();
         let bool_t = self.b.type_bool();
         let p_uint = self.b.type_pointer(StorageClass::Private, uint);
-        let p_fn_uint = self.b.type_pointer(StorageClass::Function, uint);
         let zero = self.b.const_u32(0);
-        let one = self.b.const_u32(1);
         let no = self.b.constant(Op::ConstantFalse, bool_t, &[]);
         let (mut fb, id, _) = FnBuilder::new(&mut self.b, void, &[]);
-        let j_var = fb.local(&mut self.b, p_fn_uint);
-        let [run, end, header, test, body, write, allocated, stored, written, next, merge] =
-            [(); 11].map(|()| self.b.id());
+        let [run, end] = [(); 2].map(|()| self.b.id());
         let fired = fb.op(&mut self.b, Op::Load, bool_t, &[any]);
         fb.op_void(Op::SelectionMerge, &[end, NO_SELECTION_CONTROL]);
         fb.op_void(Op::BranchConditional, &[fired, run, end]);
@@ -247,61 +243,42 @@ impl Base<'_> {
         let opaque_zero = fb.op(&mut self.b, Op::Load, uint, &[zero_ptr, ALIGNED, 4]);
         let total = self.b.const_u32(site_count);
         let bound = fb.op(&mut self.b, Op::IAdd, uint, &[total, opaque_zero]);
-        fb.op_void(Op::Store, &[j_var, zero]);
-        fb.op_void(Op::Branch, &[header]);
-
-        // for (j = 0; j < sites + 0; j++)
-        fb.block(header);
-        fb.op_void(
-            Op::LoopMerge,
-            &[merge, next, LoopControl::DONT_UNROLL.bits()],
-        );
-        fb.op_void(Op::Branch, &[test]);
-        fb.block(test);
-        let j = fb.op(&mut self.b, Op::Load, uint, &[j_var]);
-        let more = fb.op(&mut self.b, Op::ULessThan, bool_t, &[j, bound]);
-        fb.op_void(Op::BranchConditional, &[more, body, merge]);
-
-        // if (count != 0) { at = bb_begin(..., count); if (at != 0) write }
-        fb.block(body);
-        let count = super::helpers::pick(&mut fb, &mut self.b, &all_counts, j);
-        let has = fb.op(&mut self.b, Op::INotEqual, bool_t, &[count, zero]);
-        fb.op_void(Op::SelectionMerge, &[written, NO_SELECTION_CONTROL]);
-        fb.op_void(Op::BranchConditional, &[has, write, written]);
-        fb.block(write);
-        let kind = super::helpers::pick(&mut fb, &mut self.b, &kinds, j);
-        let site = super::helpers::pick(&mut fb, &mut self.b, &sites, j);
-        let cap = super::helpers::pick(&mut fb, &mut self.b, &caps, j);
-        let size = super::helpers::pick(&mut fb, &mut self.b, &sizes, j);
-        let offset = super::helpers::pick(&mut fb, &mut self.b, &offsets, j);
-        let at = fb.op(
-            &mut self.b,
-            Op::FunctionCall,
-            uint,
-            &[begin, kind, site, cap, size, count],
-        );
-        let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
-        fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
-        fb.op_void(Op::BranchConditional, &[writing, allocated, stored]);
-        fb.block(allocated);
-        // bb_begin wrote the header; payload word k is bb_pending_words[offset + k].
-        let header_words = self.b.const_u32(RECORD_HEADER_WORDS as u32);
-        let payload_words = fb.op(&mut self.b, Op::ISub, uint, &[size, header_words]);
-        self.store_loop(&mut fb, buf, at, payload_words, &|fb, b, k| {
-            let uint = b.type_uint();
-            let index = fb.op(b, Op::IAdd, uint, &[offset, k]);
-            super::helpers::pick(fb, b, &all_words, index)
+        // for (j = 0; j < sites + 0; j++) if (count != 0) { at = bb_begin(..., count); if (at != 0) write }
+        self.counted_loop(&mut fb, bound, |base, fb, j| {
+            let pick = super::helpers::pick;
+            let [write, allocated, stored, written] = [(); 4].map(|()| base.b.id());
+            let count = pick(fb, &mut base.b, &all_counts, j);
+            let has = fb.op(&mut base.b, Op::INotEqual, bool_t, &[count, zero]);
+            fb.op_void(Op::SelectionMerge, &[written, NO_SELECTION_CONTROL]);
+            fb.op_void(Op::BranchConditional, &[has, write, written]);
+            fb.block(write);
+            let kind = pick(fb, &mut base.b, &kinds, j);
+            let site = pick(fb, &mut base.b, &sites, j);
+            let cap = pick(fb, &mut base.b, &caps, j);
+            let size = pick(fb, &mut base.b, &sizes, j);
+            let offset = pick(fb, &mut base.b, &offsets, j);
+            let at = fb.op(
+                &mut base.b,
+                Op::FunctionCall,
+                uint,
+                &[begin, kind, site, cap, size, count],
+            );
+            let writing = fb.op(&mut base.b, Op::INotEqual, bool_t, &[at, zero]);
+            fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
+            fb.op_void(Op::BranchConditional, &[writing, allocated, stored]);
+            fb.block(allocated);
+            // bb_begin wrote the header; payload word k is bb_pending_words[offset + k].
+            let header_words = base.b.const_u32(RECORD_HEADER_WORDS as u32);
+            let payload_words = fb.op(&mut base.b, Op::ISub, uint, &[size, header_words]);
+            base.store_loop(fb, buf, at, payload_words, &|fb, b, k| {
+                let index = fb.op(b, Op::IAdd, uint, &[offset, k]);
+                pick(fb, b, &all_words, index)
+            });
+            fb.op_void(Op::Branch, &[stored]);
+            fb.block(stored);
+            fb.op_void(Op::Branch, &[written]);
+            fb.block(written);
         });
-        fb.op_void(Op::Branch, &[stored]);
-        fb.block(stored);
-        fb.op_void(Op::Branch, &[written]);
-        fb.block(written);
-        fb.op_void(Op::Branch, &[next]);
-        fb.block(next);
-        let j_next = fb.op(&mut self.b, Op::IAdd, uint, &[j, one]);
-        fb.op_void(Op::Store, &[j_var, j_next]);
-        fb.op_void(Op::Branch, &[header]);
-        fb.block(merge);
         // Counts are cleared for a later flush (after a demote, the invocation goes on as a helper).
         for c in 0..site_count {
             let c = self.b.const_u32(c);
