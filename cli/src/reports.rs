@@ -163,11 +163,7 @@ fn find(path: &Path) -> anyhow::Result<(Report, PathBuf)> {
             }
             Err(why) => {
                 unreadable += 1;
-                parts.skipped.note(
-                    &mut parts.progress,
-                    &format!("unreadable report {}: {}", path_shown(file), shown(&why)),
-                    "unreadable reports",
-                );
+                parts.unreadable(file, &why);
                 first_unreadable.get_or_insert((file.to_path_buf(), why));
             }
         }
@@ -314,6 +310,17 @@ pub struct Scan {
 pub struct ScanParts {
     pub progress: Progress,
     pub skipped: Skipped,
+}
+
+impl ScanParts {
+    /// Says that `file` is not a report Blackbox can read, and why.
+    pub fn unreadable(&mut self, file: &Path, why: &str) {
+        self.skipped.note(
+            &mut self.progress,
+            &format!("unreadable report {}: {}", path_shown(file), shown(why)),
+            "unreadable reports",
+        );
+    }
 }
 
 /// What a scan hands on for each `report.json`: its path, its bytes (or why they were not read) and the

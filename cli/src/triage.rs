@@ -231,11 +231,7 @@ pub fn triage(opts: &TriageOptions) -> anyhow::Result<i32> {
             }
             Err(why) => {
                 unreadable += 1;
-                parts.skipped.note(
-                    &mut parts.progress,
-                    &format!("unreadable report {}: {}", path_shown(file), shown(&why)),
-                    "unreadable reports",
-                );
+                parts.unreadable(file, &why);
             }
         }
     };
