@@ -27,7 +27,9 @@
 //! `ops` from a median of 2.7x to 1.7x of no layer and the benchmark shader's run time from 20.6x to 1.4x,
 //! and kept the generated shaders' results bit for bit where code that never ran had changed them. On
 //! NVIDIA's compiler (H200, 580.159) the flush cost as much to compile as a writer per site in every shape
-//! tried (4.2x, and 5.3x with the loop bound hidden from its unroller; 1.4x with the flush left empty).
+//! tried (4.2x, and 5.3x with the loop bound hidden from its unroller; 1.4x with the flush left empty),
+//! and so did one writer per module for the invocation's first record (5.2x against 5.0x): there a site
+//! costs its exact test and whatever keeps or writes its values (README, "Pipeline creation per module").
 
 use spirv::{Op, SelectionControl, StorageClass};
 
