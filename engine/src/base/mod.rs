@@ -116,8 +116,9 @@ pub(crate) struct Base<'o> {
     float16: bool,
     buffer: Option<helpers::BufferAccess>,
     private: Option<helpers::PrivateVars>,
-    /// `bb_begin`, once built.
+    /// `bb_begin`, once built, and its variant that leaves the header to the caller.
     begin: Option<u32>,
+    begin_no_header: Option<u32>,
     helpers: FastMap<(HelperKind, Vec<u32>), u32>,
     /// NaN records waiting until the invocation ends, once a site has a slot.
     pending: Option<pending::Pending>,
@@ -161,6 +162,7 @@ impl<'o> Base<'o> {
             buffer: None,
             private: None,
             begin: None,
+            begin_no_header: None,
             helpers: FastMap::default(),
             pending: None,
             crash: None,
