@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # CPU cost of recording and submitting through Blackbox (and LunarG's CDL when it is there), against no
-# layer, measured in the same run: bb-testapp's record-bench (render passes full of draws, binds, push
-# constants, labels, dispatches and barriers; see tests/app/src/scenarios/record_bench.rs) runs with each
-# setting in turn, interleaved, REPS rounds, each process pinned to the same CPUs (bench-setup.sh). Each
-# process times every command buffer it records (after two warm-up iterations) and reports the 10th
-# percentile of ns per command over them (the command buffers another process's time slice did not hit);
-# the table shows, per setting, the median of that over the rounds and the median of its ratio to the
-# no-layer process of the same round, with the spread of those ratios over the rounds (half the range, in
-# percent of the median), then submit + wait likewise (medians).
+# layer, measured in the same process: bb-testapp's record-bench (render passes full of draws, binds, push
+# constants, labels, dispatches and barriers; see tests/app/src/scenarios/record_bench.rs) with
+# `--ab-layer`, which records the same work through two instances and devices of one process in turn, each
+# iteration: the first without any layer, the second with the row's layer (the no-layer row: none, so its
+# ratio shows the method's own bias and spread). Each row runs in turn, interleaved, REPS rounds, each
+# process pinned to the same CPUs (bench-setup.sh). Each instance times every command buffer it records
+# (after two warm-up iterations) and reports the mean ns per command of its fastest 5% (the command
+# buffers another process's time slice did not hit); the table shows, per row, the median over the rounds
+# of the second instance's figure and of its ratio to the first's in the same process, with the spread of
+# those ratios over the rounds (half the range, in percent of the median), then submit + wait likewise.
+# A ratio within one process is free of what moves between processes (their memory layout, the CPU's
+# state when each starts): on the H200 the ratios of separate processes moved by ±18-34% between rounds.
 #   scripts/bench-record.sh [REPS]             (default 5; builds the release binaries first)
 #   BIN=.gpu scripts/bench-record.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
 # RECORD_ARGS (default empty) goes to bb-testapp, e.g. RECORD_ARGS="--iters 60". BENCH_TSV=FILE appends
@@ -28,32 +32,42 @@ for r in $(seq "$reps"); do
   for i in "${!row_names[@]}"; do
     status=0
     # shellcheck disable=SC2086
-    result=$(env ${row_envs[$i]} VK_BLACKBOX_LOG=warn "${pin[@]}" "$bin/bb-testapp" $record_args record-bench \
-      2> "$tmp/stderr") || status=$?
+    # The row's layer goes to the second instance only: out of VK_INSTANCE_LAYERS, into --ab-layer.
+    envs=${row_envs[$i]}
+    layer=none
+    if [[ $envs =~ VK_INSTANCE_LAYERS=([^ ]+) ]]; then
+      layer=${BASH_REMATCH[1]}
+      envs=${envs/VK_INSTANCE_LAYERS=$layer/}
+    fi
+    result=$(env $envs VK_BLACKBOX_LOG=warn "${pin[@]}" "$bin/bb-testapp" $record_args --ab-layer "$layer" \
+      record-bench 2> "$tmp/stderr") || status=$?
     if ! row_ok "$status" "$i"; then
       echo "bench-record: bb-testapp failed ($status) with setting '${row_names[$i]}':" >&2
       tail -5 "$tmp/stderr" >&2
       exit 1
     fi
     [ -n "$device" ] || device=$(awk -F': ' '/^bb-testapp: device [0-9]+: / {print $3; exit}' "$tmp/stderr")
-    awk -v r="$r" -v i="$i" '/record_ns_per_command / {c=$3} /submit_ns/ {s=$3} END {print r, i, c, s}' \
-      <<< "$result" >> "$out"
+    # round, row, then the first instance's and the second's: ns/command, submit ns.
+    awk -v r="$r" -v i="$i" '
+      $2 == "record_ns_per_command" {c=$3} $2 == "submit_ns" {s=$3}
+      $2 == "ab_record_ns_per_command" {bc=$3} $2 == "ab_submit_ns" {bs=$3}
+      END {print r, i, c, s, bc, bs}' <<< "$result" >> "$out"
   done
   echo "bench-record: round $r of $reps done" >&2
 done
-echo "record-bench on ${device:-unknown device}, $reps rounds, ${pin_note}; ns/command: 10th percentile over" \
-  "the command buffers of a process, median over rounds; ratios: medians of the ratios to no layer in the same" \
-  "round, ± half their range"
+echo "record-bench on ${device:-unknown device}, $reps rounds, ${pin_note}; ns/command: mean of the fastest 5%" \
+  "of the command buffers of the instance with the row's layer, median over rounds; ratios: medians of its" \
+  "ratios to the instance without a layer in the same process, ± half their range"
 printf '%-30s %11s %8s %7s %15s %8s %7s\n' setting "ns/command" ratio "±" "submit+wait ms" ratio "±"
-# Per row: median value and ratio, and the ratios' spread, of column $2 (3: record, 4: submit).
+# Per row: median value and ratio, and the ratios' spread, of column $2 (3: record, 4: submit) against the
+# instance without a layer of the same process (column $2 + 2).
 summary() {
   awk -v i="$1" -v col="$2" '
     function median(a, n,   k, j, t) {
       for (k = 2; k <= n; k++) { t = a[k]; for (j = k - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
       return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
-    $2 == 0 { base[$1] = $col }
-    $2 == i { v[$1] = $col }
+    $2 == i { base[$1] = $col; v[$1] = $(col + 2) }
     END {
       n = 0
       for (r in v) { n++; vals[n] = v[r]; ratios[n] = (base[r] > 0) ? v[r] / base[r] : 0 }

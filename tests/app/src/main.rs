@@ -44,6 +44,11 @@ options:
   --iters K      record-bench, pipeline-bench, pipeline-compile: iterations (defaults 30, 5 and 3)
   --record-only  record-bench: record and reset, never submit (for profiling under callgrind, where
                  lavapipe's execution of the draws would take minutes)
+  --ab-layer L   record-bench: also record the same work through a second instance and device of this
+                 process that enable layer L (`none`: no layer, for the method's own spread), the two in
+                 turn each iteration, and print its figures as `ab_*` lines: a ratio of two instances of
+                 one process is free of what moves between processes (set the layer here, not in
+                 VK_INSTANCE_LAYERS, which would put it under both)
   --pipelines N  pipeline-bench: compute and graphics pipelines created per iteration, N of each
                  (default 40)
   --frame-draws N      frame-bench: draws in the frame's render pass (default 10000)
@@ -182,6 +187,8 @@ pub struct BenchOptions {
     pub iters: Option<u32>,
     /// record-bench: record and reset only, never submit.
     pub record_only: bool,
+    /// record-bench: the layer of the second instance (`none`: no layer), when there is one.
+    pub ab_layer: Option<&'static str>,
     /// pipeline-bench: compute pipelines, and graphics pipelines, per iteration.
     pub pipelines: u32,
     /// frame-bench: draws in the render pass, dispatches after it, frames (the first one a warm-up).
@@ -338,6 +345,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             draws: 500,
             iters: None,
             record_only: false,
+            ab_layer: None,
             pipelines: 40,
             frame_draws: 10_000,
             frame_dispatches: 10_000,
@@ -404,6 +412,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--draws" => options.bench.draws = value("--draws")?.max(1),
             "--iters" => options.bench.iters = Some(value("--iters")?.max(1)),
             "--record-only" => options.bench.record_only = true,
+            // Leaked: parsed once, and the options stay `Copy`.
+            "--ab-layer" => options.bench.ab_layer = Some(text("--ab-layer")?.leak()),
             "--pipelines" => options.bench.pipelines = value("--pipelines")?.max(1),
             "--frame-draws" => options.bench.frame_draws = value("--frame-draws")?.max(1),
             "--frame-dispatches" => {
@@ -918,6 +928,17 @@ impl AppInstance {
         name: &CStr,
         surface: Option<SurfaceKind>,
     ) -> Result<AppInstance> {
+        Self::create_with_layers(entry, api_version, name, surface, &[])
+    }
+
+    /// [`AppInstance::create_with`], enabling `layers` too (through `ppEnabledLayerNames`).
+    pub fn create_with_layers(
+        entry: &ash::Entry,
+        api_version: u32,
+        name: &CStr,
+        surface: Option<SurfaceKind>,
+        layers: &[&CStr],
+    ) -> Result<AppInstance> {
         // SAFETY (whole function): plain Vulkan calls with create infos that outlive them.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
             .vk_context("vkEnumerateInstanceExtensionProperties")?;
@@ -975,8 +996,10 @@ impl AppInstance {
         }
         // Chained into vkCreateInstance too, so that messages from instance creation and destruction count.
         let mut creation_messenger = messenger_info();
+        let layer_names: Vec<*const std::ffi::c_char> = layers.iter().map(|l| l.as_ptr()).collect();
         let mut info = vk::InstanceCreateInfo::default()
             .application_info(&app_info)
+            .enabled_layer_names(&layer_names)
             .enabled_extension_names(&enabled);
         if has_debug_utils {
             info = info.push_next(&mut creation_messenger);

@@ -161,59 +161,132 @@ pub fn median(mut samples: Vec<u128>) -> u128 {
     samples[samples.len() / 2]
 }
 
+/// One instance's share of the benchmark: its command buffers and what their recordings measured.
+struct Side<'a> {
+    cx: &'a Context,
+    bench: Bench<'a>,
+    pool: vk::CommandPool,
+    cmds: Vec<vk::CommandBuffer>,
+    fence: vk::Fence,
+    /// Per command buffer recorded: ns per command.
+    per_command: Vec<f64>,
+    submit_ns: Vec<u128>,
+    commands: u64,
+}
+
+impl<'a> Side<'a> {
+    fn new(cx: &'a Context, target: &'a PassTarget, cmdbufs: u32) -> Result<Side<'a>> {
+        let bench = Bench::new(cx, target)?;
+        let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
+        let cmds = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, cmdbufs)?;
+        let fence = cx.create_fence()?;
+        Ok(Side {
+            cx,
+            bench,
+            pool,
+            cmds,
+            fence,
+            per_command: Vec::new(),
+            submit_ns: Vec::new(),
+            commands: 0,
+        })
+    }
+
+    /// Records every command buffer, each timed on its own (counted from iteration [`WARM_UP_ITERS`] on),
+    /// then submits them and waits (not with `--record-only`).
+    fn iteration(&mut self, iter: u32, opts: &crate::BenchOptions) -> Result<()> {
+        let d = &self.cx.device;
+        // The previous iteration's fence was waited for: the command buffers can be reset.
+        unsafe { d.reset_command_pool(self.pool, vk::CommandPoolResetFlags::empty()) }
+            .vk_context("vkResetCommandPool")?;
+        self.commands = 0;
+        for (n, &cmd) in self.cmds.iter().enumerate() {
+            let start = Instant::now();
+            let recorded = self.bench.record(cmd, opts.draws, iter * 1000 + n as u32)?;
+            let ns = start.elapsed().as_nanos() as f64;
+            if iter >= WARM_UP_ITERS {
+                self.per_command.push(ns / recorded.max(1) as f64);
+            }
+            self.commands += recorded;
+        }
+        if opts.record_only {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let submit = vk::SubmitInfo::default().command_buffers(&self.cmds);
+        unsafe { d.queue_submit(self.cx.queues[0], &[submit], self.fence) }
+            .vk_context("vkQueueSubmit")?;
+        self.cx.wait_fence(self.fence)?;
+        if iter >= WARM_UP_ITERS {
+            self.submit_ns.push(start.elapsed().as_nanos());
+        }
+        unsafe { d.reset_fences(&[self.fence]) }.vk_context("vkResetFences")?;
+        Ok(())
+    }
+
+    /// Prints the figures, each line's name after `prefix`.
+    fn print(&mut self, prefix: &str, opts: &crate::BenchOptions) {
+        // The fastest 5% of the command buffers: those no other process interrupted and whose caches
+        // were warm (the first ones after a submission run cold; they show in the median).
+        self.per_command.sort_by(f64::total_cmp);
+        let fastest = &self.per_command[..self.per_command.len().div_ceil(20)];
+        let fastest_mean = fastest.iter().sum::<f64>() / fastest.len() as f64;
+        println!("record-bench {prefix}commands {}", self.commands);
+        println!("record-bench {prefix}record_ns_per_command {fastest_mean:.1}");
+        println!(
+            "record-bench {prefix}record_ns_per_command_median {:.1}",
+            self.per_command[self.per_command.len() / 2]
+        );
+        if !opts.record_only {
+            println!(
+                "record-bench {prefix}submit_ns {}",
+                median(std::mem::take(&mut self.submit_ns))
+            );
+        }
+    }
+}
+
 pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let d = &cx.device;
     let opts = options.bench;
     let target = PassTarget::new(cx, EXTENT)?;
-    let bench = Bench::new(cx, &target)?;
-
-    let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
-    let cmds = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, opts.cmdbufs)?;
-    let fence = cx.create_fence()?;
-    // Per command buffer recorded: ns per command (the short windows of one command buffer are the ones
-    // another process's time slice misses most often, which the low statistics below pick out).
-    let (mut per_command, mut submit_ns) = (Vec::new(), Vec::new());
-    let mut commands = 0;
+    let mut side = Side::new(cx, &target, opts.cmdbufs)?;
+    // With --ab-layer: the same work through a second instance and device, in turn with the first.
+    let ab = match opts.ab_layer {
+        Some(layer) => Some(SecondInstance::new(cx, options, layer)?),
+        None => None,
+    };
+    let ab_target = match &ab {
+        Some(second) => Some(PassTarget::new(&second.cx, EXTENT)?),
+        None => None,
+    };
+    let mut ab_side = match (&ab, &ab_target) {
+        (Some(second), Some(target)) => Some(Side::new(&second.cx, target, opts.cmdbufs)?),
+        _ => None,
+    };
     for iter in 0..WARM_UP_ITERS + opts.iters.unwrap_or(30) {
-        // The previous iteration's fence was waited for: the command buffers can be reset.
-        unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) }
-            .vk_context("vkResetCommandPool")?;
-
-        commands = 0;
-        for (n, &cmd) in cmds.iter().enumerate() {
-            let start = Instant::now();
-            let recorded = bench.record(cmd, opts.draws, iter * 1000 + n as u32)?;
-            let ns = start.elapsed().as_nanos() as f64;
-            if iter >= WARM_UP_ITERS {
-                per_command.push(ns / recorded.max(1) as f64);
+        // Each goes first every other iteration: neither always finds the caches the other left.
+        if iter % 2 == 1 {
+            if let Some(b) = ab_side.as_mut() {
+                b.iteration(iter, &opts)?;
             }
-            commands += recorded;
         }
-        if opts.record_only {
-            continue;
+        side.iteration(iter, &opts)?;
+        if iter % 2 == 0 {
+            if let Some(b) = ab_side.as_mut() {
+                b.iteration(iter, &opts)?;
+            }
         }
-
-        let start = Instant::now();
-        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
-        unsafe { d.queue_submit(cx.queues[0], &[submit], fence) }.vk_context("vkQueueSubmit")?;
-        cx.wait_fence(fence)?;
-        if iter >= WARM_UP_ITERS {
-            submit_ns.push(start.elapsed().as_nanos());
-        }
-        unsafe { d.reset_fences(&[fence]) }.vk_context("vkResetFences")?;
     }
-
-    // The fastest 5% of the command buffers: those no other process interrupted and whose caches were
-    // warm (the first ones after a submission run cold; they show in the median).
-    per_command.sort_by(f64::total_cmp);
-    let fastest = &per_command[..per_command.len().div_ceil(20)];
-    let fastest_mean = fastest.iter().sum::<f64>() / fastest.len() as f64;
-    println!("record-bench commands {commands}");
-    println!("record-bench record_ns_per_command {fastest_mean:.1}");
-    println!(
-        "record-bench record_ns_per_command_median {:.1}",
-        per_command[per_command.len() / 2]
-    );
+    side.print("", &opts);
+    if let Some(mut b) = ab_side {
+        b.print("ab_", &opts);
+    }
+    // Its target and command buffers are the device's own objects, destroyed with it.
+    if let Some(second) = ab {
+        second.destroy();
+    }
+    let bench = side.bench;
     if opts.record_only {
         // Nothing was drawn: the checksum is of the options alone.
         let sum = Fnv1a::new()
@@ -222,7 +295,6 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             .finish();
         return Ok(Outcome::Checksum(sum));
     }
-    println!("record-bench submit_ns {}", median(submit_ns));
 
     // A checksum of the final picture and values, like every scenario (depends on the options).
     let image_readback = cx.create_buffer(
@@ -255,4 +327,44 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         .update(values_readback.bytes())
         .finish();
     Ok(Outcome::Checksum(sum))
+}
+
+/// The second instance and device of `--ab-layer`, with the layer enabled (none for `none`).
+struct SecondInstance {
+    app: crate::AppInstance,
+    cx: Context,
+}
+
+impl SecondInstance {
+    fn new(first: &Context, options: &Options, layer: &str) -> Result<SecondInstance> {
+        let name = std::ffi::CString::new(layer)?;
+        let layers: Vec<&std::ffi::CStr> = if layer == "none" {
+            Vec::new()
+        } else {
+            vec![name.as_c_str()]
+        };
+        let app = crate::AppInstance::create_with_layers(
+            &first.entry,
+            options.api_version,
+            c"bb-testapp",
+            None,
+            &layers,
+        )?;
+        let needs = crate::context::Needs {
+            features_via_extensions: options.stress.features_via_extensions,
+            ..crate::context::Needs::NONE
+        };
+        let cx = Context::new(&app, options.device_index, needs)?;
+        eprintln!(
+            "bb-testapp: record-bench: second instance with layer {layer} on {}",
+            cx.device_name
+        );
+        Ok(SecondInstance { app, cx })
+    }
+
+    fn destroy(self) {
+        self.cx.destroy_owned();
+        self.cx.destroy();
+        self.app.destroy();
+    }
 }
