@@ -23,7 +23,7 @@ use ash::vk;
 use blackbox_report::CommandClass;
 use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
-use std::cell::{RefCell, UnsafeCell};
+use std::cell::{Ref, RefCell, UnsafeCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -310,25 +310,38 @@ thread_local! {
 
 /// Runs `f` with the state of `handle`, if the layer knows it: the per-command lookup. This thread's last
 /// command buffer is lent to `f` straight from the cache, whose borrow keeps it alive meanwhile (a call
-/// that re-enters from `f` finds it too, or goes to the map); no reference count changes.
+/// that re-enters from `f` finds it too, or goes to the map); no reference count changes. `f` is called
+/// from one place, so that it is inlined into the trampoline: a second call site made the compiler keep
+/// it out of line, a call and a frame more per command.
 #[inline]
 pub fn with<R>(handle: vk::CommandBuffer, f: impl FnOnce(&Arc<CommandBuffer>) -> R) -> Option<R> {
     use vk::Handle;
     let raw = handle.as_raw();
     let generation = GENERATION.load(Ordering::Acquire);
-    let mut f = Some(f);
-    let cached = LAST_USED.try_with(|last| {
-        let last = last.try_borrow().ok()?;
-        let hit = last
-            .as_ref()
-            .filter(|c| c.handle == raw && c.generation == generation)?;
-        f.take().map(|f| f(&hit.command_buffer))
-    });
-    if let Ok(Some(result)) = cached {
-        return Some(result);
-    }
-    let found = lookup_and_cache(raw, generation)?;
-    f.take().map(|f| f(&found))
+    // SAFETY: a thread-local of this thread, alive while the thread runs (`try_with` fails once it is
+    // being destroyed), used only within this call.
+    let cache = LAST_USED
+        .try_with(|last| last as *const RefCell<Option<Cached>>)
+        .ok()
+        .map(|last| unsafe { &*last });
+    let hit = cache
+        .and_then(|last| last.try_borrow().ok())
+        .and_then(|last| {
+            Ref::filter_map(last, |c| {
+                c.as_ref()
+                    .filter(|c| c.handle == raw && c.generation == generation)
+            })
+            .ok()
+        });
+    let found;
+    let command_buffer = match &hit {
+        Some(cached) => &cached.command_buffer,
+        None => {
+            found = lookup_and_cache(raw, generation)?;
+            &found
+        }
+    };
+    Some(f(command_buffer))
 }
 
 /// The state of `handle`, if the layer knows it, as a reference of its own.

@@ -55,7 +55,9 @@ pub struct Hook {
 }
 
 /// Runs a trampoline's body. `None` (no state, no next command) and a panic (logged by the panic hook)
-/// give the [`Fallback`].
+/// give the [`Fallback`]. Inlined: each instance has one caller, its `extern "system"` function, which
+/// would otherwise spill the arguments for it and call it.
+#[inline(always)]
 fn trampoline<R: Fallback>(command: &'static str, body: impl FnOnce() -> Option<R>) -> R {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Some(result)) => result,
