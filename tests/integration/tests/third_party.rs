@@ -1,7 +1,8 @@
 //! Real third-party Vulkan programs through Blackbox, on lavapipe, with the validation layer below it
 //! (synchronization validation and best practices on): wgpu (wgpu-py, a compute shader and a render to a
-//! texture) and ncnn (a small convolutional network's forward pass on its Vulkan device), both from PyPI
-//! (pinned in scripts/setup.sh, installed into `.venv-apps/`), driven by the scripts in
+//! texture), ncnn (a small convolutional network's forward pass on its Vulkan device) and Taichi (two
+//! kernels, one making NaNs), all from PyPI (pinned in `tests/integration/apps/requirements.txt`,
+//! installed into `.venv-apps/` by scripts/setup.sh), driven by the scripts in
 //! `tests/integration/apps/`. Each runs without Blackbox (the reference), then through it at the defaults
 //! and at `VK_BLACKBOX_NAN=outputs`: the same output hashes, Blackbox active (one start-up line for the
 //! one device), and no validation message that the reference lacks.
@@ -11,12 +12,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The Python of `.venv-apps/`, where scripts/setup.sh installs the pinned wgpu and ncnn.
+/// The Python of `.venv-apps/`, where scripts/setup.sh installs the pinned wgpu, ncnn and Taichi.
 fn python() -> PathBuf {
     let python = workspace_root().join(".venv-apps/bin/python");
     assert!(
         python.exists(),
-        "{} is missing: run scripts/setup.sh (it installs wgpu and ncnn into .venv-apps)",
+        "{} is missing: run scripts/setup.sh (it installs wgpu, ncnn and Taichi into .venv-apps)",
         python.display()
     );
     python
@@ -208,4 +209,52 @@ fn ncnn_forward_pass_on_vulkan_is_unchanged_through_the_loader() {
         }
     }
     c.finish();
+}
+
+/// Taichi stores every f32 through an integer bitcast into its root buffer: NaN `outputs` must see the
+/// float through it, and NaN `ops` must name the `sqrt` that made it, with its operand and exact count.
+#[test]
+fn taichi_kernels_are_unchanged_and_their_nans_are_seen_through_its_bitcast_stores() {
+    let mut c = compare("taichi", Driver::DriverFiles, "taichi_app.py", &["--nan"], 2);
+    if !c.defaults.warnings().is_empty() {
+        c.problems
+            .push("defaults: Blackbox warned, with NaN checks off".into());
+    }
+    // The compute kernel's 12 NaNs where it stores them, and the same values again where Taichi's copy
+    // to NumPy stores them: each line a bitcast store, nothing else.
+    let outputs = c.outputs.warnings();
+    if outputs.iter().any(|w| !w.contains("NaN in storage buffer store of a bitcast float"))
+        || !outputs.iter().any(|w| w.contains(" x12 "))
+    {
+        c.problems.push(format!(
+            "NaN outputs: expected bitcast-store NaN lines, one x12, and nothing else: {outputs:#?}"
+        ));
+    }
+    c.finish();
+
+    let home = TempDir::new("taichi-ops");
+    let args = ["--nan"];
+    let reference = run(&mut program(&home, Driver::DriverFiles, "taichi_app.py", &args, None));
+    reference.assert_success().assert_validation_on();
+    let ops = run(&mut program(
+        &home,
+        Driver::DriverFiles,
+        "taichi_app.py",
+        &args,
+        Some(&[("VK_BLACKBOX_NAN", "ops")]),
+    ));
+    ops.assert_success();
+    if let Err(e) = ops.validation_messages_added(&reference) {
+        panic!("NaN ops: {e}\n{}", ops.dump());
+    }
+    assert_eq!(results(&ops), results(&reference), "{}", ops.dump());
+    // The first record is invocation 0's: x[0] = -12.
+    let warns = ops.warnings();
+    assert!(
+        warns.iter().any(|w| w.contains("NaN from sqrt()")
+            && w.contains("operands -12 -> NaN")
+            && w.contains(" x12 ")),
+        "NaN ops: no sqrt line with its operand and count\n{}",
+        ops.dump()
+    );
 }
