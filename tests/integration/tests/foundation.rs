@@ -280,3 +280,71 @@ extern "C" {
     #[link_name = "getuid"]
     fn libc_getuid() -> u32;
 }
+
+/// vkd3d's Direct3D 12 triangle demo (Debian's vkd3d-demos): its shaders are vkd3d-shader's SPIR-V, which
+/// writes the fragment outputs with `OpCopyMemory`, and vkd3d adds compute shaders of its own that store
+/// floats through bitcasts into images. It draws until it is stopped: each run is 3 s, then SIGTERM.
+#[test]
+fn vkd3d_triangle_runs_through_blackbox_with_every_module_instrumented() {
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("vkd3d");
+    let args = ["-s", "TERM", "3", "vkd3d-triangle"];
+    let stopped = |run: &Run| {
+        // timeout(1) exits 124 when it had to stop the program: the demo ran the whole 3 s.
+        assert_eq!(run.status.code(), Some(124), "{}", run.dump());
+    };
+    let mut cmd = vulkan_command("timeout", home.path());
+    cmd.args(args)
+        .env("VK_INSTANCE_LAYERS", VALIDATION)
+        .env("DISPLAY", &xvfb.display);
+    let reference = run(&mut cmd);
+    stopped(&reference);
+    reference.validation().assert_enabled().unwrap();
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let dump = home.path().join("dump");
+    let mut cmd = vulkan_command("timeout", home.path());
+    cmd.args(args)
+        .env("DISPLAY", &xvfb.display)
+        .env("VK_BLACKBOX_NAN", "outputs")
+        .env("VK_BLACKBOX_DUMP_SHADERS", &dump)
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    stopped(&run);
+    run.assert_no_validation_messages_added(&reference);
+    assert!(
+        run.stderr.contains("active in \"vkd3d-triangle\"") && run.warnings().is_empty(),
+        "{}",
+        run.dump()
+    );
+    // Every module the demo and vkd3d made has float writes: each comes out instrumented.
+    let names: Vec<String> = std::fs::read_dir(&dump)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{}", dump.display(), run.dump()))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let modules: Vec<&String> = names
+        .iter()
+        .filter(|n| n.ends_with(".spv") && !n.ends_with(".instrumented.spv"))
+        .collect();
+    assert!(modules.len() >= 3, "{names:?}");
+    for m in &modules {
+        let id = m.trim_end_matches(".spv");
+        assert!(
+            names.contains(&format!("{id}.instrumented.spv")),
+            "{m} was left unchanged: {names:?}"
+        );
+    }
+    let sites: String = names
+        .iter()
+        .filter(|n| n.ends_with(".sites.txt"))
+        .map(|n| std::fs::read_to_string(dump.join(n)).unwrap())
+        .collect();
+    assert!(
+        sites
+            .lines()
+            .any(|l| l.contains("copy to output") && l.contains("in entry point main (frag)")),
+        "the fragment shader's OpCopyMemory to its output is not checked:\n{sites}"
+    );
+}
