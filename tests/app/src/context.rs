@@ -97,6 +97,8 @@ pub struct Features {
     pub buffer_float_atomics: bool,
     /// VK_KHR_swapchain is enabled (the instance has a surface extension: `Needs::presentation`).
     pub swapchain: bool,
+    /// VK_AMD_buffer_marker is enabled (`Needs::buffer_marker`).
+    pub buffer_marker: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -119,6 +121,8 @@ pub struct Needs {
     /// Presenting to a surface: the instance gets VK_KHR_surface and a surface extension, the device
     /// VK_KHR_swapchain.
     pub presentation: bool,
+    /// VK_AMD_buffer_marker, where the device has it (record-bench's `--app-markers`).
+    pub buffer_marker: bool,
 }
 
 impl Needs {
@@ -131,6 +135,7 @@ impl Needs {
         arbitrary_shaders: false,
         features_via_extensions: false,
         presentation: false,
+        buffer_marker: false,
     };
 
     pub fn union(self, other: Needs) -> Needs {
@@ -143,6 +148,7 @@ impl Needs {
             arbitrary_shaders: self.arbitrary_shaders || other.arbitrary_shaders,
             features_via_extensions: self.features_via_extensions || other.features_via_extensions,
             presentation: self.presentation || other.presentation,
+            buffer_marker: self.buffer_marker || other.buffer_marker,
         }
     }
 }
@@ -409,6 +415,7 @@ impl Context {
                 && supported_atomic.shader_buffer_float32_atomic_add == vk::TRUE
                 && supported_atomic.shader_buffer_float32_atomics == vk::TRUE,
             swapchain: app.surface.is_some() && has_extension(ash::khr::swapchain::NAME),
+            buffer_marker: needs.buffer_marker && has_extension(ash::amd::buffer_marker::NAME),
         };
 
         let priorities = [1.0f32; 2];
@@ -447,6 +454,9 @@ impl Context {
         }
         if features.swapchain {
             device_extensions.push(ash::khr::swapchain::NAME.as_ptr());
+        }
+        if features.buffer_marker {
+            device_extensions.push(ash::amd::buffer_marker::NAME.as_ptr());
         }
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());

@@ -49,6 +49,10 @@ options:
                  turn each iteration, and print its figures as `ab_*` lines: a ratio of two instances of
                  one process is free of what moves between processes (set the layer here, not in
                  VK_INSTANCE_LAYERS, which would put it under both)
+  --app-markers  record-bench with --ab-layer: the second instance's device also writes a
+                 vkCmdWriteBufferMarkerAMD (top of pipe) before each draw and dispatch, as Blackbox's
+                 `command` breadcrumbs do: what the driver's own marker call costs (skipped where the
+                 device lacks VK_AMD_buffer_marker)
   --pipelines N  pipeline-bench: compute and graphics pipelines created per iteration, N of each
                  (default 40)
   --frame-draws N      frame-bench: draws in the frame's render pass (default 10000)
@@ -189,6 +193,8 @@ pub struct BenchOptions {
     pub record_only: bool,
     /// record-bench: the layer of the second instance (`none`: no layer), when there is one.
     pub ab_layer: Option<&'static str>,
+    /// record-bench: the second instance writes buffer markers of its own.
+    pub app_markers: bool,
     /// pipeline-bench: compute pipelines, and graphics pipelines, per iteration.
     pub pipelines: u32,
     /// frame-bench: draws in the render pass, dispatches after it, frames (the first one a warm-up).
@@ -346,6 +352,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             iters: None,
             record_only: false,
             ab_layer: None,
+            app_markers: false,
             pipelines: 40,
             frame_draws: 10_000,
             frame_dispatches: 10_000,
@@ -414,6 +421,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--record-only" => options.bench.record_only = true,
             // Leaked: parsed once, and the options stay `Copy`.
             "--ab-layer" => options.bench.ab_layer = Some(text("--ab-layer")?.leak()),
+            "--app-markers" => options.bench.app_markers = true,
             "--pipelines" => options.bench.pipelines = value("--pipelines")?.max(1),
             "--frame-draws" => options.bench.frame_draws = value("--frame-draws")?.max(1),
             "--frame-dispatches" => {

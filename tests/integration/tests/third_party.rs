@@ -215,7 +215,13 @@ fn ncnn_forward_pass_on_vulkan_is_unchanged_through_the_loader() {
 /// float through it, and NaN `ops` must name the `sqrt` that made it, with its operand and exact count.
 #[test]
 fn taichi_kernels_are_unchanged_and_their_nans_are_seen_through_its_bitcast_stores() {
-    let mut c = compare("taichi", Driver::DriverFiles, "taichi_app.py", &["--nan"], 2);
+    let mut c = compare(
+        "taichi",
+        Driver::DriverFiles,
+        "taichi_app.py",
+        &["--nan"],
+        2,
+    );
     if !c.defaults.warnings().is_empty() {
         c.problems
             .push("defaults: Blackbox warned, with NaN checks off".into());
@@ -223,7 +229,9 @@ fn taichi_kernels_are_unchanged_and_their_nans_are_seen_through_its_bitcast_stor
     // The compute kernel's 12 NaNs where it stores them, and the same values again where Taichi's copy
     // to NumPy stores them: each line a bitcast store, nothing else.
     let outputs = c.outputs.warnings();
-    if outputs.iter().any(|w| !w.contains("NaN in storage buffer store of a bitcast float"))
+    if outputs
+        .iter()
+        .any(|w| !w.contains("NaN in storage buffer store of a bitcast float"))
         || !outputs.iter().any(|w| w.contains(" x12 "))
     {
         c.problems.push(format!(
@@ -234,7 +242,13 @@ fn taichi_kernels_are_unchanged_and_their_nans_are_seen_through_its_bitcast_stor
 
     let home = TempDir::new("taichi-ops");
     let args = ["--nan"];
-    let reference = run(&mut program(&home, Driver::DriverFiles, "taichi_app.py", &args, None));
+    let reference = run(&mut program(
+        &home,
+        Driver::DriverFiles,
+        "taichi_app.py",
+        &args,
+        None,
+    ));
     reference.assert_success().assert_validation_on();
     let ops = run(&mut program(
         &home,

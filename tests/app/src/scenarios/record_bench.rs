@@ -47,7 +47,18 @@ pub(super) struct Bench<'a> {
     pub compute: ComputeKit,
     pub values: vk::Buffer,
     pub set: vk::DescriptorSet,
+    /// `--app-markers`: a buffer marker before each draw and dispatch, not counted as commands.
+    pub markers: Option<&'a AppMarkers>,
 }
+
+/// What `--app-markers` writes with.
+pub(super) struct AppMarkers {
+    device: ash::amd::buffer_marker::Device,
+    buffer: vk::Buffer,
+}
+
+/// Marker words the buffer holds; writes go round them.
+const MARKER_WORDS: u32 = 1024;
 
 impl<'a> Bench<'a> {
     /// The pipelines and buffers the benchmark's command buffers use, drawing into `target`; the values
@@ -70,7 +81,25 @@ impl<'a> Bench<'a> {
             compute,
             values: values.handle,
             set,
+            markers: None,
         })
+    }
+
+    /// The buffer marker before the `n`-th draw or dispatch, with `--app-markers`.
+    fn mark(&self, cmd: vk::CommandBuffer, n: u32) {
+        if let Some(m) = self.markers {
+            let offset = vk::DeviceSize::from(n % MARKER_WORDS) * 4;
+            // SAFETY: the app's own marker buffer, in bounds and 4-byte aligned, on this device.
+            unsafe {
+                m.device.cmd_write_buffer_marker(
+                    cmd,
+                    vk::PipelineStageFlags::TOP_OF_PIPE,
+                    m.buffer,
+                    offset,
+                    n,
+                )
+            };
+        }
     }
 
     /// Begins the render pass and sets all draw state; returns the number of vkCmd* calls.
@@ -101,6 +130,7 @@ impl<'a> Bench<'a> {
                     width: GROUP,
                     scale: 0.75,
                 };
+                self.mark(cmd, i);
                 self.compute.record_dispatch(d, cmd, self.set, push, [1, 1]); // 4 commands
                 let values = &self.values;
                 let (src, dst) = (Access::COMPUTE_WRITE, Access::COMPUTE_READ_WRITE);
@@ -145,6 +175,7 @@ impl<'a> Bench<'a> {
                 }
             }
             let (first, count) = if i % 2 == 0 { TRIANGLE } else { QUAD };
+            self.mark(cmd, i);
             unsafe { d.cmd_draw(cmd, count, 1, first, 0) };
             commands += 2;
         }
@@ -175,8 +206,14 @@ struct Side<'a> {
 }
 
 impl<'a> Side<'a> {
-    fn new(cx: &'a Context, target: &'a PassTarget, cmdbufs: u32) -> Result<Side<'a>> {
-        let bench = Bench::new(cx, target)?;
+    fn new(
+        cx: &'a Context,
+        target: &'a PassTarget,
+        cmdbufs: u32,
+        markers: Option<&'a AppMarkers>,
+    ) -> Result<Side<'a>> {
+        let mut bench = Bench::new(cx, target)?;
+        bench.markers = markers;
         let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
         let cmds = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, cmdbufs)?;
         let fence = cx.create_fence()?;
@@ -250,18 +287,36 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let d = &cx.device;
     let opts = options.bench;
     let target = PassTarget::new(cx, EXTENT)?;
-    let mut side = Side::new(cx, &target, opts.cmdbufs)?;
+    let mut side = Side::new(cx, &target, opts.cmdbufs, None)?;
     // With --ab-layer: the same work through a second instance and device, in turn with the first.
     let ab = match opts.ab_layer {
         Some(layer) => Some(SecondInstance::new(cx, options, layer)?),
         None => None,
     };
+    if opts.app_markers {
+        match &ab {
+            None => anyhow::bail!("--app-markers needs --ab-layer"),
+            Some(second) if second.markers.is_none() => {
+                let skipped = Outcome::Skipped(
+                    "--app-markers: the device has no VK_AMD_buffer_marker".into(),
+                );
+                ab.expect("matched").destroy();
+                return Ok(skipped);
+            }
+            Some(_) => {}
+        }
+    }
     let ab_target = match &ab {
         Some(second) => Some(PassTarget::new(&second.cx, EXTENT)?),
         None => None,
     };
     let mut ab_side = match (&ab, &ab_target) {
-        (Some(second), Some(target)) => Some(Side::new(&second.cx, target, opts.cmdbufs)?),
+        (Some(second), Some(target)) => Some(Side::new(
+            &second.cx,
+            target,
+            opts.cmdbufs,
+            second.markers.as_ref(),
+        )?),
         _ => None,
     };
     for iter in 0..WARM_UP_ITERS + opts.iters.unwrap_or(30) {
@@ -333,6 +388,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
 struct SecondInstance {
     app: crate::AppInstance,
     cx: Context,
+    markers: Option<AppMarkers>,
 }
 
 impl SecondInstance {
@@ -352,6 +408,7 @@ impl SecondInstance {
         )?;
         let needs = crate::context::Needs {
             features_via_extensions: options.stress.features_via_extensions,
+            buffer_marker: options.bench.app_markers,
             ..crate::context::Needs::NONE
         };
         let cx = Context::new(&app, options.device_index, needs)?;
@@ -359,7 +416,20 @@ impl SecondInstance {
             "bb-testapp: record-bench: second instance with layer {layer} on {}",
             cx.device_name
         );
-        Ok(SecondInstance { app, cx })
+        let markers = if !options.bench.app_markers {
+            None
+        } else if cx.features.buffer_marker {
+            let bytes = vk::DeviceSize::from(MARKER_WORDS) * 4;
+            let buffer =
+                cx.create_buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST, Memory::Device)?;
+            Some(AppMarkers {
+                device: ash::amd::buffer_marker::Device::new(&app.instance, &cx.device),
+                buffer: buffer.handle,
+            })
+        } else {
+            None
+        };
+        Ok(SecondInstance { app, cx, markers })
     }
 
     fn destroy(self) {
