@@ -49,13 +49,17 @@ for r in $(seq "$reps"); do
         VK_BLACKBOX_OUTPUT="$tmp/reports" $common ${envs[$i]})
     fi
     # shellcheck disable=SC2086
-    if ! result=$(env "${layer[@]}" "$bin/bb-testapp" $frames_args --bad-frame 0 frames 2> "$tmp/stderr"); then
-      echo "bench-frames: bb-testapp failed with setting '${names[$i]}':" >&2
-      tail -5 "$tmp/stderr" >&2
-      exit 1
-    fi
+    status=0
+    result=$(env "${layer[@]}" "$bin/bb-testapp" $frames_args --bad-frame 0 frames 2> "$tmp/stderr") || status=$?
+    # A machine that cannot present (no display, no VK_EXT_headless_surface: the lent H200) skips the
+    # scenario (exit 4): the benchmark says so and has no figures, which is not a failure of the run.
     if grep -q "^scenario frames skipped" <<< "$result"; then
-      echo "bench-frames: $(grep '^scenario frames skipped' <<< "$result")" >&2
+      echo "frame capture: not measured here, $(sed -n 's/^scenario frames skipped //p' <<< "$result")"
+      exit 0
+    fi
+    if [ "$status" -ne 0 ]; then
+      echo "bench-frames: bb-testapp failed ($status) with setting '${names[$i]}':" >&2
+      tail -5 "$tmp/stderr" >&2
       exit 1
     fi
     [ -n "$device" ] || device=$(awk -F': ' '/^bb-testapp: device [0-9]+: / {print $3; exit}' "$tmp/stderr")
