@@ -80,6 +80,19 @@ pub(crate) fn strip_non_semantic(module: &mut Module) {
 /// import is left, and `SPV_KHR_relaxed_extended_instruction` when no `OpExtInstWithForwardRefsKHR` is left.
 pub(crate) fn remove_unused_imports(module: &mut Module) {
     let sets = non_semantic_sets(module);
+    let has_extension = |name: &str| {
+        module
+            .extensions
+            .iter()
+            .any(|e| decode_string(&e.operands).0 == name)
+    };
+    // Nothing that could go: no walk over every instruction (most modules have no debug info).
+    if sets.is_empty()
+        && !has_extension("SPV_KHR_non_semantic_info")
+        && !has_extension("SPV_KHR_relaxed_extended_instruction")
+    {
+        return;
+    }
     let mut used = FastSet::default();
     let mut forward_refs = false;
     for inst in module.all_instructions() {
