@@ -351,9 +351,8 @@ impl Base<'_> {
         if let Some(&f) = self.helpers.get(&key) {
             return Ok(f);
         }
-        // Assert and printf helpers store the header themselves, in their branch for an allocated record:
-        // on NVIDIA's compiler that kept an assert's cost in a hot loop lower (README, issue 15 part 4).
-        let header_here = matches!(kind, HelperKind::Record);
+        // See `HelperKind::AssertRecord`.
+        let header_here = matches!(kind, HelperKind::AssertRecord);
         let begin = self.begin_writer(!header_here);
         let uint = self.b.type_uint();
         let void = self.b.type_void();
