@@ -96,14 +96,6 @@ pub(crate) trait Pass {
 pub(crate) enum HelperKind {
     /// Always record the values.
     Record,
-    /// [`HelperKind::Record`] for an assert: the helper stores the record header itself, in its branch
-    /// for an allocated record (`bb_begin` without the header). On NVIDIA's compiler that kept an assert's
-    /// cost in a hot loop lower (1.052x / 1.062x to 1.012x / 1.027x, README). Not for printf, loop and
-    /// integer records: with them too, the flood test of `robustness.rs` failed 2 runs in 4 on lavapipe
-    /// (16 printf calls counted once too often, a frame's drop line missing), likely because a drain that
-    /// races the shader then sees more counters whose records are not written yet, and printf's log lines
-    /// count records.
-    AssertRecord,
     /// Record only when the first `inputs` values are all finite and some later value is NaN or Inf.
     NanCheck { inputs: usize },
     /// A [`HelperKind::NanCheck`] whose record waits in `bb_pending` until the invocation ends
@@ -124,9 +116,8 @@ pub(crate) struct Base<'o> {
     float16: bool,
     buffer: Option<helpers::BufferAccess>,
     private: Option<helpers::PrivateVars>,
-    /// `bb_begin`, once built, and its variant that leaves the header to the caller.
+    /// `bb_begin`, once built.
     begin: Option<u32>,
-    begin_no_header: Option<u32>,
     helpers: FastMap<(HelperKind, Vec<u32>), u32>,
     /// NaN records waiting until the invocation ends, once a site has a slot.
     pending: Option<pending::Pending>,
@@ -170,7 +161,6 @@ impl<'o> Base<'o> {
             buffer: None,
             private: None,
             begin: None,
-            begin_no_header: None,
             helpers: FastMap::default(),
             pending: None,
             crash: None,
