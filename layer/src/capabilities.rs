@@ -50,9 +50,6 @@ pub struct Capabilities {
     pub distinct_marker_words: bool,
     /// What Blackbox left off, and why, for the start-up line.
     pub left_off: Vec<String>,
-    /// The device is a CPU (llvmpipe): NaN records wait until each invocation ends (the engine's
-    /// [`blackbox_engine::Options::nan_records_at_end`]), which there keeps compile and run time low.
-    pub cpu_device: bool,
 }
 
 /// Features and extensions the device supports, as far as Blackbox cares.
@@ -328,15 +325,9 @@ impl DeviceCreatePatch {
                 ),
             )
         };
-        let mut props = vk::PhysicalDeviceProperties::default();
-        if let Some(get) = instance.next.get_physical_device_properties {
-            // SAFETY: core 1.0 command on the caller's physical device, with a struct to fill.
-            unsafe { get(physical_device, &mut props) };
-        }
         let mut caps = Capabilities {
             marker_memory_type,
             error_memory_type,
-            cpu_device: props.device_type == vk::PhysicalDeviceType::CPU,
             ..Default::default()
         };
         // SAFETY: the app's array of NUL-terminated names.

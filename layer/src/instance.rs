@@ -44,6 +44,9 @@ pub struct DeviceDescription {
     pub driver: String,
     /// The device's Vulkan version.
     pub api_version: u32,
+    /// `deviceType` is CPU (llvmpipe): NaN records wait until each invocation ends there (the engine's
+    /// [`blackbox_engine::Options::nan_records_at_end`]), which keeps compile and run time low.
+    pub cpu: bool,
 }
 
 /// Instance extensions a Vulkan 1.0 app's instance needs for Blackbox to enable buffer device address and
@@ -239,6 +242,7 @@ impl Instance {
             name,
             driver,
             api_version: props.api_version,
+            cpu: props.device_type == vk::PhysicalDeviceType::CPU,
         }
     }
 }

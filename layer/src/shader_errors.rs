@@ -123,7 +123,7 @@ impl ErrorBuffer {
                 NanRecords::Fired => false,
                 // On a GPU, records where the check fires: on NVIDIA's compiler the end-of-invocation flush
                 // cost as much to compile as a writer per site, in each shape tried (README).
-                NanRecords::Auto => device.capabilities.cpu_device,
+                NanRecords::Auto => device.description.cpu,
             },
             ..Options::default()
         };
