@@ -31,7 +31,6 @@ device=""
 for r in $(seq "$reps"); do
   for i in "${!row_names[@]}"; do
     status=0
-    # shellcheck disable=SC2086
     # The row's layer goes to the second instance only: out of VK_INSTANCE_LAYERS, into --ab-layer.
     envs=${row_envs[$i]}
     layer=none
@@ -39,6 +38,7 @@ for r in $(seq "$reps"); do
       layer=${BASH_REMATCH[1]}
       envs=${envs/VK_INSTANCE_LAYERS=$layer/}
     fi
+    # shellcheck disable=SC2086
     result=$(env $envs VK_BLACKBOX_LOG=warn "${pin[@]}" "$bin/bb-testapp" $record_args --ab-layer "$layer" \
       record-bench 2> "$tmp/stderr") || status=$?
     if ! row_ok "$status" "$i"; then

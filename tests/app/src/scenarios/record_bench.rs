@@ -289,10 +289,10 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let target = PassTarget::new(cx, EXTENT)?;
     let mut side = Side::new(cx, &target, opts.cmdbufs, None)?;
     // With --ab-layer: the same work through a second instance and device, in turn with the first.
-    let ab = match opts.ab_layer {
-        Some(layer) => Some(SecondInstance::new(cx, options, layer)?),
-        None => None,
-    };
+    let ab = opts
+        .ab_layer
+        .map(|layer| SecondInstance::new(cx, options, layer))
+        .transpose()?;
     if opts.app_markers {
         match &ab {
             None => anyhow::bail!("--app-markers needs --ab-layer"),
@@ -306,19 +306,17 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             Some(_) => {}
         }
     }
-    let ab_target = match &ab {
-        Some(second) => Some(PassTarget::new(&second.cx, EXTENT)?),
-        None => None,
-    };
-    let mut ab_side = match (&ab, &ab_target) {
-        (Some(second), Some(target)) => Some(Side::new(
-            &second.cx,
-            target,
-            opts.cmdbufs,
-            second.markers.as_ref(),
-        )?),
-        _ => None,
-    };
+    let ab_target = ab
+        .as_ref()
+        .map(|second| PassTarget::new(&second.cx, EXTENT))
+        .transpose()?;
+    let mut ab_side = ab
+        .as_ref()
+        .zip(ab_target.as_ref())
+        .map(|(second, target)| {
+            Side::new(&second.cx, target, opts.cmdbufs, second.markers.as_ref())
+        })
+        .transpose()?;
     for iter in 0..WARM_UP_ITERS + opts.iters.unwrap_or(30) {
         // Each goes first every other iteration: neither always finds the caches the other left.
         if iter % 2 == 1 {
