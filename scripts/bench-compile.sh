@@ -23,6 +23,7 @@
 # Uses lavapipe unless VK_DRIVER_FILES is set; with BIN and without VK_DRIVER_FILES, the loader's own choice.
 # Times are the process's CPU time (all threads) over those calls, which moves less than the wall clock
 # when other processes share the cores; CLOCK=wall takes the wall clock instead.
+# LAYER_ENV="VAR=VALUE ..." is added to every Blackbox setting (e.g. LAYER_ENV=VK_BLACKBOX_DONT_INLINE=off).
 # On lavapipe (2 cores) one module's ratio moves by ±10-20% between runs; read the distribution, not a module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,7 +71,7 @@ echo "bench-compile: $(wc -l < "$list") modules, $reps rounds, sample 1/$sample"
 
 # ---- the settings ----
 blackbox="VK_ADD_LAYER_PATH=$tmp/manifests VK_INSTANCE_LAYERS=VK_LAYER_blackbox VK_BLACKBOX_OUTPUT=$tmp/reports"
-blackbox="$blackbox VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_LOG=warn"
+blackbox="$blackbox VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_LOG=warn ${LAYER_ENV:-}"
 names=("no layer" "asserts+printf (defaults)" "NaN outputs" "NaN ops")
 envs=("" "$blackbox" "$blackbox VK_BLACKBOX_NAN=outputs" "$blackbox VK_BLACKBOX_NAN=ops")
 

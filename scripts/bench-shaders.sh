@@ -13,7 +13,8 @@
 # SHADER_ARGS (default empty) goes to bb-testapp, e.g. SHADER_ARGS="--shader-invocations 4194304
 # --shader-size 4096 --shader-iterations 256" for a GPU (defaults 65536, 256, 64; --frames 20). Uses
 # VK_DRIVER_FILES if set, else lavapipe's; with BIN and without VK_DRIVER_FILES, the loader's own choice of
-# driver. The validation layer's rows are skipped, with a note, where it is not installed or does not turn the
+# driver. LAYER_ENV="VAR=VALUE ..." is added to every Blackbox row (e.g. LAYER_ENV=VK_BLACKBOX_DONT_INLINE=off).
+# The validation layer's rows are skipped, with a note, where it is not installed or does not turn the
 # feature on. Writes files only under $TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ read -r invocations size iterations frames <<< "$(echo "$shader_args" | awk '
                                if ($j == "--shader-iterations") i = $(j+1); if ($j == "--frames") k = $(j+1) } }
   END { print n, w, i, k }')"
 blackbox="VK_ADD_LAYER_PATH=$tmp/manifests VK_INSTANCE_LAYERS=VK_LAYER_blackbox VK_BLACKBOX_OUTPUT=$tmp/reports"
-blackbox="$blackbox VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_LOG=warn"
+blackbox="$blackbox VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_LOG=warn ${LAYER_ENV:-}"
 none="VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
 names=("no layer" "layer, instr. off" "asserts only" "NaN outputs" "NaN ops" "loops report" "loops break"
   "integer checks" "${vvl_names[@]}")
