@@ -55,6 +55,11 @@ struct DrainState {
     read: u32,
     /// Counter values at the last drain, per global site.
     baseline: Vec<u32>,
+    /// Per printf site, the calls since the buffer was last started afresh that log lines have accounted
+    /// for (shown, or counted in a "more not shown" line), and how many of those were past the site's
+    /// record cap. See [`printf_not_shown`].
+    printf_accounted: Vec<u32>,
+    printf_over_cap: Vec<u32>,
     /// Totals per global site.
     totals: HashMap<u32, SiteTotal>,
     /// Records dropped (buffer full), in total.
@@ -249,6 +254,8 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
 
     // Counts since the last drain.
     state.baseline.resize(site_count, 0);
+    state.printf_accounted.resize(site_count, 0);
+    state.printf_over_cap.resize(site_count, 0);
     let mut deltas: Vec<(u32, u32)> = Vec::new();
     for site in 0..site_count {
         let now = buf.read(counters_offset + site);
@@ -258,12 +265,35 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
             state.baseline[site] = now;
         }
     }
-    if deltas.is_empty() {
-        return;
-    }
-
     // New records, up to the first one not fully written yet.
     let cursor = buf.read(header::CURSOR).min(capacity);
+    let dropped = buf.read(header::DROPPED) as u64;
+    let is_printf = |site: usize| {
+        sites.get(site).is_some_and(|(shader, local)| {
+            shader
+                .info
+                .sites
+                .get(*local as usize)
+                .is_some_and(|s| matches!(s.kind, SiteKind::Printf))
+        })
+    };
+    // Printf calls whose records have not come (in flight, or dropped): settled only by a drain with
+    // nothing pending, when every record that will come is there.
+    let unsettled: Vec<u32> = if quiescent {
+        (0..site_count)
+            .filter(|&s| state.printf_accounted[s] < state.baseline[s] && is_printf(s))
+            .map(|s| s as u32)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // The counts can all be in while records are still being written, or drops counted: a drain with no
+    // new counts still reads those (the counts go up before a record is allocated, and a drop is counted
+    // after).
+    if deltas.is_empty() && cursor <= state.read && dropped == state.dropped && unsettled.is_empty()
+    {
+        return;
+    }
     let mut first_record: HashMap<u32, record::RawRecord> = HashMap::new();
     let mut printf_lines: HashMap<u32, Vec<String>> = HashMap::new();
     // Up to the first record not fully written yet (read it next time).
@@ -291,7 +321,14 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         first_record.entry(raw.site).or_insert(raw);
     }
     state.read = read.next;
-    let dropped = buf.read(header::DROPPED) as u64;
+    // Printf sites with records or calls to settle but no new count have their lines too.
+    let mut work = deltas;
+    for site in printf_lines.keys().copied().chain(unsettled) {
+        if !work.iter().any(|&(s, _)| s == site) {
+            work.push((site, 0));
+        }
+    }
+    work.sort_unstable();
     let newly_dropped = dropped.saturating_sub(state.dropped);
     state.dropped = dropped;
 
@@ -311,7 +348,7 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         .collect();
     let mut printf_budget = PRINTF_LINES_PER_DRAIN;
     let mut frame_errors: Vec<(u32, blackbox_report::FrameError)> = Vec::new();
-    for (site_index, delta) in deltas {
+    for (site_index, delta) in work {
         let Some((shader, local)) = sites.get(site_index as usize) else {
             continue;
         };
@@ -319,8 +356,10 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
             continue;
         };
         let pipelines = pipelines_using(device, &shader.info);
-        let message = match printf_lines.get(&site_index) {
+        let printf = matches!(site.kind, SiteKind::Printf);
+        let message = match printf.then(|| printf_lines.get(&site_index)) {
             Some(lines) => {
+                let lines = lines.map(Vec::as_slice).unwrap_or_default();
                 // printf: one line per distinct text, in order of first appearance, with its count among
                 // the records read.
                 let mut counts: Vec<(&str, u32)> = Vec::new();
@@ -348,13 +387,27 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                     shown += c;
                 }
                 printf_budget = printf_budget.saturating_sub(counts.len());
-                if delta > shown {
+                let s = site_index as usize;
+                let not_shown = printf_not_shown(
+                    PrintfTally {
+                        calls: state.baseline[s],
+                        accounted: state.printf_accounted[s],
+                        over_cap: state.printf_over_cap[s],
+                        cap: eb.options.printf_records_per_site,
+                    },
+                    lines.len() as u32,
+                    shown,
+                    quiescent,
+                );
+                state.printf_accounted[s] += lines.len() as u32 + not_shown.past_records;
+                state.printf_over_cap[s] += not_shown.over_cap;
+                let more = lines.len() as u32 - shown + not_shown.past_records;
+                if more > 0 {
                     info!(
-                        "printf at {} (site {}): {} more call(s) not shown (records are capped per site, log \
-                         lines per drain; the count is exact){pipelines}",
+                        "printf at {} (site {}): {more} more call(s) not shown (records are capped per site, \
+                         log lines per drain; the count is exact){pipelines}",
                         untrusted::shown(&location(site)),
                         site.local_index,
-                        delta - shown
                     );
                 }
                 counts
@@ -362,6 +415,7 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                     .map(|(t, _)| t.to_string())
                     .unwrap_or_default()
             }
+            None if delta == 0 => continue,
             None => {
                 let raw = first_record.get(&site_index);
                 let text = describe(site, raw, &shader.info);
@@ -422,6 +476,8 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         state.read = 0;
         state.dropped = 0;
         state.baseline.iter_mut().for_each(|b| *b = 0);
+        state.printf_accounted.iter_mut().for_each(|a| *a = 0);
+        state.printf_over_cap.iter_mut().for_each(|o| *o = 0);
     }
 
     let abort = abort_message.filter(|_| !state.aborting);
@@ -691,6 +747,53 @@ fn pipelines_using(device: &Device, info: &ShaderInfo) -> String {
     }
 }
 
+/// Where a printf site stands since the buffer was last started afresh.
+#[derive(Debug, Clone, Copy)]
+struct PrintfTally {
+    /// Calls counted.
+    calls: u32,
+    /// Calls log lines have accounted for.
+    accounted: u32,
+    /// Of those, calls past the record cap.
+    over_cap: u32,
+    /// Records kept per site.
+    cap: u32,
+}
+
+/// Calls a drain accounts for without their records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NotShown {
+    /// Calls whose records never come, beyond the records read.
+    past_records: u32,
+    /// Of those, calls past the record cap.
+    over_cap: u32,
+}
+
+/// The calls of a printf site a drain counts in its "more not shown" line, beyond the records it read
+/// (`records`, of which `shown` are in lines). A call counts before its record is allocated, so a drain
+/// can read a record whose call it has not counted yet, or count a call whose record comes later: counting
+/// "calls since the last drain minus records shown" counted such a call twice. So a drain with work
+/// pending accounts only for what has no record for sure (calls past the cap), and a drain with nothing
+/// pending, when every record that will come is there, for everything left (records dropped as well).
+/// Over the drains between two fresh starts, the calls shown and not shown add up to the calls counted.
+fn printf_not_shown(tally: PrintfTally, records: u32, shown: u32, quiescent: bool) -> NotShown {
+    debug_assert!(shown <= records);
+    let over_cap_now = tally.calls.saturating_sub(tally.cap);
+    if quiescent {
+        let past_records = tally.calls.saturating_sub(tally.accounted + records);
+        NotShown {
+            past_records,
+            over_cap: over_cap_now.saturating_sub(tally.over_cap).min(past_records),
+        }
+    } else {
+        let over_cap = over_cap_now.saturating_sub(tally.over_cap);
+        NotShown {
+            past_records: over_cap,
+            over_cap,
+        }
+    }
+}
+
 /// Whether shaders wrote records that no drain has read yet: one word of the buffer, for callers that drain
 /// only when something is there. `false` when a drain is under way (it will read them).
 pub fn has_unread_records(device: &Device) -> bool {
@@ -743,4 +846,74 @@ pub fn reported(
         .collect();
     out.sort_by_key(|e| std::cmp::Reverse(e.count));
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plays drains over a site: each `(calls counted so far, records read, shown, quiescent)`; returns the
+    /// calls accounted for by lines (shown plus "more not shown") in all.
+    fn play(cap: u32, drains: &[(u32, u32, u32, bool)]) -> u32 {
+        let (mut accounted, mut over_cap, mut lines) = (0, 0, 0);
+        for &(calls, records, shown, quiescent) in drains {
+            let tally = PrintfTally {
+                calls,
+                accounted,
+                over_cap,
+                cap,
+            };
+            let n = printf_not_shown(tally, records, shown, quiescent);
+            accounted += records + n.past_records;
+            over_cap += n.over_cap;
+            lines += shown + (records - shown) + n.past_records;
+            if quiescent {
+                (accounted, over_cap) = (0, 0);
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn a_record_read_before_its_call_is_counted_is_not_counted_twice() {
+        // 1,000 calls counted, 1,010 records read (10 calls counted after the counters were read), then
+        // the last 10 counted with no record left to read.
+        assert_eq!(play(1024, &[(1000, 1010, 1010, false), (1010, 0, 0, true)]), 1010);
+    }
+
+    #[test]
+    fn records_that_come_after_their_calls_are_not_counted_twice() {
+        // 1,000 calls counted, 900 records so far; the last 100 records come with nothing pending.
+        assert_eq!(play(1024, &[(1000, 900, 900, false), (1000, 100, 100, true)]), 1000);
+    }
+
+    #[test]
+    fn calls_past_the_cap_and_dropped_records_are_counted_once() {
+        // 5,000 calls, cap 1,024: 3,976 past the cap, counted as soon as seen; 24 records dropped,
+        // counted when nothing is pending; log lines show 200 of the records read.
+        let drains = [
+            (3000, 800, 200, false),
+            (5000, 100, 0, false),
+            (5000, 100, 0, true),
+        ];
+        assert_eq!(play(1024, &drains), 5000);
+        let first = printf_not_shown(
+            PrintfTally {
+                calls: 3000,
+                accounted: 0,
+                over_cap: 0,
+                cap: 1024,
+            },
+            800,
+            200,
+            false,
+        );
+        assert_eq!(
+            first,
+            NotShown {
+                past_records: 1976,
+                over_cap: 1976
+            }
+        );
+    }
 }
