@@ -372,9 +372,10 @@ pub struct RecordsRead {
 /// [`header::CURSOR`] capped at [`header::RECORDS_CAPACITY`] (a cursor past the capacity counts records that
 /// did not fit). The walk stops before the first record that is not fully there: a first word of 0 (not
 /// written yet), a size under [`RECORD_HEADER_WORDS`], or a record running past `end`; a later walk from
-/// [`RecordsRead::next`] picks it up once written. A record's first word is stored after its words are
-/// handed out and before its payload, so a walk that races a shader may read a payload still being
-/// written; a walk after the work completed reads final words.
+/// [`RecordsRead::next`] picks it up once written. An assert's record has its first word stored last, after its
+/// payload; the others have it stored after their words are handed out and before their payload, so a walk
+/// that races a shader may read such a payload still being written. A walk after the work completed reads
+/// final words.
 ///
 /// Reads only words `records_offset + from .. records_offset + end`, each once; never panics; takes at most
 /// `(end - from) / RECORD_HEADER_WORDS` steps.

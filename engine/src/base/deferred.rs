@@ -70,7 +70,7 @@ impl Base<'_> {
         let call = site.last()?;
         let inputs = match self.helper_kind_of(*call.operands.first()?)? {
             HelperKind::NanCheck { inputs } | HelperKind::PendingNanCheck { inputs } => inputs,
-            HelperKind::Record => return None,
+            HelperKind::Record | HelperKind::AssertRecord => return None,
         };
         let tested: Vec<(u32, Shape)> = call
             .operands

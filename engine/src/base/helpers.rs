@@ -137,14 +137,19 @@ impl Base<'_> {
         )
     }
 
-    /// The record allocator, one per module:
+    /// The record allocator, one per module and `with_header`:
     /// `uint bb_begin(uint kind_word, uint site, uint cap, uint size, uint firings)`. It adds `firings` to the
     /// site's counter; when the count before was under the cap it allocates `size` words and, when they fit,
-    /// writes the record header there and returns the word index where the payload goes. It returns 0
-    /// (never a payload index: the buffer header is there) when nothing is to be written, after counting a
-    /// drop if the buffer was full (see [`crate::record`]).
-    pub(super) fn begin_writer(&mut self) -> u32 {
-        if let Some(f) = self.begin {
+    /// writes the record header there (`with_header`; else the caller does) and returns the word index
+    /// where the payload goes. It returns 0 (never a payload index: the buffer header is there) when nothing
+    /// is to be written, after counting a drop if the buffer was full (see [`crate::record`]).
+    pub(super) fn begin_writer(&mut self, with_header: bool) -> u32 {
+        let cached = if with_header {
+            self.begin
+        } else {
+            self.begin_no_header
+        };
+        if let Some(f) = cached {
             return f;
         }
         let uint = self.b.type_uint();
@@ -196,8 +201,10 @@ impl Base<'_> {
         fb.block(l_write);
         let records = self.load_header(&mut fb, buf, header::RECORDS_OFFSET);
         let base = fb.op(&mut self.b, Op::IAdd, uint, &[records, off]);
-        let words = self.record_header(&mut fb, kind_word, site, size);
-        self.store_words(&mut fb, buf, base, &words);
+        if with_header {
+            let words = self.record_header(&mut fb, kind_word, site, size);
+            self.store_words(&mut fb, buf, base, &words);
+        }
         let header_words = self.b.const_u32(RECORD_HEADER_WORDS as u32);
         let payload = fb.op(&mut self.b, Op::IAdd, uint, &[base, header_words]);
         fb.op_void(Op::ReturnValue, &[payload]);
@@ -217,7 +224,11 @@ impl Base<'_> {
         fb.block(l_return);
         fb.op_void(Op::ReturnValue, &[zero]);
         self.b.add_function(fb.finish());
-        self.begin = Some(id);
+        if with_header {
+            self.begin = Some(id);
+        } else {
+            self.begin_no_header = Some(id);
+        }
         id
     }
 
@@ -340,7 +351,9 @@ impl Base<'_> {
         if let Some(&f) = self.helpers.get(&key) {
             return Ok(f);
         }
-        let begin = self.begin_writer();
+        // See `HelperKind::AssertRecord`.
+        let header_here = matches!(kind, HelperKind::AssertRecord);
+        let begin = self.begin_writer(!header_here);
         let uint = self.b.type_uint();
         let void = self.b.type_void();
         let bool_t = self.b.type_bool();
@@ -407,7 +420,7 @@ impl Base<'_> {
                 uint,
                 &[begin, p[0], p[1], p[2], size, one],
             );
-            if words > 0 {
+            if words > 0 || header_here {
                 let zero = self.b.const_u32(0);
                 let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
                 let store = self.b.id();
@@ -423,6 +436,17 @@ impl Base<'_> {
                 }
                 let buf = self.buffer_pointer(&mut fb);
                 self.store_words(&mut fb, buf, at, &payload);
+                if header_here {
+                    // The header after the payload, its first word last: a drain that races the shader
+                    // takes the record for written only once that word is there (`record::read_records`).
+                    let header_words = self.b.const_u32(RECORD_HEADER_WORDS as u32);
+                    let base = fb.op(&mut self.b, Op::ISub, uint, &[at, header_words]);
+                    let header = self.record_header(&mut fb, p[0], p[1], size);
+                    let one = self.b.const_u32(1);
+                    let rest = fb.op(&mut self.b, Op::IAdd, uint, &[base, one]);
+                    self.store_words(&mut fb, buf, rest, &header[1..]);
+                    self.store_words(&mut fb, buf, base, &header[..1]);
+                }
                 fb.op_void(Op::Branch, &[stored]);
                 fb.block(stored);
             }

@@ -212,7 +212,7 @@ impl Base<'_> {
             field(|s| s.offset),
         );
         let site_count = sites.len() as u32;
-        let begin = self.begin_writer();
+        let begin = self.begin_writer(true);
         let void = self.b.type_void();
         let uint = self.b.type_uint();
         let bool_t = self.b.type_bool();

@@ -72,7 +72,7 @@ impl Pass for AssertPass {
             SiteKind::Assert { id },
             message,
             &values,
-            HelperKind::Record,
+            HelperKind::AssertRecord,
             inst.result_id,
         )?;
         let mut out: Vec<Instruction> = call.unwrap_or_default();
