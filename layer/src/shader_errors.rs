@@ -783,7 +783,9 @@ fn printf_not_shown(tally: PrintfTally, records: u32, shown: u32, quiescent: boo
         let past_records = tally.calls.saturating_sub(tally.accounted + records);
         NotShown {
             past_records,
-            over_cap: over_cap_now.saturating_sub(tally.over_cap).min(past_records),
+            over_cap: over_cap_now
+                .saturating_sub(tally.over_cap)
+                .min(past_records),
         }
     } else {
         let over_cap = over_cap_now.saturating_sub(tally.over_cap);
@@ -878,13 +880,19 @@ mod tests {
     fn a_record_read_before_its_call_is_counted_is_not_counted_twice() {
         // 1,000 calls counted, 1,010 records read (10 calls counted after the counters were read), then
         // the last 10 counted with no record left to read.
-        assert_eq!(play(1024, &[(1000, 1010, 1010, false), (1010, 0, 0, true)]), 1010);
+        assert_eq!(
+            play(1024, &[(1000, 1010, 1010, false), (1010, 0, 0, true)]),
+            1010
+        );
     }
 
     #[test]
     fn records_that_come_after_their_calls_are_not_counted_twice() {
         // 1,000 calls counted, 900 records so far; the last 100 records come with nothing pending.
-        assert_eq!(play(1024, &[(1000, 900, 900, false), (1000, 100, 100, true)]), 1000);
+        assert_eq!(
+            play(1024, &[(1000, 900, 900, false), (1000, 100, 100, true)]),
+            1000
+        );
     }
 
     #[test]
