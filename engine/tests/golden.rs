@@ -75,7 +75,7 @@ fn goldens() -> Vec<Golden> {
         Golden {
             file: "transform.vert-1.0.asserts",
             variant: "transform.vert vulkan1.0",
-            shows: "vertex, asserts: BB_ASSERT1 with gl_VertexIndex; the record reads VertexIndex and InstanceIndex where it is written",
+            shows: "vertex, asserts: BB_ASSERT1 with gl_VertexIndex; the prologue reads VertexIndex and InstanceIndex",
             options: options(NanLevel::Off),
         },
         Golden {
@@ -96,7 +96,7 @@ fn goldens() -> Vec<Golden> {
         Golden {
             file: "lit.frag.hlsl-1.0.asserts",
             variant: "lit.frag.hlsl vulkan1.0",
-            shows: "fragment (HLSL), asserts: a vector value; the record reads FragCoord where it is written",
+            shows: "fragment (HLSL), asserts: a vector value; the prologue reads FragCoord",
             options: options(NanLevel::Off),
         },
         Golden {

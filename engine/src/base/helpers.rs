@@ -242,25 +242,18 @@ impl Base<'_> {
         size: u32,
     ) -> Vec<u32> {
         let uint = self.b.type_uint();
-        let (invocation, stage_bits) = match self.direct_invocation(fb) {
-            Some(direct) => direct,
-            None => {
-                let v4 = self.b.type_vector(uint, 4);
-                let private = self.private_vars();
-                let stage = fb.op(&mut self.b, Op::Load, uint, &[private.stage]);
-                let shift = self.b.const_u32(STAGE_SHIFT);
-                let stage_bits = fb.op(&mut self.b, Op::ShiftLeftLogical, uint, &[stage, shift]);
-                let invocation = fb.op(&mut self.b, Op::Load, v4, &[private.invocation]);
-                let words = (0..4)
-                    .map(|i| fb.op(&mut self.b, Op::CompositeExtract, uint, &[invocation, i]))
-                    .collect();
-                (words, stage_bits)
-            }
-        };
+        let v4 = self.b.type_vector(uint, 4);
+        let private = self.private_vars();
+        let stage = fb.op(&mut self.b, Op::Load, uint, &[private.stage]);
+        let shift = self.b.const_u32(STAGE_SHIFT);
+        let stage_bits = fb.op(&mut self.b, Op::ShiftLeftLogical, uint, &[stage, shift]);
         let sized = fb.op(&mut self.b, Op::BitwiseOr, uint, &[kind_word, size]);
         let first = fb.op(&mut self.b, Op::BitwiseOr, uint, &[sized, stage_bits]);
+        let invocation = fb.op(&mut self.b, Op::Load, v4, &[private.invocation]);
         let mut words = vec![first, site];
-        words.extend(invocation);
+        for i in 0..4 {
+            words.push(fb.op(&mut self.b, Op::CompositeExtract, uint, &[invocation, i]));
+        }
         words.push(self.b.const_u32(0));
         debug_assert_eq!(words.len(), RECORD_HEADER_WORDS);
         words
@@ -509,15 +502,10 @@ impl Base<'_> {
                 return Ok((var, *pointee));
             }
         }
-        // One made before (the analysis does not know its type; a second variable of the same builtin in
-        // an interface is invalid).
-        if let Some(&(_, var, ty)) = self.new_builtins.iter().find(|(b, _, _)| *b == builtin) {
-            return Ok((var, ty));
-        }
         let ptr = self.b.type_pointer(StorageClass::Input, new_type);
         let var = self.b.variable(ptr, StorageClass::Input, None);
         self.b.decorate(var, Decoration::BuiltIn, &[builtin as u32]);
-        self.new_builtins.push((builtin, var, new_type));
+        self.an.builtin_vars.push((Some(builtin), var));
         Ok((var, new_type))
     }
 
@@ -556,86 +544,46 @@ impl Base<'_> {
         Ok(out)
     }
 
-    /// Where every entry point is of one stage: the invocation words (four) read from the builtins where
-    /// the record is written, and the stage bits of the record's first word, a constant. So no `Private`
-    /// variable holds the invocation from the start of the shader to its end: on NVIDIA's compiler that
-    /// took an assert's cost in a fragment shader's hot loop from 1.026x to TODO (README). `None` (the
-    /// prologue's `Private` variables serve) with entry points of several stages, or a builtin declared
-    /// with an unexpected type (the prologue then fails the module as before).
-    fn direct_invocation(&mut self, fb: &mut FnBuilder) -> Option<(Vec<u32>, u32)> {
-        let stage = self.single_stage()?;
-        let mut used = Vec::new();
-        let words = self.invocation_words(fb, stage, &mut used);
-        // Loaded here, so listed in the interfaces (`add_prologues`), even when a later read failed.
-        for var in used {
-            if !self.direct_inputs.contains(&var) {
-                self.direct_inputs.push(var);
-            }
-        }
-        let words = words.ok()?;
-        let bits = self.b.const_u32(u32::from(stage.code()) << STAGE_SHIFT);
-        Some((words, bits))
-    }
-
-    /// The stage of every entry point, when there is one and only one.
-    fn single_stage(&self) -> Option<Stage> {
-        let first = self.an.entry_points.first()?.stage;
-        self.an
-            .entry_points
-            .iter()
-            .all(|e| e.stage == first)
-            .then_some(first)
-    }
-
-    /// The four invocation words of a record in `stage`, read from its builtins into `fb`; the builtin
-    /// variables read go to `used`.
-    fn invocation_words(
-        &mut self,
-        fb: &mut FnBuilder,
-        stage: Stage,
-        used: &mut Vec<u32>,
-    ) -> Result<Vec<u32>, NotInstrumented> {
-        let uint = self.b.type_uint();
-        let v3 = self.b.type_vector(uint, 3);
-        let f32t = self.b.type_float(32);
-        let vec4 = self.b.type_vector(f32t, 4);
-        let zero = self.b.const_u32(0);
-        let mut words: Vec<u32> = match stage {
-            Stage::Compute | Stage::Task | Stage::Mesh => {
-                self.read_builtin(fb, BuiltIn::GlobalInvocationId, v3, 3, used)?
-            }
-            Stage::Fragment => self.read_builtin(fb, BuiltIn::FragCoord, vec4, 2, used)?,
-            Stage::Vertex => {
-                let mut w = self.read_builtin(fb, BuiltIn::VertexIndex, uint, 1, used)?;
-                w.extend(self.read_builtin(fb, BuiltIn::InstanceIndex, uint, 1, used)?);
-                w
-            }
-            Stage::TessellationControl | Stage::Geometry => {
-                let mut w = self.read_builtin(fb, BuiltIn::InvocationId, uint, 1, used)?;
-                w.extend(self.read_builtin(fb, BuiltIn::PrimitiveId, uint, 1, used)?);
-                w
-            }
-            Stage::TessellationEvaluation => {
-                let mut w = vec![zero];
-                w.extend(self.read_builtin(fb, BuiltIn::PrimitiveId, uint, 1, used)?);
-                w
-            }
-            _ => self.read_builtin(fb, BuiltIn::LaunchIdKHR, v3, 3, used)?,
-        };
-        words.resize(4, zero);
-        Ok(words)
-    }
-
     /// `void bb_prologue()` for a stage: stores the invocation words and the stage code into the Private
     /// variables. Returns the function and the builtin variables it reads.
     fn prologue(&mut self, stage: Stage) -> Result<(u32, Vec<u32>), NotInstrumented> {
         let void = self.b.type_void();
         let uint = self.b.type_uint();
+        let v3 = self.b.type_vector(uint, 3);
         let v4 = self.b.type_vector(uint, 4);
+        let f32t = self.b.type_float(32);
+        let vec4 = self.b.type_vector(f32t, 4);
         let private = self.private_vars();
         let (mut fb, id, _) = FnBuilder::new(&mut self.b, void, &[]);
         let mut used = Vec::new();
-        let parts = self.invocation_words(&mut fb, stage, &mut used)?;
+        let zero = self.b.const_u32(0);
+        let words: Vec<u32> = match stage {
+            Stage::Compute | Stage::Task | Stage::Mesh => {
+                self.read_builtin(&mut fb, BuiltIn::GlobalInvocationId, v3, 3, &mut used)?
+            }
+            Stage::Fragment => {
+                self.read_builtin(&mut fb, BuiltIn::FragCoord, vec4, 2, &mut used)?
+            }
+            Stage::Vertex => {
+                let mut w = self.read_builtin(&mut fb, BuiltIn::VertexIndex, uint, 1, &mut used)?;
+                w.extend(self.read_builtin(&mut fb, BuiltIn::InstanceIndex, uint, 1, &mut used)?);
+                w
+            }
+            Stage::TessellationControl | Stage::Geometry => {
+                let mut w =
+                    self.read_builtin(&mut fb, BuiltIn::InvocationId, uint, 1, &mut used)?;
+                w.extend(self.read_builtin(&mut fb, BuiltIn::PrimitiveId, uint, 1, &mut used)?);
+                w
+            }
+            Stage::TessellationEvaluation => {
+                let mut w = vec![zero];
+                w.extend(self.read_builtin(&mut fb, BuiltIn::PrimitiveId, uint, 1, &mut used)?);
+                w
+            }
+            _ => self.read_builtin(&mut fb, BuiltIn::LaunchIdKHR, v3, 3, &mut used)?,
+        };
+        let mut parts = words;
+        parts.resize(4, zero);
         let inv = fb.op(&mut self.b, Op::CompositeConstruct, v4, &parts);
         fb.op_void(Op::Store, &[private.invocation, inv]);
         let code = self.b.const_u32(u32::from(stage.code()));
@@ -648,20 +596,6 @@ impl Base<'_> {
     /// Calls a prologue at the start of every entry point function and lists the variables it uses in the
     /// entry points' interfaces.
     pub(super) fn add_prologues(&mut self, module: &mut Module) -> Result<(), NotInstrumented> {
-        if self.private.is_none() {
-            // Every record reads its invocation where it is written (`direct_invocation`): no prologue,
-            // the builtins read listed in every interface (with the pending records' variables).
-            let mut interface = self.direct_inputs.clone();
-            if self.version >= (1, 4) {
-                interface.extend(self.pending.iter().flat_map(|p| p.variables()));
-            }
-            for e in &self.an.entry_points {
-                if let Some(inst) = module.entry_points.get_mut(e.index) {
-                    add_interface(inst, &interface);
-                }
-            }
-            return Ok(());
-        }
         let private = self.private_vars();
         let all_globals = self.version >= (1, 4);
         let entry_points = self.an.entry_points.clone();

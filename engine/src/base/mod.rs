@@ -122,10 +122,6 @@ pub(crate) struct Base<'o> {
     float16: bool,
     buffer: Option<helpers::BufferAccess>,
     private: Option<helpers::PrivateVars>,
-    /// The builtin variables records read where they are written (see `Base::direct_invocation`).
-    direct_inputs: Vec<u32>,
-    /// Builtin variables the base declared: (builtin, variable, pointee type).
-    new_builtins: Vec<(spirv::BuiltIn, u32, u32)>,
     /// `bb_begin`, once built, and its variant that leaves the header to the caller.
     begin: Option<u32>,
     begin_no_header: Option<u32>,
@@ -171,8 +167,6 @@ impl<'o> Base<'o> {
             float16: module.has_capability(Capability::Float16),
             buffer: None,
             private: None,
-            direct_inputs: Vec::new(),
-            new_builtins: Vec::new(),
             begin: None,
             begin_no_header: None,
             helpers: FastMap::default(),
@@ -391,10 +385,9 @@ impl<'o> Base<'o> {
     /// and function into the module.
     pub(crate) fn finish(mut self, module: &mut Module) -> Result<Vec<Site>, NotInstrumented> {
         if !self.sites.is_empty() {
-            // The flush writes records too: built before the interfaces are completed.
-            self.finish_pending(module);
             self.add_prologues(module)?;
             helpers::enable_buffer_addresses(module);
+            self.finish_pending(module);
         }
         let sites = std::mem::take(&mut self.sites);
         self.b.finish(module)?;
