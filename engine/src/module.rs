@@ -73,8 +73,14 @@ impl Instruction {
         // parsed ones were encoded that way already.
         let count = self.word_count().min(0xFFFF) as u32;
         out.push(count << 16 | u32::from(self.opcode));
-        out.extend(self.result_type);
-        out.extend(self.result_id);
+        // Plain pushes: `extend` of an `Option` goes through the generic iterator path, several times
+        // the cost of the word it writes.
+        if let Some(ty) = self.result_type {
+            out.push(ty);
+        }
+        if let Some(id) = self.result_id {
+            out.push(id);
+        }
         out.extend_from_slice(&self.operands);
     }
 
@@ -318,19 +324,24 @@ impl Module {
                 header.bound
             )));
         }
+        // Every list is allocated once at its final size (counted ahead) rather than grown one push at a
+        // time: growing moves every instruction again at each doubling.
+        let sizes = section_sizes(words);
         let mut module = Module {
             header,
-            capabilities: Vec::new(),
-            extensions: Vec::new(),
-            ext_inst_imports: Vec::new(),
-            memory_model: Vec::new(),
-            entry_points: Vec::new(),
-            execution_modes: Vec::new(),
-            debug_strings: Vec::new(),
-            debug_names: Vec::new(),
-            debug_module_processed: Vec::new(),
-            annotations: Vec::new(),
-            globals: Vec::new(),
+            capabilities: Vec::with_capacity(sizes[Section::Capability as usize]),
+            extensions: Vec::with_capacity(sizes[Section::Extension as usize]),
+            ext_inst_imports: Vec::with_capacity(sizes[Section::ExtInstImport as usize]),
+            memory_model: Vec::with_capacity(sizes[Section::MemoryModel as usize]),
+            entry_points: Vec::with_capacity(sizes[Section::EntryPoint as usize]),
+            execution_modes: Vec::with_capacity(sizes[Section::ExecutionMode as usize]),
+            debug_strings: Vec::with_capacity(sizes[Section::DebugStrings as usize]),
+            debug_names: Vec::with_capacity(sizes[Section::DebugNames as usize]),
+            debug_module_processed: Vec::with_capacity(
+                sizes[Section::DebugModuleProcessed as usize],
+            ),
+            annotations: Vec::with_capacity(sizes[Section::Annotation as usize]),
+            globals: Vec::with_capacity(sizes[Section::Global as usize]),
             functions: Vec::new(),
         };
         let mut state = State::Sections(Section::Capability);
@@ -350,7 +361,12 @@ impl Module {
                 )));
             };
             let inst = decode(opcode, inst_words, header.bound, at)?;
-            state = module.place(state, inst, at)?;
+            let block_size = if opcode == Op::Label as u16 {
+                block_size(words, at + count)
+            } else {
+                0
+            };
+            state = module.place(state, inst, at, block_size)?;
             at += count;
         }
         match state {
@@ -372,11 +388,13 @@ impl Module {
     }
 
     /// Puts one instruction where it belongs and returns the new state.
+    /// `block_size`, for an `OpLabel`, is the number of instructions of its block.
     fn place(
         &mut self,
         state: State,
         inst: Instruction,
         at: usize,
+        block_size: usize,
     ) -> Result<State, NotInstrumented> {
         let out_of_order = |what: &str| {
             NotInstrumented::malformed(format!(
@@ -444,7 +462,7 @@ impl Module {
                 Some(Op::Label) => {
                     function.blocks.push(Block {
                         label: inst,
-                        instructions: Vec::new(),
+                        instructions: Vec::with_capacity(block_size),
                     });
                     Ok(State::InFunction(function))
                 }
@@ -478,28 +496,31 @@ impl Module {
         let mut out = Vec::with_capacity(self.word_count());
         let h = &self.header;
         out.extend([h.magic, h.version, h.generator, h.bound, h.schema]);
-        for list in self.sections() {
+        self.for_each_list(|list| {
             for inst in list {
                 inst.write(&mut out);
             }
-        }
-        for f in &self.functions {
-            for inst in &f.prefix {
-                inst.write(&mut out);
-            }
-            f.def.write(&mut out);
-            for inst in &f.params {
-                inst.write(&mut out);
-            }
-            for b in &f.blocks {
-                b.label.write(&mut out);
-                for inst in &b.instructions {
-                    inst.write(&mut out);
-                }
-            }
-            f.end.write(&mut out);
-        }
+        });
         out
+    }
+
+    /// Calls `f` with every run of instructions of the module, in layout order: the sections, then each
+    /// function's parts. Plain loops, cheaper than [`Module::all_instructions`]'s chain of iterators where
+    /// every instruction is visited (writing the module, counting its words).
+    fn for_each_list<'a>(&'a self, mut f: impl FnMut(&'a [Instruction])) {
+        for list in self.sections() {
+            f(list);
+        }
+        for function in &self.functions {
+            f(&function.prefix);
+            f(std::slice::from_ref(&function.def));
+            f(&function.params);
+            for b in &function.blocks {
+                f(std::slice::from_ref(&b.label));
+                f(&b.instructions);
+            }
+            f(std::slice::from_ref(&function.end));
+        }
     }
 
     fn sections(&self) -> [&Vec<Instruction>; 11] {
@@ -520,10 +541,9 @@ impl Module {
 
     /// The exact length of [`to_words`](Self::to_words), so that it allocates once.
     fn word_count(&self) -> usize {
-        5 + self
-            .all_instructions()
-            .map(Instruction::word_count)
-            .sum::<usize>()
+        let mut count = 5;
+        self.for_each_list(|list| count += list.iter().map(Instruction::word_count).sum::<usize>());
+        count
     }
 
     /// Every instruction of the module in layout order, functions included.
@@ -556,6 +576,39 @@ impl Module {
             .iter()
             .any(|c| c.operand(0) == Some(capability as u32))
     }
+}
+
+/// The number of instructions of each module-level section ([`section_of`], unknown opcodes counted with
+/// the globals, an over-estimate at worst), read ahead of parsing. Stops at the first function or at
+/// anything malformed, which the parser then reports.
+fn section_sizes(words: &[u32]) -> [usize; Section::Global as usize + 1] {
+    let mut sizes = [0; Section::Global as usize + 1];
+    let mut at = 5;
+    while let Some(&first) = words.get(at) {
+        let (count, opcode) = ((first >> 16) as usize, (first & 0xFFFF) as u16);
+        if count == 0 || opcode == Op::Function as u16 {
+            break;
+        }
+        let section = section_of(op_info(opcode).op).unwrap_or(Section::Global);
+        sizes[section as usize] += 1;
+        at += count;
+    }
+    sizes
+}
+
+/// The number of instructions from word `at` up to the next `OpLabel` or `OpFunctionEnd` (or anything
+/// malformed): the size of the block whose label ends just before `at`.
+fn block_size(words: &[u32], mut at: usize) -> usize {
+    let mut size = 0;
+    while let Some(&first) = words.get(at) {
+        let (count, opcode) = ((first >> 16) as usize, (first & 0xFFFF) as u16);
+        if count == 0 || opcode == Op::Label as u16 || opcode == Op::FunctionEnd as u16 {
+            break;
+        }
+        size += 1;
+        at += count;
+    }
+    size
 }
 
 /// Decodes one instruction from its words, checking its result type and id against the bound.
