@@ -89,6 +89,10 @@ pub(crate) trait Pass {
         at: &At<'_>,
         inst: &Instruction,
     ) -> Result<Edit, NotInstrumented>;
+
+    /// Whether the pass can change anything in this module at all; one that cannot is never asked (a
+    /// call per pass and instruction is most of the walk's cost where nothing is instrumented).
+    fn active(&self, base: &Base<'_>) -> bool;
 }
 
 /// What a site's helper does with its values.
@@ -187,6 +191,14 @@ impl<'o> Base<'o> {
             .entry_points
             .first()
             .map_or(Stage::Compute, |e| e.stage);
+        let mut passes: Vec<&mut dyn Pass> = passes
+            .iter_mut()
+            .filter(|p| p.active(self))
+            .map(|p| &mut **p)
+            .collect();
+        if passes.is_empty() {
+            return Ok(());
+        }
         let mut functions = std::mem::take(&mut module.functions);
         let mut lines = LineTracker::default();
         let result = (|| {

@@ -419,6 +419,11 @@ impl Pass for IntGuardPass {
             None => Edit::Keep,
         })
     }
+
+    /// Off: no checks.
+    fn active(&self, _base: &Base<'_>) -> bool {
+        self.on
+    }
 }
 
 impl IntGuardPass {

@@ -411,6 +411,11 @@ impl Pass for LoopPass {
         });
         Ok(Edit::Replace(out))
     }
+
+    /// Off: no counters.
+    fn active(&self, _base: &Base<'_>) -> bool {
+        self.mode != LoopMode::Off
+    }
 }
 
 impl LoopPass {

@@ -25,6 +25,11 @@ use crate::analysis::DEBUG_PRINTF_SET;
 use crate::base::Base;
 use crate::module::Instruction;
 
+/// Whether the module imports `NonSemantic.DebugPrintf` (the one place its calls can come from).
+pub(crate) fn imports_debug_printf(base: &Base<'_>) -> bool {
+    base.an.ext_sets.values().any(|s| s == DEBUG_PRINTF_SET)
+}
+
 /// If `inst` is a `NonSemantic.DebugPrintf` `DebugPrintf`, its format string and argument ids.
 pub(crate) fn debug_printf<'i>(
     base: &Base<'_>,

@@ -710,4 +710,9 @@ impl Pass for NanGuardPass {
             _ => Ok(Edit::Keep),
         }
     }
+
+    /// Off: no checks.
+    fn active(&self, _base: &Base<'_>) -> bool {
+        self.level != NanLevel::Off
+    }
 }
