@@ -117,16 +117,21 @@ impl Instruction {
 /// Returns the string (invalid UTF-8 replaced) and the number of words it took. An unterminated string takes
 /// all the words.
 pub fn decode_string(words: &[u32]) -> (String, usize) {
+    // A word holds a zero byte when subtracting 1 from each byte borrows into a byte whose top bit was
+    // clear: a test per word rather than per byte.
+    let has_nul = |w: u32| w.wrapping_sub(0x0101_0101) & !w & 0x8080_8080 != 0;
     let taken = words
         .iter()
-        .position(|w| w.to_le_bytes().contains(&0))
+        .position(|&w| has_nul(w))
         .map_or(words.len(), |i| i + 1);
-    let mut bytes = Vec::with_capacity(taken * 4);
-    for w in &words[..taken] {
-        bytes.extend_from_slice(&w.to_le_bytes());
-    }
-    if let Some(nul) = bytes.iter().position(|&b| b == 0) {
-        bytes.truncate(nul);
+    let mut bytes: Vec<u8> = words[..taken]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    // Only the last word taken can hold the nul.
+    let last = taken.saturating_sub(1) * 4;
+    if let Some(nul) = bytes[last..].iter().position(|&b| b == 0) {
+        bytes.truncate(last + nul);
     }
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,

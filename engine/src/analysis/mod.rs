@@ -38,8 +38,11 @@ pub(crate) struct EntryPointDecl {
 /// Everything the passes look up.
 pub(crate) struct Analysis {
     pub strings: FastMap<u32, String>,
-    pub names: FastMap<u32, String>,
-    pub member_names: FastMap<(u32, u32), String>,
+    /// `OpName` and `OpMemberName` strings, undecoded: most are never asked for, so they are copied
+    /// into `name_words` and decoded by [`Analysis::name`] and [`Analysis::member_name`].
+    names: FastMap<u32, WordRange>,
+    member_names: FastMap<(u32, u32), WordRange>,
+    name_words: Vec<u32>,
     pub ext_sets: FastMap<u32, String>,
     /// The result type of every id that has one, indexed by id (0 when none).
     value_types: Vec<u32>,
@@ -58,10 +61,12 @@ impl Analysis {
     /// Analyses a module. Fails on entry points of kernels or unknown execution models.
     pub(crate) fn new(module: &Module) -> Result<Analysis, NotInstrumented> {
         let bound = module.header.bound as usize;
+        let name_count = module.debug_names.len();
         let mut a = Analysis {
             strings: FastMap::default(),
-            names: FastMap::default(),
+            names: FastMap::with_capacity_and_hasher(name_count, Default::default()),
             member_names: FastMap::default(),
+            name_words: Vec::new(),
             ext_sets: FastMap::default(),
             value_types: vec![0; bound],
             builtin_vars: Vec::new(),
@@ -82,11 +87,12 @@ impl Analysis {
         for inst in &module.debug_names {
             match (inst.op(), inst.operands.split_first()) {
                 (Some(Op::Name), Some((&target, rest))) => {
-                    a.names.insert(target, decode_string(rest).0);
+                    let range = a.keep_name(rest);
+                    a.names.insert(target, range);
                 }
                 (Some(Op::MemberName), Some((&target, rest))) if !rest.is_empty() => {
-                    a.member_names
-                        .insert((target, rest[0]), decode_string(&rest[1..]).0);
+                    let range = a.keep_name(&rest[1..]);
+                    a.member_names.insert((target, rest[0]), range);
                 }
                 _ => {}
             }
@@ -101,13 +107,14 @@ impl Analysis {
                     .push((BuiltIn::from_u32(inst.operands[2]), inst.operands[0]));
             }
         }
-        for inst in module.all_instructions() {
+        // `for_each`, not a `for` loop: the chained iterator is far cheaper walked from inside.
+        module.all_instructions().for_each(|inst| {
             if let (Some(ty), Some(id)) = (inst.result_type, inst.result_id) {
                 if let Some(slot) = a.value_types.get_mut(id as usize) {
                     *slot = ty;
                 }
             }
-        }
+        });
         for (index, inst) in module.entry_points.iter().enumerate() {
             let (&model, rest) = inst
                 .operands
@@ -137,6 +144,25 @@ impl Analysis {
             }
         }
         Ok(a)
+    }
+
+    /// Copies a name's words into `name_words`; returns where they are.
+    fn keep_name(&mut self, words: &[u32]) -> WordRange {
+        let start = self.name_words.len();
+        self.name_words.extend_from_slice(words);
+        start..self.name_words.len()
+    }
+
+    /// The `OpName` of an id (the last one, if several).
+    pub(crate) fn name(&self, id: u32) -> Option<String> {
+        let range = self.names.get(&id)?;
+        Some(decode_string(&self.name_words[range.clone()]).0)
+    }
+
+    /// The `OpMemberName` of a struct type's member.
+    pub(crate) fn member_name(&self, ty: u32, member: u32) -> Option<String> {
+        let range = self.member_names.get(&(ty, member))?;
+        Some(decode_string(&self.name_words[range.clone()]).0)
     }
 
     /// The result type of a value, if the module declares one.
@@ -187,11 +213,14 @@ impl Analysis {
             .map(|e| EntryPoint {
                 name: e.name.clone(),
                 stage: e.stage,
-                function_name: self.names.get(&e.function).cloned(),
+                function_name: self.name(e.function),
             })
             .collect()
     }
 }
+
+/// Where a name's words are in [`Analysis`]'s `name_words`.
+type WordRange = std::ops::Range<usize>;
 
 /// For every function, the entry points (indexes into `entry_points`, in order) whose static call tree
 /// reaches it.

@@ -64,6 +64,19 @@ pub(crate) struct TypeTable {
 /// A type or constant key: most fit inline, so building the tables allocates once per table, not per entry.
 type Key = smallvec::SmallVec<[u32; 6]>;
 
+/// The key of `head` followed by `tail`, made in place when it fits inline (`SmallVec`'s own
+/// `extend_from_slice` is several times slower).
+fn key(head: &[u32], tail: &[u32]) -> Key {
+    let n = head.len() + tail.len();
+    let mut buf = [0; 6];
+    if n > buf.len() {
+        return head.iter().chain(tail).copied().collect();
+    }
+    buf[..head.len()].copy_from_slice(head);
+    buf[head.len()..n].copy_from_slice(tail);
+    Key::from_buf_and_len(buf, n)
+}
+
 fn is_keyed_type(op: Op) -> bool {
     matches!(
         op,
@@ -87,7 +100,7 @@ impl TypeTable {
             types: FastMap::with_capacity_and_hasher(n, Default::default()),
             by_key: FastMap::with_capacity_and_hasher(n, Default::default()),
             constants: FastMap::with_capacity_and_hasher(n, Default::default()),
-            int_values: FastMap::default(),
+            int_values: FastMap::with_capacity_and_hasher(n, Default::default()),
         };
         for inst in &module.globals {
             t.observe(inst);
@@ -138,11 +151,8 @@ impl TypeTable {
             | Op::ConstantComposite
             | Op::ConstantNull => {
                 if let Some(ty) = inst.result_type {
-                    if self.find_constant(op, ty, o).is_none() {
-                        let mut key: Key = smallvec::smallvec![op as u32, ty];
-                        key.extend_from_slice(o);
-                        self.constants.insert(key, id);
-                    }
+                    // The first one wins; one hash and probe whether it is new or not.
+                    self.constants.entry(key(&[op as u32, ty], o)).or_insert(id);
                     if op == Op::Constant && o.len() == 1 {
                         if let Some(Type::Int { width, .. }) = self.types.get(&ty) {
                             if *width <= 32 {
@@ -158,10 +168,8 @@ impl TypeTable {
             _ if (Op::TypeVoid..=Op::TypeForwardPointer).contains(&op) => Type::Other,
             _ => return,
         };
-        if is_keyed_type(op) && self.find(op, o).is_none() {
-            let mut key: Key = smallvec::smallvec![op as u32];
-            key.extend_from_slice(o);
-            self.by_key.insert(key, id);
+        if is_keyed_type(op) {
+            self.by_key.entry(key(&[op as u32], o)).or_insert(id);
         }
         self.types.insert(id, ty);
     }

@@ -360,7 +360,7 @@ impl<'o> Base<'o> {
             format,
             values: layouts,
             stage: at.stage,
-            function: self.an.names.get(&at.function).cloned(),
+            function: self.an.name(at.function),
             entry_points: self.an.entry_point_names(at.function),
             instruction: crate::analysis::disasm::disassemble(&self.an, at.instruction),
             // Set once every site is known (`info::assign_places`).

@@ -755,9 +755,9 @@ fn induction_values(base: &Base<'_>, f: &Function, cfg: &Cfg, info: &Loop) -> Ve
         .collect();
     let recordable = |ty: u32| shape(types, ty).is_some_and(|s| s.words() <= MAX_VALUE_WORDS);
     // A variable named like one of the fixed values (`iterations`) gets its id as well.
-    let name_of = |id: u32| match an.names.get(&id).filter(|n| !n.is_empty()) {
+    let name_of = |id: u32| match an.name(id).filter(|n| !n.is_empty()) {
         Some(n) if FIXED_VALUES.contains(&n.as_str()) => format!("{n} %{id}"),
-        Some(n) => n.clone(),
+        Some(n) => n,
         None => format!("%{id}"),
     };
     // A pointer the header may load from: a Function or Private variable, or a pointer parameter.

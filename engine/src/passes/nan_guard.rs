@@ -558,11 +558,7 @@ fn flatten(
             .iter()
             .enumerate()
             .map(|(i, &m)| {
-                let member = base
-                    .an
-                    .member_names
-                    .get(&(ty, i as u32))
-                    .filter(|n| !n.is_empty());
+                let member = base.an.member_name(ty, i as u32).filter(|n| !n.is_empty());
                 let label = match member {
                     Some(n) => format!("{name}.{n}"),
                     None => format!("{name}.{i}"),

@@ -95,12 +95,13 @@ pub(crate) fn remove_unused_imports(module: &mut Module) {
     }
     let mut used = FastSet::default();
     let mut forward_refs = false;
-    for inst in module.all_instructions() {
+    // `for_each`, not a `for` loop: the chained iterator is far cheaper walked from inside.
+    module.all_instructions().for_each(|inst| {
         if is_ext_inst(inst) {
             used.extend(inst.operand(0));
             forward_refs |= inst.is(Op::ExtInstWithForwardRefsKHR);
         }
-    }
+    });
     module.ext_inst_imports.retain(|i| {
         i.result_id
             .is_none_or(|id| !sets.contains(&id) || used.contains(&id))
