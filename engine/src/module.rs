@@ -43,6 +43,16 @@ pub struct Instruction {
 /// An instruction's operand words.
 pub type Operands = smallvec::SmallVec<[u32; 5]>;
 
+/// Operands copied from `words`. Up to five words are read one by one into the inline buffer: for so few, a
+/// `memcpy` call (what `Operands::from_slice` makes) costs more than the copy.
+pub(crate) fn operands_of(words: &[u32]) -> Operands {
+    if words.len() > 5 {
+        return Operands::from_slice(words);
+    }
+    let word = |i: usize| words.get(i).copied().unwrap_or(0);
+    Operands::from_buf_and_len([word(0), word(1), word(2), word(3), word(4)], words.len())
+}
+
 impl Instruction {
     /// An instruction from its parts.
     pub fn new(
@@ -654,7 +664,7 @@ fn decode(
         op: info.op,
         result_type,
         result_id,
-        operands: Operands::from_slice(&words[pos..]),
+        operands: operands_of(&words[pos..]),
     })
 }
 

@@ -5,7 +5,7 @@ use spirv::{Decoration, FunctionControl, Op, StorageClass};
 
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
-use crate::module::{Block, Function, Instruction, Module, Operands, MAX_BOUND};
+use crate::module::{operands_of, Block, Function, Instruction, Module, MAX_BOUND};
 use crate::util::FastMap;
 
 /// New ids, types, constants, globals, decorations and functions for one module.
@@ -15,11 +15,18 @@ pub(crate) struct Builder {
     globals: Vec<Instruction>,
     annotations: Vec<Instruction>,
     functions: Vec<Function>,
-    /// `type_uint` and `const_u32`, asked for many times at every site: remembered here rather than
-    /// looked up in the type table each time.
+    /// `type_uint`, `type_bool`, `type_void` and `const_u32`, asked for many times at every site and in
+    /// every helper: remembered here rather than looked up in the type table each time, small constants
+    /// (0 where not made yet) without even a hash.
     uint: Option<u32>,
+    bool_type: Option<u32>,
+    void: Option<u32>,
+    small_u32_constants: [u32; SMALL_CONSTANTS],
     u32_constants: FastMap<u32, u32>,
 }
+
+/// `const_u32` values below this are remembered in an array.
+const SMALL_CONSTANTS: usize = 64;
 
 impl Builder {
     /// A builder for `module`: new ids start at its bound.
@@ -31,6 +38,9 @@ impl Builder {
             annotations: Vec::new(),
             functions: Vec::new(),
             uint: None,
+            bool_type: None,
+            void: None,
+            small_u32_constants: [0; SMALL_CONSTANTS],
             u32_constants: FastMap::default(),
         }
     }
@@ -45,7 +55,7 @@ impl Builder {
     /// Adds a global instruction with a fresh result id.
     fn global(&mut self, op: Op, result_type: Option<u32>, operands: &[u32]) -> u32 {
         let id = self.id();
-        let operands = Operands::from_slice(operands);
+        let operands = operands_of(operands);
         let inst = Instruction::new(op, result_type, Some(id), operands);
         self.types.observe(&inst);
         self.globals.push(inst);
@@ -55,7 +65,7 @@ impl Builder {
     /// Adds a global instruction whose result id was taken earlier (with [`Builder::id`]), for what can
     /// only be made once something else is known (an array's length).
     pub(crate) fn define(&mut self, id: u32, op: Op, result_type: Option<u32>, operands: &[u32]) {
-        let inst = Instruction::new(op, result_type, Some(id), Operands::from_slice(operands));
+        let inst = Instruction::new(op, result_type, Some(id), operands_of(operands));
         self.types.observe(&inst);
         self.globals.push(inst);
     }
@@ -69,11 +79,21 @@ impl Builder {
     }
 
     pub(crate) fn type_void(&mut self) -> u32 {
-        self.keyed_type(Op::TypeVoid, &[])
+        if let Some(id) = self.void {
+            return id;
+        }
+        let id = self.keyed_type(Op::TypeVoid, &[]);
+        self.void = Some(id);
+        id
     }
 
     pub(crate) fn type_bool(&mut self) -> u32 {
-        self.keyed_type(Op::TypeBool, &[])
+        if let Some(id) = self.bool_type {
+            return id;
+        }
+        let id = self.keyed_type(Op::TypeBool, &[]);
+        self.bool_type = Some(id);
+        id
     }
 
     pub(crate) fn type_int(&mut self, width: u32, signed: bool) -> u32 {
@@ -127,12 +147,23 @@ impl Builder {
 
     /// A 32-bit unsigned integer constant.
     pub(crate) fn const_u32(&mut self, value: u32) -> u32 {
-        if let Some(&id) = self.u32_constants.get(&value) {
-            return id;
+        match self.small_u32_constants.get(value as usize) {
+            Some(&id) if id != 0 => return id,
+            Some(_) => {}
+            None => {
+                if let Some(&id) = self.u32_constants.get(&value) {
+                    return id;
+                }
+            }
         }
         let uint = self.type_uint();
         let id = self.constant(Op::Constant, uint, &[value]);
-        self.u32_constants.insert(value, id);
+        match self.small_u32_constants.get_mut(value as usize) {
+            Some(slot) => *slot = id,
+            None => {
+                self.u32_constants.insert(value, id);
+            }
+        }
         id
     }
 
@@ -233,7 +264,7 @@ impl Emit for Vec<Instruction> {
 /// An instruction with a fresh result id of type `ty`, and that id.
 fn with_result(b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> (u32, Instruction) {
     let id = b.id();
-    let operands = Operands::from_slice(operands);
+    let operands = operands_of(operands);
     (id, Instruction::new(op, Some(ty), Some(id), operands))
 }
 
@@ -302,7 +333,8 @@ impl FnBuilder {
     pub(crate) fn block(&mut self, label: u32) {
         self.blocks.push(Block {
             label: Instruction::new(Op::Label, None, Some(label), smallvec::smallvec![]),
-            instructions: Vec::new(),
+            // Most helper blocks hold a few to a few dozen instructions: one allocation, not five.
+            instructions: Vec::with_capacity(16),
         });
     }
 
@@ -322,12 +354,7 @@ impl FnBuilder {
 
     /// An instruction without a result.
     pub(crate) fn op_void(&mut self, op: Op, operands: &[u32]) {
-        self.push(Instruction::new(
-            op,
-            None,
-            None,
-            Operands::from_slice(operands),
-        ));
+        self.push(Instruction::new(op, None, None, operands_of(operands)));
     }
 
     /// The finished function.
