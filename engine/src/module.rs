@@ -91,7 +91,10 @@ impl Instruction {
         if let Some(id) = self.result_id {
             out.push(id);
         }
-        out.extend_from_slice(&self.operands);
+        // Word by word: most instructions have one to five operands, fewer than a `memcpy` call is worth.
+        for &word in self.operands.iter() {
+            out.push(word);
+        }
     }
 
     /// The operand word at `index` (after result type and id), if present.
