@@ -23,7 +23,7 @@
 # Uses lavapipe unless VK_DRIVER_FILES is set; with BIN and without VK_DRIVER_FILES, the loader's own choice.
 # Times are the process's CPU time (all threads) over those calls, which moves less than the wall clock
 # when other processes share the cores; CLOCK=wall takes the wall clock instead.
-# LAYER_ENV="VAR=VALUE ..." is added to every Blackbox setting (e.g. LAYER_ENV=VK_BLACKBOX_DONT_INLINE=off).
+# LAYER_ENV="VAR=VALUE ..." is added to every Blackbox setting (e.g. LAYER_ENV=VK_BLACKBOX_NAN_RECORDS=end).
 # On lavapipe (2 cores) one module's ratio moves by ±10-20% between runs; read the distribution, not a module.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -13,7 +13,7 @@
 # SHADER_ARGS (default empty) goes to bb-testapp, e.g. SHADER_ARGS="--shader-invocations 4194304
 # --shader-size 4096 --shader-iterations 256" for a GPU (defaults 65536, 256, 64; --frames 20). Uses
 # VK_DRIVER_FILES if set, else lavapipe's; with BIN and without VK_DRIVER_FILES, the loader's own choice of
-# driver. LAYER_ENV="VAR=VALUE ..." is added to every Blackbox row (e.g. LAYER_ENV=VK_BLACKBOX_DONT_INLINE=off).
+# driver. LAYER_ENV="VAR=VALUE ..." is added to every Blackbox row (e.g. LAYER_ENV=VK_BLACKBOX_NAN_RECORDS=end).
 # The validation layer's rows are skipped, with a note, where it is not installed or does not turn the
 # feature on. Writes files only under $TMPDIR.
 set -euo pipefail

@@ -81,6 +81,7 @@ impl Pass for AssertPass {
         }
         Ok(Edit::Replace(out))
     }
+
     /// Only a module that imports `NonSemantic.DebugPrintf` has calls to turn into sites or remove.
     fn active(&self, base: &Base<'_>) -> bool {
         super::imports_debug_printf(base)

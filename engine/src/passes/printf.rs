@@ -49,6 +49,7 @@ impl Pass for PrintfPass {
             None => Edit::Remove,
         })
     }
+
     /// Only a module that imports `NonSemantic.DebugPrintf` has calls to turn into sites or remove.
     fn active(&self, base: &Base<'_>) -> bool {
         super::imports_debug_printf(base)
