@@ -268,11 +268,16 @@ fn with_result(b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> (u32, Inst
     (id, Instruction::new(op, Some(ty), Some(id), operands))
 }
 
-/// A function under construction.
+/// A function under construction. Its instructions are kept in one list, with where each block starts,
+/// and split into blocks of their exact size when it is finished: a list per block, grown as the block
+/// fills, was several allocations per helper block (most hold a few instructions).
 pub(crate) struct FnBuilder {
     def: Instruction,
     params: Vec<Instruction>,
-    blocks: Vec<Block>,
+    /// Every instruction of the blocks so far, labels left out, in order.
+    instructions: Vec<Instruction>,
+    /// Each block's label id and the index in `instructions` of its first instruction.
+    block_starts: Vec<(u32, usize)>,
 }
 
 impl FnBuilder {
@@ -291,8 +296,8 @@ impl FnBuilder {
             Some(id),
             smallvec::smallvec![FunctionControl::NONE.bits(), fn_type],
         );
-        let mut params = Vec::new();
-        let mut ids = Vec::new();
+        let mut params = Vec::with_capacity(param_types.len());
+        let mut ids = Vec::with_capacity(param_types.len());
         for &t in param_types {
             let p = b.id();
             params.push(Instruction::new(
@@ -306,7 +311,9 @@ impl FnBuilder {
         let mut f = FnBuilder {
             def,
             params,
-            blocks: Vec::new(),
+            // Helpers hold a few dozen to a few hundred instructions in up to a few dozen blocks.
+            instructions: Vec::with_capacity(64),
+            block_starts: Vec::with_capacity(16),
         };
         let entry = b.id();
         f.block(entry);
@@ -323,26 +330,29 @@ impl FnBuilder {
             Some(id),
             smallvec::smallvec![StorageClass::Function as u32],
         );
-        let first = &mut self.blocks[0].instructions;
-        let at = first.iter().take_while(|i| i.is(Op::Variable)).count();
-        first.insert(at, var);
+        let first_block_end = self
+            .block_starts
+            .get(1)
+            .map_or(self.instructions.len(), |&(_, start)| start);
+        let at = self.instructions[..first_block_end]
+            .iter()
+            .take_while(|i| i.is(Op::Variable))
+            .count();
+        self.instructions.insert(at, var);
+        for (_, start) in self.block_starts.iter_mut().skip(1) {
+            *start += 1;
+        }
         id
     }
 
     /// Starts a new block with this label id.
     pub(crate) fn block(&mut self, label: u32) {
-        self.blocks.push(Block {
-            label: Instruction::new(Op::Label, None, Some(label), smallvec::smallvec![]),
-            // Most helper blocks hold a few to a few dozen instructions: one allocation, not five.
-            instructions: Vec::with_capacity(16),
-        });
+        self.block_starts.push((label, self.instructions.len()));
     }
 
     /// Appends an instruction as it is (one a [`crate::base::Base::site`] call returned, say).
     pub(crate) fn push(&mut self, inst: Instruction) {
-        if let Some(block) = self.blocks.last_mut() {
-            block.instructions.push(inst);
-        }
+        self.instructions.push(inst);
     }
 
     /// An instruction with a result; returns the result id.
@@ -359,11 +369,25 @@ impl FnBuilder {
 
     /// The finished function.
     pub(crate) fn finish(self) -> Function {
+        let mut instructions = self.instructions.into_iter();
+        let mut blocks = Vec::with_capacity(self.block_starts.len());
+        let ends = self
+            .block_starts
+            .iter()
+            .skip(1)
+            .map(|&(_, start)| start)
+            .chain(std::iter::once(instructions.len()));
+        for (&(label, start), end) in self.block_starts.iter().zip(ends) {
+            blocks.push(Block {
+                label: Instruction::new(Op::Label, None, Some(label), smallvec::smallvec![]),
+                instructions: instructions.by_ref().take(end - start).collect(),
+            });
+        }
         Function {
             prefix: Vec::new(),
             def: self.def,
             params: self.params,
-            blocks: self.blocks,
+            blocks,
             end: Instruction::new(Op::FunctionEnd, None, None, smallvec::smallvec![]),
         }
     }
