@@ -347,7 +347,7 @@ impl Base<'_> {
         types: &[u32],
         words: usize,
     ) -> Result<u32, NotInstrumented> {
-        let key = (kind, types.to_vec());
+        let key = (kind, smallvec::SmallVec::from_slice(types));
         if let Some(&f) = self.helpers.get(&key) {
             return Ok(f);
         }

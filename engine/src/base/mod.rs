@@ -36,7 +36,7 @@ use crate::analysis::source::{DebugSources, LineTracker};
 use crate::analysis::Analysis;
 use crate::error::NotInstrumented;
 use crate::info::{Site, SiteKind, SourceLocation, Stage};
-use crate::module::{Instruction, Module};
+use crate::module::{Instruction, Module, Operands};
 use crate::record::{self, ScalarType, ValueLayout, MAX_PAYLOAD_WORDS};
 use crate::util::FastMap;
 use crate::Options;
@@ -129,7 +129,8 @@ pub(crate) struct Base<'o> {
     /// `bb_begin`, once built, and its variant that leaves the header to the caller.
     begin: Option<u32>,
     begin_no_header: Option<u32>,
-    helpers: FastMap<(HelperKind, Vec<u32>), u32>,
+    /// Value helpers by kind and argument types (a few: kept inline, so that a lookup allocates nothing).
+    helpers: FastMap<(HelperKind, smallvec::SmallVec<[u32; 8]>), u32>,
     /// NaN records waiting until the invocation ends, once a site has a slot.
     pending: Option<pending::Pending>,
     crash: Option<u32>,
@@ -273,10 +274,11 @@ impl<'o> Base<'o> {
         helper: HelperKind,
         result_id: Option<u32>,
     ) -> Result<Option<Vec<Instruction>>, NotInstrumented> {
-        let mut out = Vec::new();
-        let mut layouts = Vec::new();
-        let mut args = Vec::new();
-        let mut types = Vec::new();
+        // Sized up front: a site has a few values, and each list grown push by push allocated again.
+        let mut out = Vec::with_capacity(values.len() + 1);
+        let mut layouts = Vec::with_capacity(values.len());
+        let mut args: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
+        let mut types: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
         let mut words = 0;
         for (name, id) in values {
             let ty = self
@@ -368,8 +370,8 @@ impl<'o> Base<'o> {
         });
         let void = self.b.type_void();
         let call_id = result_id.unwrap_or_else(|| self.b.id());
-        let mut operands = vec![helper_fn, kind_word, global, cap];
-        operands.extend(args);
+        let mut operands = Operands::from_slice(&[helper_fn, kind_word, global, cap]);
+        operands.extend_from_slice(&args);
         out.push(Instruction::new(
             Op::FunctionCall,
             Some(void),
