@@ -12,6 +12,10 @@
 # those ratios over the rounds (half the range, in percent of the median), then submit + wait likewise.
 # A ratio within one process is free of what moves between processes (their memory layout, the CPU's
 # state when each starts): on the H200 the ratios of separate processes moved by ±18-34% between rounds.
+# The last row, "no layer, app markers", has no layer either, but its second instance writes a
+# vkCmdWriteBufferMarkerAMD before each draw and dispatch itself (bb-testapp --app-markers), as `command`
+# breadcrumbs do: what the driver's own marker call costs, which no layer can take away. It is skipped, with
+# a note, where the device has no VK_AMD_buffer_marker (lavapipe).
 #   scripts/bench-record.sh [REPS]             (default 5; builds the release binaries first)
 #   BIN=.gpu scripts/bench-record.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
 # RECORD_ARGS (default empty) goes to bb-testapp, e.g. RECORD_ARGS="--iters 60". BENCH_TSV=FILE appends
@@ -25,11 +29,16 @@ record_args=${RECORD_ARGS:-}
 source scripts/bench-setup.sh
 bench_setup bench-record
 bench_rows record
+row_names+=("no layer, app markers")
+row_envs+=("")
+# bb-testapp's arguments of each row beyond RECORD_ARGS; rows bb-testapp skipped, with its reason.
+declare -A row_args=([$((${#row_names[@]} - 1))]=--app-markers) skipped=()
 out=$tmp/results
 : > "$out"
 device=""
 for r in $(seq "$reps"); do
   for i in "${!row_names[@]}"; do
+    [ -z "${skipped[$i]:-}" ] || continue
     status=0
     # The row's layer goes to the second instance only: out of VK_INSTANCE_LAYERS, into --ab-layer.
     envs=${row_envs[$i]}
@@ -39,8 +48,13 @@ for r in $(seq "$reps"); do
       envs=${envs/VK_INSTANCE_LAYERS=$layer/}
     fi
     # shellcheck disable=SC2086
-    result=$(env $envs VK_BLACKBOX_LOG=warn "${pin[@]}" "$bin/bb-testapp" $record_args --ab-layer "$layer" \
-      record-bench 2> "$tmp/stderr") || status=$?
+    result=$(env $envs VK_BLACKBOX_LOG=warn "${pin[@]}" "$bin/bb-testapp" $record_args ${row_args[$i]:-} \
+      --ab-layer "$layer" record-bench 2> "$tmp/stderr") || status=$?
+    # Exit status 4: bb-testapp skipped the scenario, and says why.
+    if [ "$status" -eq 4 ] && grep -q '^scenario record-bench skipped' <<< "$result"; then
+      skipped[$i]=$(sed -n 's/^scenario record-bench skipped //p' <<< "$result")
+      continue
+    fi
     if ! row_ok "$status" "$i"; then
       echo "bench-record: bb-testapp failed ($status) with setting '${row_names[$i]}':" >&2
       tail -5 "$tmp/stderr" >&2
@@ -78,6 +92,10 @@ summary() {
     }' "$out"
 }
 for i in "${!row_names[@]}"; do
+  if [ -n "${skipped[$i]:-}" ]; then
+    printf '%-30s skipped: %s\n' "${row_names[$i]}" "${skipped[$i]}"
+    continue
+  fi
   read -r rec rec_ratio rec_spread <<< "$(summary "$i" 3)"
   read -r sub sub_ratio sub_spread <<< "$(summary "$i" 4)"
   printf '%-30s %11.1f %7.3fx %6.1f%% %15.2f %7.3fx %6.1f%%\n' "${row_names[$i]}" "$rec" "$rec_ratio" "$rec_spread" \

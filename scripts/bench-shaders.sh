@@ -7,7 +7,10 @@
 # instrumented shaders must compute the same bits). Each Blackbox setting turns on one kind of
 # instrumentation alone (loop budgets at the default limit, which the benchmark's loop never reaches:
 # the counters' cost); breadcrumbs and the watchdog are off in all of them (scripts/bench-gpu.sh measures
-# breadcrumbs).
+# breadcrumbs). The row "no layer, condition only" runs the shaders built with the assert replaced by its
+# condition alone (bb-testapp --shader-condition-only), without any layer: what checking the condition costs
+# by itself, the floor of the "asserts only" row (without a layer the driver deletes the assert, condition
+# and all).
 #   scripts/bench-shaders.sh [REPS]             (default 5; builds the release binaries first)
 #   BIN=.gpu scripts/bench-shaders.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
 # SHADER_ARGS (default empty) goes to bb-testapp, e.g. SHADER_ARGS="--shader-invocations 4194304
@@ -35,9 +38,10 @@ read -r invocations size iterations frames <<< "$(echo "$shader_args" | awk '
 blackbox="VK_ADD_LAYER_PATH=$tmp/manifests VK_INSTANCE_LAYERS=VK_LAYER_blackbox VK_BLACKBOX_OUTPUT=$tmp/reports"
 blackbox="$blackbox VK_BLACKBOX_WATCHDOG_MS=0 VK_BLACKBOX_BREADCRUMBS=off VK_BLACKBOX_LOG=warn ${LAYER_ENV:-}"
 none="VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
-names=("no layer" "layer, instr. off" "asserts only" "NaN outputs" "NaN ops" "loops report" "loops break"
+names=("no layer" "no layer, condition only" "layer, instr. off" "asserts only" "NaN outputs" "NaN ops" "loops report" "loops break"
   "integer checks" "${vvl_names[@]}")
 envs=(""
+  ""
   "$blackbox $none"
   "$blackbox VK_BLACKBOX_ASSERT=log VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=off"
   "$blackbox VK_BLACKBOX_ASSERT=off VK_BLACKBOX_PRINTF=off VK_BLACKBOX_NAN=outputs"
@@ -46,6 +50,8 @@ envs=(""
   "$blackbox $none VK_BLACKBOX_LOOPS=break"
   "$blackbox $none VK_BLACKBOX_INT=on"
   "${vvl_envs[@]}")
+# bb-testapp's arguments of each row beyond SHADER_ARGS.
+declare -A row_args=([1]=--shader-condition-only)
 # Rows that cannot run get a note instead of numbers.
 declare -A skipped=()
 for i in "${!vvl_names[@]}"; do
@@ -62,7 +68,7 @@ for r in $(seq "$reps"); do
   for i in "${!names[@]}"; do
     [ -z "${skipped[$i]:-}" ] || continue
     # shellcheck disable=SC2086
-    if ! result=$(env ${envs[$i]} "$bin/bb-testapp" $shader_args shader-bench 2> "$tmp/stderr"); then
+    if ! result=$(env ${envs[$i]} "$bin/bb-testapp" $shader_args ${row_args[$i]:-} shader-bench 2> "$tmp/stderr"); then
       echo "bench-shaders: bb-testapp failed with setting '${names[$i]}':" >&2
       tail -5 "$tmp/stderr" >&2
       exit 1

@@ -17,6 +17,7 @@ const G: &[&str] = &["-g"];
 const GVS: &[&str] = &["-gVS"];
 const G_INT64: &[&str] = &["-g", "-DBB_PRINTF_INT64"];
 const G_CONTROL: &[&str] = &["-g", "-DBB_ITERATIONS_FROM_BUFFER"];
+const G_CONDITION: &[&str] = &["-g", "-DBB_BENCH_CONDITION_ONLY"];
 
 /// For apps of Vulkan 1.0 and 1.1 (`--api`): SPIR-V 1.0.
 const G_VK10: &[&str] = &["-g", "--target-env", "vulkan1.0"];
@@ -52,6 +53,16 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("flood.comp", "flood.comp.spv", G),
     ("shader_bench.comp", "shader_bench.comp.spv", G),
     ("shader_bench.frag", "shader_bench.frag.spv", G),
+    (
+        "shader_bench.comp",
+        "shader_bench_condition.comp.spv",
+        G_CONDITION,
+    ),
+    (
+        "shader_bench.frag",
+        "shader_bench_condition.frag.spv",
+        G_CONDITION,
+    ),
 ];
 
 /// Files the shaders `#include` (relative to shaders/testapp): cargo has no other way to know them.

@@ -64,6 +64,9 @@ options:
   --shader-invocations N  shader-bench: compute invocations (default 65536)
   --shader-size W      shader-bench: the fragment shader's target is W x W pixels (16 to 8192, default 256)
   --shader-iterations N   shader-bench: loop iterations per invocation and pixel (default 64)
+  --shader-condition-only shader-bench: the shaders with the BB_ASSERT replaced by its condition alone,
+                       setting a flag read once at the end: run without a layer, what checking the
+                       condition costs by itself (without one, the driver deletes the assert)
   --memory-cmdbufs N   memory-bench: command buffers recorded and submitted (default 1000)
   --memory-draws M     memory-bench: draws per command buffer, as record-bench's (default 100)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
@@ -207,6 +210,8 @@ pub struct BenchOptions {
     pub shader_invocations: u32,
     pub shader_size: u32,
     pub shader_iterations: u32,
+    /// shader-bench: the shaders with the assert's condition alone in place of the assert.
+    pub shader_condition_only: bool,
     /// memory-bench: command buffers, draws per command buffer.
     pub memory_cmdbufs: u32,
     pub memory_draws: u32,
@@ -361,6 +366,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             shader_invocations: 65536,
             shader_size: 256,
             shader_iterations: 64,
+            shader_condition_only: false,
             memory_cmdbufs: 1000,
             memory_draws: 100,
         },
@@ -442,6 +448,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--shader-iterations" => {
                 options.bench.shader_iterations = value("--shader-iterations")?.max(1)
             }
+            "--shader-condition-only" => options.bench.shader_condition_only = true,
             "--memory-cmdbufs" => options.bench.memory_cmdbufs = value("--memory-cmdbufs")?.max(1),
             "--memory-draws" => options.bench.memory_draws = value("--memory-draws")?.max(1),
             "--hang-groups" => {

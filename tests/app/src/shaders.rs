@@ -44,4 +44,7 @@ pub const HOSTILE_PRINTF_COMP: &[u8] = spirv!("hostile_printf.comp.spv");
 // shader-bench's ALU loop (shader_bench.glsl, with a BB_ASSERT), built with `-g` like a debug build.
 pub const SHADER_BENCH_COMP: &[u8] = spirv!("shader_bench.comp.spv");
 pub const SHADER_BENCH_FRAG: &[u8] = spirv!("shader_bench.frag.spv");
+// The same with the assert's condition alone in place of the assert (`--shader-condition-only`).
+pub const SHADER_BENCH_CONDITION_COMP: &[u8] = spirv!("shader_bench_condition.comp.spv");
+pub const SHADER_BENCH_CONDITION_FRAG: &[u8] = spirv!("shader_bench_condition.frag.spv");
 pub const FLOOD_COMP: &[u8] = spirv!("flood.comp.spv");

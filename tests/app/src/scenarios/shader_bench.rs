@@ -13,6 +13,9 @@
 //! the timestamp intervals, one decimal; `shader-bench no timestamps` where the queue family has none), then
 //! `compute_cpu_us` and `fragment_cpu_us` (medians of vkQueueSubmit + vkWaitForFences).
 //!
+//! With `--shader-condition-only` both shaders are built with the assert replaced by its condition alone
+//! (shader_bench.glsl says how): run without a layer, what any tool that checks the condition pays at least.
+//!
 //! The checksum is of the results of the last run (the vec4s, then the image): any setting that changes
 //! what the shaders compute changes it. The app fails if a result is NaN or Inf. The defaults keep each
 //! part at tens of milliseconds on lavapipe; give a GPU far larger sizes. Numbers are for comparing runs,
@@ -69,13 +72,15 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let results = cx.create_buffer(bytes, RESULTS_USAGE, Memory::Device)?;
     let results_readback =
         cx.create_buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
-    let compute = ComputeProgram::new(
-        cx,
-        shaders::SHADER_BENCH_COMP,
-        &[results.handle],
-        8,
-        c"shader-bench compute",
-    )?;
+    let (comp, frag) = if opts.shader_condition_only {
+        (
+            shaders::SHADER_BENCH_CONDITION_COMP,
+            shaders::SHADER_BENCH_CONDITION_FRAG,
+        )
+    } else {
+        (shaders::SHADER_BENCH_COMP, shaders::SHADER_BENCH_FRAG)
+    };
+    let compute = ComputeProgram::new(cx, comp, &[results.handle], 8, c"shader-bench compute")?;
     let groups = count.div_ceil(LOCAL_SIZE);
     let groups_x = groups.min(MAX_GROUPS_X);
     let group_counts = [groups_x, groups.div_ceil(groups_x), 1];
@@ -93,7 +98,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let fragment = FullscreenProgram::new(
         cx,
         Target::RenderPass(target.render_pass),
-        shaders::SHADER_BENCH_FRAG,
+        frag,
         8,
         c"shader-bench fragment",
     )?;
