@@ -78,23 +78,19 @@ impl Instruction {
     }
 
     /// Appends the instruction's words to `out`.
+    #[inline]
     pub fn write(&self, out: &mut Vec<u32>) {
         // A word count above 0xFFFF cannot be encoded; instructions the engine builds stay far below it and
         // parsed ones were encoded that way already.
-        let count = self.word_count().min(0xFFFF) as u32;
-        out.push(count << 16 | u32::from(self.opcode));
-        // Plain pushes: `extend` of an `Option` goes through the generic iterator path, several times
-        // the cost of the word it writes.
-        if let Some(ty) = self.result_type {
-            out.push(ty);
+        let first = (self.word_count().min(0xFFFF) as u32) << 16 | u32::from(self.opcode);
+        // Fixed-size pieces (one capacity check and a few stores each) rather than a push per word.
+        match (self.result_type, self.result_id) {
+            (Some(ty), Some(id)) => out.extend_from_slice(&[first, ty, id]),
+            (None, Some(id)) => out.extend_from_slice(&[first, id]),
+            (Some(ty), None) => out.extend_from_slice(&[first, ty]),
+            (None, None) => out.push(first),
         }
-        if let Some(id) = self.result_id {
-            out.push(id);
-        }
-        // Word by word: most instructions have one to five operands, fewer than a `memcpy` call is worth.
-        for &word in self.operands.iter() {
-            out.push(word);
-        }
+        out.extend_from_slice(&self.operands);
     }
 
     /// The operand word at `index` (after result type and id), if present.
