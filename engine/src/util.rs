@@ -70,18 +70,3 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// A `HashSet` with [`FxHasher`].
 pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
-
-/// Calls `f` with `head` followed by `tail` as one slice, without allocating for short keys.
-pub(crate) fn with_key<R>(head: &[u32], tail: &[u32], f: impl FnOnce(&[u32]) -> R) -> R {
-    let n = head.len() + tail.len();
-    if n <= 16 {
-        let mut buf = [0u32; 16];
-        buf[..head.len()].copy_from_slice(head);
-        buf[head.len()..n].copy_from_slice(tail);
-        f(&buf[..n])
-    } else {
-        let mut v = head.to_vec();
-        v.extend_from_slice(tail);
-        f(&v)
-    }
-}

@@ -1,10 +1,12 @@
 //! Types and constants: what each type id is, and finding or adding types and constants without emitting
 //! duplicates (spirv-val rejects two identical non-aggregate types).
 
+use std::collections::hash_map::Entry;
+
 use spirv::{Op, StorageClass};
 
 use crate::module::{Instruction, Module};
-use crate::util::{with_key, FastMap};
+use crate::util::FastMap;
 
 /// What a type id is, as far as the engine cares.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +79,61 @@ fn key(head: &[u32], tail: &[u32]) -> Key {
     Key::from_buf_and_len(buf, n)
 }
 
+/// The constants the table keeps (non-spec).
+fn is_constant(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Constant
+            | Op::ConstantTrue
+            | Op::ConstantFalse
+            | Op::ConstantComposite
+            | Op::ConstantNull
+    )
+}
+
+/// What a type declaration (opcode and operands after the result id) declares; `None` for what is not one.
+// Inlined into `observe`, which runs for every global of every module.
+#[inline(always)]
+fn declared_type(op: Op, o: &[u32]) -> Option<Type> {
+    Some(match op {
+        Op::TypeVoid => Type::Void,
+        Op::TypeBool => Type::Bool,
+        Op::TypeInt if o.len() >= 2 => Type::Int {
+            width: o[0],
+            signed: o[1] != 0,
+        },
+        Op::TypeFloat if o.len() == 1 => Type::Float { width: o[0] },
+        Op::TypeVector if o.len() >= 2 => Type::Vector {
+            component: o[0],
+            count: o[1],
+        },
+        Op::TypeMatrix if o.len() >= 2 => Type::Matrix {
+            column: o[0],
+            count: o[1],
+        },
+        Op::TypePointer if o.len() >= 2 => Type::Pointer {
+            storage: StorageClass::from_u32(o[0]),
+            pointee: o[1],
+        },
+        Op::TypeUntypedPointerKHR if !o.is_empty() => Type::UntypedPointer {
+            storage: StorageClass::from_u32(o[0]),
+        },
+        Op::TypeStruct => Type::Struct {
+            members: o.to_vec(),
+        },
+        Op::TypeArray if o.len() >= 2 => Type::Array {
+            element: o[0],
+            length: o[1],
+        },
+        Op::TypeRuntimeArray => Type::RuntimeArray,
+        Op::TypeFunction => Type::Function,
+        // The other types of the core range (images, samplers, forward pointers...), and the
+        // declarations above with too few operands.
+        _ if (Op::TypeVoid..=Op::TypeForwardPointer).contains(&op) => Type::Other,
+        _ => return None,
+    })
+}
+
 fn is_keyed_type(op: Op) -> bool {
     matches!(
         op,
@@ -113,60 +170,19 @@ impl TypeTable {
         let Some(id) = inst.result_id else { return };
         let Some(op) = inst.op() else { return };
         let o = &inst.operands;
-        let ty = match op {
-            Op::TypeVoid => Type::Void,
-            Op::TypeBool => Type::Bool,
-            Op::TypeInt if o.len() >= 2 => Type::Int {
-                width: o[0],
-                signed: o[1] != 0,
-            },
-            Op::TypeFloat if o.len() == 1 => Type::Float { width: o[0] },
-            Op::TypeVector if o.len() >= 2 => Type::Vector {
-                component: o[0],
-                count: o[1],
-            },
-            Op::TypeMatrix if o.len() >= 2 => Type::Matrix {
-                column: o[0],
-                count: o[1],
-            },
-            Op::TypePointer if o.len() >= 2 => Type::Pointer {
-                storage: StorageClass::from_u32(o[0]),
-                pointee: o[1],
-            },
-            Op::TypeUntypedPointerKHR if !o.is_empty() => Type::UntypedPointer {
-                storage: StorageClass::from_u32(o[0]),
-            },
-            Op::TypeStruct => Type::Struct {
-                members: o.to_vec(),
-            },
-            Op::TypeArray if o.len() >= 2 => Type::Array {
-                element: o[0],
-                length: o[1],
-            },
-            Op::TypeRuntimeArray => Type::RuntimeArray,
-            Op::TypeFunction => Type::Function,
-            Op::Constant
-            | Op::ConstantTrue
-            | Op::ConstantFalse
-            | Op::ConstantComposite
-            | Op::ConstantNull => {
+        let ty = match declared_type(op, o) {
+            Some(ty) => ty,
+            None if is_constant(op) => {
                 if let Some(ty) = inst.result_type {
-                    // The first one wins; one hash and probe whether it is new or not.
-                    self.constants.entry(key(&[op as u32, ty], o)).or_insert(id);
-                    if op == Op::Constant && o.len() == 1 {
-                        if let Some(Type::Int { width, .. }) = self.types.get(&ty) {
-                            if *width <= 32 {
-                                self.int_values.insert(id, o[0]);
-                            }
-                        }
+                    // The first one wins the key; a later equal one still has its value.
+                    let (_, new) = self.find_or_add_constant(op, ty, o, || id);
+                    if !new {
+                        self.note_int_value(op, ty, id, o);
                     }
                 }
                 return;
             }
-            // The other types of the core range (images, samplers, forward pointers...), and the
-            // declarations above with too few operands.
-            _ if (Op::TypeVoid..=Op::TypeForwardPointer).contains(&op) => Type::Other,
-            _ => return,
+            None => return,
         };
         if is_keyed_type(op) {
             self.by_key.entry(key(&[op as u32], o)).or_insert(id);
@@ -174,21 +190,65 @@ impl TypeTable {
         self.types.insert(id, ty);
     }
 
+    /// Remembers the value of a new scalar integer constant of 32 bits or fewer.
+    #[inline]
+    fn note_int_value(&mut self, op: Op, ty: u32, id: u32, operands: &[u32]) {
+        if op == Op::Constant && operands.len() == 1 {
+            if let Some(Type::Int { width, .. }) = self.types.get(&ty) {
+                if *width <= 32 {
+                    self.int_values.insert(id, operands[0]);
+                }
+            }
+        }
+    }
+
+    /// The non-aggregate type declared by (opcode, operands), or a new one with the id `new_id` gives,
+    /// recorded as [`TypeTable::observe`] would; `true` when it is new (the caller declares it). One hash
+    /// and probe for the lookup and the insertion.
+    pub(crate) fn find_or_add_type(
+        &mut self,
+        op: Op,
+        operands: &[u32],
+        new_id: impl FnOnce() -> u32,
+    ) -> (u32, bool) {
+        debug_assert!(is_keyed_type(op));
+        match self.by_key.entry(key(&[op as u32], operands)) {
+            Entry::Occupied(e) => (*e.get(), false),
+            Entry::Vacant(e) => {
+                let id = new_id();
+                e.insert(id);
+                if let Some(ty) = declared_type(op, operands) {
+                    self.types.insert(id, ty);
+                }
+                (id, true)
+            }
+        }
+    }
+
+    /// The constant (opcode, type, operands), or a new one with the id `new_id` gives, recorded as
+    /// [`TypeTable::observe`] would; `true` when it is new (the caller declares it).
+    pub(crate) fn find_or_add_constant(
+        &mut self,
+        op: Op,
+        ty: u32,
+        operands: &[u32],
+        new_id: impl FnOnce() -> u32,
+    ) -> (u32, bool) {
+        debug_assert!(is_constant(op));
+        match self.constants.entry(key(&[op as u32, ty], operands)) {
+            Entry::Occupied(e) => (*e.get(), false),
+            Entry::Vacant(e) => {
+                let id = new_id();
+                e.insert(id);
+                self.note_int_value(op, ty, id, operands);
+                (id, true)
+            }
+        }
+    }
+
     /// The type with this id.
     pub(crate) fn get(&self, id: u32) -> Option<&Type> {
         self.types.get(&id)
-    }
-
-    /// An existing non-aggregate type declared by (opcode, operands).
-    pub(crate) fn find(&self, op: Op, operands: &[u32]) -> Option<u32> {
-        with_key(&[op as u32], operands, |k| self.by_key.get(k).copied())
-    }
-
-    /// An existing constant.
-    pub(crate) fn find_constant(&self, op: Op, ty: u32, operands: &[u32]) -> Option<u32> {
-        with_key(&[op as u32, ty], operands, |k| {
-            self.constants.get(k).copied()
-        })
     }
 
     /// The value of a non-spec scalar integer constant of 32 bits or fewer.

@@ -47,9 +47,7 @@ impl Builder {
 
     /// A fresh id.
     pub(crate) fn id(&mut self) -> u32 {
-        let id = self.next_id;
-        self.next_id = self.next_id.saturating_add(1);
-        id
+        take_id(&mut self.next_id)
     }
 
     /// Adds a global instruction with a fresh result id.
@@ -72,10 +70,15 @@ impl Builder {
 
     /// A non-aggregate type, found or added.
     fn keyed_type(&mut self, op: Op, operands: &[u32]) -> u32 {
-        match self.types.find(op, operands) {
-            Some(id) => id,
-            None => self.global(op, None, operands),
+        let next_id = &mut self.next_id;
+        let (id, new) = self
+            .types
+            .find_or_add_type(op, operands, || take_id(next_id));
+        if new {
+            let inst = Instruction::new(op, None, Some(id), operands_of(operands));
+            self.globals.push(inst);
         }
+        id
     }
 
     pub(crate) fn type_void(&mut self) -> u32 {
@@ -139,10 +142,15 @@ impl Builder {
 
     /// A constant (`OpConstant`, `OpConstantTrue`, `OpConstantComposite`, ...) of type `ty`, found or added.
     pub(crate) fn constant(&mut self, op: Op, ty: u32, operands: &[u32]) -> u32 {
-        match self.types.find_constant(op, ty, operands) {
-            Some(id) => id,
-            None => self.global(op, Some(ty), operands),
+        let next_id = &mut self.next_id;
+        let (id, new) = self
+            .types
+            .find_or_add_constant(op, ty, operands, || take_id(next_id));
+        if new {
+            let inst = Instruction::new(op, Some(ty), Some(id), operands_of(operands));
+            self.globals.push(inst);
         }
+        id
     }
 
     /// A 32-bit unsigned integer constant.
@@ -238,6 +246,13 @@ impl Builder {
         module.header.bound = module.header.bound.max(self.next_id);
         Ok(())
     }
+}
+
+/// The id `next_id` holds, moving it on (the bound check is [`Builder::finish`]'s).
+fn take_id(next_id: &mut u32) -> u32 {
+    let id = *next_id;
+    *next_id = next_id.saturating_add(1);
+    id
 }
 
 /// Where new instructions with a result go: a function being built, or a list of instructions to be
