@@ -29,7 +29,13 @@ impl Hasher for FxHasher {
                 c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
             ]));
         }
-        for &b in chunks.remainder() {
+        // Keys are mostly `u32` slices: an odd one's last word is one step, not four.
+        let mut rest = chunks.remainder();
+        if let [a, b, c, d, tail @ ..] = rest {
+            self.add(u64::from(u32::from_le_bytes([*a, *b, *c, *d])));
+            rest = tail;
+        }
+        for &b in rest {
             self.add(u64::from(b));
         }
     }

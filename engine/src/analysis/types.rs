@@ -74,8 +74,10 @@ fn key(head: &[u32], tail: &[u32]) -> Key {
     if n > buf.len() {
         return head.iter().chain(tail).copied().collect();
     }
-    buf[..head.len()].copy_from_slice(head);
-    buf[head.len()..n].copy_from_slice(tail);
+    // Word by word: a few words, fewer than a `memcpy` call is worth.
+    for (slot, &word) in buf.iter_mut().zip(head.iter().chain(tail)) {
+        *slot = word;
+    }
     Key::from_buf_and_len(buf, n)
 }
 
