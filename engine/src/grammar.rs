@@ -26,7 +26,9 @@ const UNKNOWN: OpInfo = OpInfo {
     has_result: false,
 };
 
-fn table() -> &'static [OpInfo] {
+/// The table by opcode; [`lookup`] reads it. Fetched once by a loop over many instructions, rather than
+/// through [`op_info`]'s check that it is built at each one.
+pub(crate) fn table() -> &'static [OpInfo] {
     static TABLE: OnceLock<Vec<OpInfo>> = OnceLock::new();
     TABLE.get_or_init(|| {
         use rspirv::grammar::{OperandKind, INSTRUCTION_TABLE};
@@ -57,7 +59,13 @@ fn table() -> &'static [OpInfo] {
 
 /// Looks an opcode up.
 pub(crate) fn op_info(opcode: u16) -> OpInfo {
-    table().get(usize::from(opcode)).copied().unwrap_or(UNKNOWN)
+    lookup(table(), opcode)
+}
+
+/// Looks an opcode up in [`table`].
+#[inline]
+pub(crate) fn lookup(table: &[OpInfo], opcode: u16) -> OpInfo {
+    table.get(usize::from(opcode)).copied().unwrap_or(UNKNOWN)
 }
 
 #[cfg(test)]

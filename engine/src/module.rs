@@ -15,7 +15,7 @@
 use crate::error::NotInstrumented;
 use spirv::Op;
 
-use crate::grammar::op_info;
+use crate::grammar::{self, op_info, OpInfo};
 
 /// The SPIR-V magic number, as the first word of every module.
 pub const MAGIC: u32 = 0x0723_0203;
@@ -358,6 +358,7 @@ impl Module {
             globals: Vec::with_capacity(sizes[Section::Global as usize]),
             functions: Vec::new(),
         };
+        let grammar = grammar::table();
         let mut state = State::Sections(Section::Capability);
         let mut at = 5;
         while at < words.len() {
@@ -374,7 +375,37 @@ impl Module {
                     "instruction at word {at} (opcode {opcode}, {count} words) runs past the end of the module"
                 )));
             };
-            let inst = decode(opcode, inst_words, header.bound, at)?;
+            let inst = decode(grammar, opcode, inst_words, header.bound, at)?;
+            // Most instructions go straight to their list, without a round through `place`: those in a
+            // block, and module-level ones in layout order.
+            match &mut state {
+                State::InFunction(function)
+                    if !matches!(inst.op(), Some(Op::Function | Op::FunctionEnd | Op::Label)) =>
+                {
+                    match function.blocks.last_mut() {
+                        Some(block) => block.instructions.push(inst),
+                        None => function.params.push(inst),
+                    }
+                    at += count;
+                    continue;
+                }
+                State::Sections(current) => {
+                    let section = match inst.op() {
+                        Some(
+                            Op::Function | Op::FunctionEnd | Op::Label | Op::FunctionParameter,
+                        )
+                        | None => None,
+                        op => Some(section_of(op).unwrap_or(Section::Global)),
+                    };
+                    if let Some(section) = section.filter(|s| *s >= *current) {
+                        *current = section;
+                        module.section_list(section).push(inst);
+                        at += count;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
             let block_size = if opcode == Op::Label as u16 {
                 block_size(words, at + count)
             } else {
@@ -399,6 +430,23 @@ impl Module {
             }
         }
         Ok(module)
+    }
+
+    /// The list of a module-level section.
+    fn section_list(&mut self, section: Section) -> &mut Vec<Instruction> {
+        match section {
+            Section::Capability => &mut self.capabilities,
+            Section::Extension => &mut self.extensions,
+            Section::ExtInstImport => &mut self.ext_inst_imports,
+            Section::MemoryModel => &mut self.memory_model,
+            Section::EntryPoint => &mut self.entry_points,
+            Section::ExecutionMode => &mut self.execution_modes,
+            Section::DebugStrings => &mut self.debug_strings,
+            Section::DebugNames => &mut self.debug_names,
+            Section::DebugModuleProcessed => &mut self.debug_module_processed,
+            Section::Annotation => &mut self.annotations,
+            Section::Global => &mut self.globals,
+        }
     }
 
     /// Puts one instruction where it belongs and returns the new state.
@@ -450,20 +498,7 @@ impl Module {
                 if section < current {
                     return Err(out_of_order("section already passed"));
                 }
-                let list = match section {
-                    Section::Capability => &mut self.capabilities,
-                    Section::Extension => &mut self.extensions,
-                    Section::ExtInstImport => &mut self.ext_inst_imports,
-                    Section::MemoryModel => &mut self.memory_model,
-                    Section::EntryPoint => &mut self.entry_points,
-                    Section::ExecutionMode => &mut self.execution_modes,
-                    Section::DebugStrings => &mut self.debug_strings,
-                    Section::DebugNames => &mut self.debug_names,
-                    Section::DebugModuleProcessed => &mut self.debug_module_processed,
-                    Section::Annotation => &mut self.annotations,
-                    Section::Global => &mut self.globals,
-                };
-                list.push(inst);
+                self.section_list(section).push(inst);
                 Ok(State::Sections(section))
             }
             State::InFunction(mut function) => match inst.op() {
@@ -627,12 +662,46 @@ fn block_size(words: &[u32], mut at: usize) -> usize {
 
 /// Decodes one instruction from its words, checking its result type and id against the bound.
 fn decode(
+    grammar: &[OpInfo],
     opcode: u16,
     words: &[u32],
     bound: u32,
     at: usize,
 ) -> Result<Instruction, NotInstrumented> {
-    let info = op_info(opcode);
+    let info = grammar::lookup(grammar, opcode);
+    // The common case, a well-formed instruction, checked in a few comparisons; anything else goes the
+    // slow way below, which says what is wrong.
+    let in_bound = |id: u32| id != 0 && id < bound;
+    match (info.has_type, info.has_result, words) {
+        (false, false, [_, operands @ ..]) => {
+            return Ok(Instruction {
+                opcode,
+                op: info.op,
+                result_type: None,
+                result_id: None,
+                operands: operands_of(operands),
+            });
+        }
+        (false, true, [_, id, operands @ ..]) if in_bound(*id) => {
+            return Ok(Instruction {
+                opcode,
+                op: info.op,
+                result_type: None,
+                result_id: Some(*id),
+                operands: operands_of(operands),
+            });
+        }
+        (true, true, [_, ty, id, operands @ ..]) if in_bound(*ty) && in_bound(*id) => {
+            return Ok(Instruction {
+                opcode,
+                op: info.op,
+                result_type: Some(*ty),
+                result_id: Some(*id),
+                operands: operands_of(operands),
+            });
+        }
+        _ => {}
+    }
     let mut pos = 1;
     let mut take = |what: &str| -> Result<u32, NotInstrumented> {
         let Some(&id) = words.get(pos) else {
