@@ -4,6 +4,7 @@
 //! - The validation settings every end-to-end test runs with (synchronization validation and best
 //!   practices, every message, no repeat dropped) take effect: a deliberate hazard and a deliberate
 //!   best-practices case are reported, as often as they happen.
+//! - shader-bench's floor shaders compute what its asserting shaders compute.
 //! - An app that learns of completion only by polling a timeline semaphore (as wgpu does), or that makes
 //!   no Vulkan call at all for a while, still gets its NaN reported before it reads its results.
 
@@ -212,5 +213,45 @@ fn the_validation_layer_below_and_its_enables_are_seen() {
         without.stderr.contains("no validation layer below"),
         "{}",
         without.dump()
+    );
+}
+
+/// shader-bench's floor (`--shader-condition-only`: the assert replaced by its condition alone) computes the
+/// same bits as its shaders with the assert, without a layer and through Blackbox's asserts, so that the
+/// benchmark's "no layer, condition only" row times the same work.
+#[test]
+fn shader_bench_floor_computes_what_the_asserting_shaders_compute() {
+    let home = TempDir::new("shader-bench-floor");
+    let small = [
+        "--shader-invocations",
+        "256",
+        "--shader-size",
+        "16",
+        "--shader-iterations",
+        "8",
+        "--frames",
+        "2",
+        "shader-bench",
+    ];
+    let reference = run(&mut testapp_with_validation_only(&home, &small));
+    reference.assert_success().assert_no_validation_messages();
+    let floor_args: Vec<&str> = std::iter::once("--shader-condition-only")
+        .chain(small)
+        .collect();
+    let floor = run(&mut testapp_with_validation_only(&home, &floor_args));
+    floor.assert_success().assert_no_validation_messages();
+    let asserts = run(&mut testapp_with_blackbox(
+        &home,
+        &small,
+        &[("VK_BLACKBOX_ASSERT", "log")],
+    ));
+    asserts.assert_success().assert_no_validation_messages();
+    assert!(!reference.checksums().is_empty(), "{}", reference.dump());
+    assert_eq!(floor.checksums(), reference.checksums(), "{}", floor.dump());
+    assert_eq!(
+        asserts.checksums(),
+        reference.checksums(),
+        "{}",
+        asserts.dump()
     );
 }
