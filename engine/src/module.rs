@@ -90,7 +90,15 @@ impl Instruction {
             (Some(ty), None) => out.extend_from_slice(&[first, ty]),
             (None, None) => out.push(first),
         }
-        out.extend_from_slice(&self.operands);
+        // Short operand lists as fixed-size pieces too: a `memcpy` call costs more than a few stores.
+        match self.operands.as_slice() {
+            [] => {}
+            &[a] => out.push(a),
+            &[a, b] => out.extend_from_slice(&[a, b]),
+            &[a, b, c] => out.extend_from_slice(&[a, b, c]),
+            &[a, b, c, d] => out.extend_from_slice(&[a, b, c, d]),
+            operands => out.extend_from_slice(operands),
+        }
     }
 
     /// The operand word at `index` (after result type and id), if present.
