@@ -5,7 +5,7 @@ use spirv::{Decoration, FunctionControl, Op, StorageClass};
 
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
-use crate::module::{operands_of, Block, Function, Instruction, Module, MAX_BOUND};
+use crate::module::{operands_of, Block, Function, Instruction, Module, Operands, MAX_BOUND};
 use crate::util::FastMap;
 
 /// New ids, types, constants, globals, decorations and functions for one module.
@@ -125,7 +125,8 @@ impl Builder {
     }
 
     pub(crate) fn type_function(&mut self, ret: u32, params: &[u32]) -> u32 {
-        let mut operands = vec![ret];
+        // On the stack for a few parameters: a `vec!` grown by the rest allocated twice.
+        let mut operands: smallvec::SmallVec<[u32; 8]> = smallvec::smallvec![ret];
         operands.extend_from_slice(params);
         self.keyed_type(Op::TypeFunction, &operands)
     }
@@ -201,14 +202,15 @@ impl Builder {
         storage: StorageClass,
         initializer: Option<u32>,
     ) -> u32 {
-        let mut operands = vec![storage as u32];
-        operands.extend(initializer);
-        self.global(Op::Variable, Some(pointer_type), &operands)
+        match initializer {
+            Some(value) => self.global(Op::Variable, Some(pointer_type), &[storage as u32, value]),
+            None => self.global(Op::Variable, Some(pointer_type), &[storage as u32]),
+        }
     }
 
     /// `OpDecorate target decoration extra...`.
     pub(crate) fn decorate(&mut self, target: u32, decoration: Decoration, extra: &[u32]) {
-        let mut operands = vec![target, decoration as u32];
+        let mut operands = Operands::from_slice(&[target, decoration as u32]);
         operands.extend_from_slice(extra);
         self.annotations
             .push(Instruction::new(Op::Decorate, None, None, operands));
@@ -222,7 +224,7 @@ impl Builder {
         decoration: Decoration,
         extra: &[u32],
     ) {
-        let mut operands = vec![target, member, decoration as u32];
+        let mut operands = Operands::from_slice(&[target, member, decoration as u32]);
         operands.extend_from_slice(extra);
         self.annotations
             .push(Instruction::new(Op::MemberDecorate, None, None, operands));

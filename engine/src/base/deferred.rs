@@ -13,7 +13,7 @@ use spirv::{Op, SelectionControl};
 use super::builder::{Emit, FnBuilder};
 use super::values::{self, Shape};
 use super::{Base, Edit, HelperKind};
-use crate::module::Instruction;
+use crate::module::{Instruction, Operands};
 use crate::record::ScalarType;
 
 /// Calls beyond this many arguments start a new group (drivers limit function parameters).
@@ -114,7 +114,11 @@ impl Base<'_> {
 
     /// Emits the group's call, if it has kept calls, and starts a new group.
     pub(crate) fn end_group(&mut self, group: &mut Group, out: &mut Vec<Instruction>) {
-        let Group { flag, calls, .. } = std::mem::take(group);
+        let Group {
+            flag,
+            calls,
+            arguments: values,
+        } = std::mem::take(group);
         let Some(flag) = flag else { return };
         if calls.len() == 1 {
             // One check: its own call is as cheap (the helper tests the result first).
@@ -123,8 +127,10 @@ impl Base<'_> {
         }
         // Parameters: the flag, then every call's values (operands after the callee and three constants).
         let bool_t = self.b.type_bool();
-        let mut param_types = vec![bool_t];
-        let mut arguments = vec![flag];
+        let mut param_types = Vec::with_capacity(1 + values);
+        param_types.push(bool_t);
+        let mut arguments = Vec::with_capacity(1 + values);
+        arguments.push(flag);
         for call in &calls {
             for &value in &call.operands[4..] {
                 param_types.push(self.an.type_of(value).expect("site values have types"));
@@ -139,7 +145,7 @@ impl Base<'_> {
         fb.block(run);
         let mut next_param = 1;
         for call in &calls {
-            let mut operands = call.operands[..4].to_vec();
+            let mut operands = Operands::from_slice(&call.operands[..4]);
             let n = call.operands.len() - 4;
             operands.extend_from_slice(&params[next_param..next_param + n]);
             next_param += n;
@@ -150,7 +156,8 @@ impl Base<'_> {
         fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
         let void = self.b.type_void();
-        let mut operands = vec![group_fn];
+        let mut operands = Vec::with_capacity(1 + arguments.len());
+        operands.push(group_fn);
         operands.extend(arguments);
         out.emit(&mut self.b, Op::FunctionCall, void, &operands);
     }

@@ -250,7 +250,8 @@ impl Base<'_> {
         let sized = fb.op(&mut self.b, Op::BitwiseOr, uint, &[kind_word, size]);
         let first = fb.op(&mut self.b, Op::BitwiseOr, uint, &[sized, stage_bits]);
         let invocation = fb.op(&mut self.b, Op::Load, v4, &[private.invocation]);
-        let mut words = vec![first, site];
+        let mut words = Vec::with_capacity(RECORD_HEADER_WORDS);
+        words.extend_from_slice(&[first, site]);
         for i in 0..4 {
             words.push(fb.op(&mut self.b, Op::CompositeExtract, uint, &[invocation, i]));
         }
@@ -357,16 +358,17 @@ impl Base<'_> {
         let uint = self.b.type_uint();
         let void = self.b.type_void();
         let bool_t = self.b.type_bool();
-        let mut params = vec![uint, uint, uint];
+        let mut params = Vec::with_capacity(3 + types.len());
+        params.extend_from_slice(&[uint, uint, uint]);
         params.extend_from_slice(types);
         let (mut fb, id, p) = FnBuilder::new(&mut self.b, void, &params);
-        let mut shapes: Vec<Shape> = Vec::new();
+        let mut shapes: Vec<Shape> = Vec::with_capacity(types.len());
         for &t in types {
             shapes.push(values::shape(&self.b.types, t).ok_or_else(|| {
                 NotInstrumented::unsupported("value helper for an unrecordable type")
             })?);
         }
-        let mut comps: Vec<Vec<u32>> = Vec::new();
+        let mut comps: Vec<Vec<u32>> = Vec::with_capacity(shapes.len());
         for (i, shape) in shapes.iter().enumerate() {
             comps.push(values::components(&mut fb, &mut self.b, p[3 + i], shape));
         }
@@ -531,7 +533,7 @@ impl Base<'_> {
         let value = fb.op(&mut self.b, Op::Load, ty, &[var]);
         let comps = values::components(fb, &mut self.b, value, &shape);
         let uint = self.b.type_uint();
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(count);
         for &c in comps.iter().take(count) {
             out.push(if shape.is_float() {
                 fb.op(&mut self.b, Op::ConvertFToU, uint, &[c])
