@@ -66,7 +66,10 @@ impl Analysis {
             strings: FastMap::default(),
             names: FastMap::with_capacity_and_hasher(name_count, Default::default()),
             member_names: FastMap::default(),
-            name_words: Vec::new(),
+            // Every name's words, counted ahead so that the list is allocated once.
+            name_words: Vec::with_capacity(
+                module.debug_names.iter().map(|i| i.operands.len()).sum(),
+            ),
             ext_sets: FastMap::default(),
             value_types: vec![0; bound],
             builtin_vars: Vec::new(),
