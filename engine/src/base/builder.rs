@@ -50,13 +50,22 @@ impl Builder {
         take_id(&mut self.next_id)
     }
 
+    /// Appends a new type, constant or variable. A module that gets any gets a few dozen: room for those
+    /// is made at the first rather than grown from nothing (a module that gets none allocates nothing).
+    fn push_global(&mut self, inst: Instruction) {
+        if self.globals.capacity() == 0 {
+            self.globals.reserve(64);
+        }
+        self.globals.push(inst);
+    }
+
     /// Adds a global instruction with a fresh result id.
     fn global(&mut self, op: Op, result_type: Option<u32>, operands: &[u32]) -> u32 {
         let id = self.id();
         let operands = operands_of(operands);
         let inst = Instruction::new(op, result_type, Some(id), operands);
         self.types.observe(&inst);
-        self.globals.push(inst);
+        self.push_global(inst);
         id
     }
 
@@ -65,7 +74,7 @@ impl Builder {
     pub(crate) fn define(&mut self, id: u32, op: Op, result_type: Option<u32>, operands: &[u32]) {
         let inst = Instruction::new(op, result_type, Some(id), operands_of(operands));
         self.types.observe(&inst);
-        self.globals.push(inst);
+        self.push_global(inst);
     }
 
     /// A non-aggregate type, found or added.
@@ -76,7 +85,7 @@ impl Builder {
             .find_or_add_type(op, operands, || take_id(next_id));
         if new {
             let inst = Instruction::new(op, None, Some(id), operands_of(operands));
-            self.globals.push(inst);
+            self.push_global(inst);
         }
         id
     }
@@ -149,7 +158,7 @@ impl Builder {
             .find_or_add_constant(op, ty, operands, || take_id(next_id));
         if new {
             let inst = Instruction::new(op, Some(ty), Some(id), operands_of(operands));
-            self.globals.push(inst);
+            self.push_global(inst);
         }
         id
     }
