@@ -338,7 +338,7 @@ impl FnBuilder {
             def,
             params,
             // Helpers hold a few dozen to a few hundred instructions in up to a few dozen blocks.
-            instructions: Vec::with_capacity(64),
+            instructions: Vec::with_capacity(128),
             block_starts: Vec::with_capacity(16),
         };
         let entry = b.id();
