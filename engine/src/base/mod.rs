@@ -270,7 +270,8 @@ impl<'o> Base<'o> {
         at: &At<'_>,
         kind: SiteKind,
         format: Option<String>,
-        values: &[(String, u32)],
+        // Owned: the names move into the site's description.
+        values: Vec<(String, u32)>,
         helper: HelperKind,
         result_id: Option<u32>,
     ) -> Result<Option<Vec<Instruction>>, NotInstrumented> {
@@ -283,14 +284,14 @@ impl<'o> Base<'o> {
         for (name, id) in values {
             let ty = self
                 .an
-                .type_of(*id)
+                .type_of(id)
                 .ok_or_else(|| NotInstrumented::malformed(format!("value %{id} has no type")))?;
             let Some(shape) = values::shape(&self.b.types, ty) else {
                 return Err(NotInstrumented::unsupported(format!(
                     "cannot record {name} (%{id}): its type is not a scalar, vector or matrix of numbers or bools"
                 )));
             };
-            let (mut id, mut ty) = (*id, ty);
+            let (mut id, mut ty) = (id, ty);
             if shape.scalar == ScalarType::F16 && !self.float16 {
                 if shape.rows != 0 {
                     // A 16-bit matrix cannot be converted in one instruction: leave the site out.
@@ -320,7 +321,7 @@ impl<'o> Base<'o> {
             }
             words += shape.words();
             layouts.push(ValueLayout {
-                name: name.clone(),
+                name,
                 scalar: shape.scalar,
                 components: shape.components(),
             });

@@ -71,7 +71,7 @@ impl Pass for AssertPass {
             at,
             SiteKind::Assert { id },
             message,
-            &values,
+            values,
             HelperKind::AssertRecord,
             inst.result_id,
         )?;

@@ -357,7 +357,7 @@ impl IntGuardPass {
         mut out: Vec<Instruction>,
         bad: u32,
         kind: SiteKind,
-        values: &[(String, u32)],
+        values: Vec<(String, u32)>,
     ) -> Result<Option<Vec<Instruction>>, NotInstrumented> {
         let Some(mut site) = base.site(at, kind, None, values, HelperKind::Record, None)? else {
             return Ok(None);
@@ -452,9 +452,9 @@ impl IntGuardPass {
                 let Some(bad) = self.division(base, &mut out, signed, a, d) else {
                     return Ok(None);
                 };
-                let values = [("dividend".to_string(), a), ("divisor".to_string(), d)];
+                let values = vec![("dividend".to_string(), a), ("divisor".to_string(), d)];
                 let kind = SiteKind::IntOp { op: op_name(op) };
-                self.record(base, at, out, bad, kind, &values)
+                self.record(base, at, out, bad, kind, values)
             }
             Op::ShiftLeftLogical | Op::ShiftRightLogical | Op::ShiftRightArithmetic => {
                 let (Some(ty), Some(&a), Some(&s)) = (inst.result_type, o.first(), o.get(1)) else {
@@ -463,9 +463,9 @@ impl IntGuardPass {
                 let Some(bad) = self.shift(base, &mut out, ty, s) else {
                     return Ok(None);
                 };
-                let values = [("base".to_string(), a), ("shift".to_string(), s)];
+                let values = vec![("base".to_string(), a), ("shift".to_string(), s)];
                 let kind = SiteKind::IntOp { op: op_name(op) };
-                self.record(base, at, out, bad, kind, &values)
+                self.record(base, at, out, bad, kind, values)
             }
             Op::VectorExtractDynamic
             | Op::VectorInsertDynamic
@@ -508,7 +508,7 @@ impl IntGuardPass {
                     return Ok(None);
                 };
                 let kind = SiteKind::IndexOutOfRange { op: op_name(op) };
-                self.record(base, at, out, bad, kind, &values)
+                self.record(base, at, out, bad, kind, values)
             }
             _ => Ok(None),
         }

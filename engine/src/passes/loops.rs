@@ -251,7 +251,7 @@ impl LoopPass {
             header: info.header,
             depth: info.depth,
         };
-        let call = base.site(at, kind, None, &payload, HelperKind::Record, None)?;
+        let call = base.site(at, kind, None, payload, HelperKind::Record, None)?;
         for inst in call.unwrap_or_default() {
             fb.push(inst);
         }

@@ -297,7 +297,7 @@ impl NanGuardPass {
             at,
             kind,
             None,
-            &values,
+            values,
             HelperKind::NanCheck { inputs },
             None,
         )?;
@@ -336,7 +336,7 @@ impl NanGuardPass {
             at,
             kind,
             None,
-            &leaves,
+            leaves,
             HelperKind::NanCheck { inputs: 0 },
             None,
         )?
@@ -366,7 +366,7 @@ impl NanGuardPass {
                         .map(|&(i, float)| (format!("value[{i}]"), float))
                         .collect(),
                 };
-                self.check(base, at, &leaves, bits_what)
+                self.check(base, at, leaves, bits_what)
             }
             None => self.visit_store(base, at, value, float_what),
         }
@@ -377,7 +377,7 @@ impl NanGuardPass {
         &mut self,
         base: &mut Base<'_>,
         at: &At<'_>,
-        leaves: &[(String, u32)],
+        leaves: Vec<(String, u32)>,
         what: &'static str,
     ) -> Result<Edit, NotInstrumented> {
         let kind = SiteKind::NanOutput { what };

@@ -40,7 +40,7 @@ impl Pass for PrintfPass {
             at,
             SiteKind::Printf,
             Some(format),
-            &values,
+            values,
             HelperKind::Record,
             inst.result_id,
         )?;
