@@ -394,21 +394,23 @@ impl FnBuilder {
     }
 
     /// The finished function.
-    pub(crate) fn finish(self) -> Function {
-        let mut instructions = self.instructions.into_iter();
-        let mut blocks = Vec::with_capacity(self.block_starts.len());
-        let ends = self
+    pub(crate) fn finish(mut self) -> Function {
+        // Split off from the end, last block first: each block's instructions are one exactly sized copy
+        // (the first block's too: `split_off(0)` may hand over the whole list, spare room included).
+        let mut blocks: Vec<Block> = self
             .block_starts
             .iter()
-            .skip(1)
-            .map(|&(_, start)| start)
-            .chain(std::iter::once(instructions.len()));
-        for (&(label, start), end) in self.block_starts.iter().zip(ends) {
-            blocks.push(Block {
+            .rev()
+            .map(|&(label, start)| Block {
                 label: Instruction::new(Op::Label, None, Some(label), smallvec::smallvec![]),
-                instructions: instructions.by_ref().take(end - start).collect(),
-            });
-        }
+                instructions: if start == 0 {
+                    self.instructions.drain(..).collect()
+                } else {
+                    self.instructions.split_off(start)
+                },
+            })
+            .collect();
+        blocks.reverse();
         Function {
             prefix: Vec::new(),
             def: self.def,
