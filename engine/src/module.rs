@@ -281,6 +281,7 @@ enum Section {
     Global,
 }
 
+#[inline]
 fn section_of(op: Option<Op>) -> Option<Section> {
     Some(match op? {
         Op::Capability => Section::Capability,
