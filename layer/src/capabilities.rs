@@ -207,7 +207,9 @@ unsafe fn device_extensions(
     }
 }
 
-/// The first `HOST_VISIBLE | HOST_COHERENT` memory type, preferring one that also has `preferred`.
+/// The first `HOST_VISIBLE | HOST_COHERENT` memory type, preferring one that also has `preferred`; the
+/// choice is logged at debug level for `purpose` (marker words are written by the GPU at every marker, so
+/// their memory type shows in the GPU time of breadcrumbs).
 ///
 /// # Safety
 /// `physical_device` must belong to `instance`.
@@ -215,6 +217,7 @@ unsafe fn host_memory_type(
     instance: &Instance,
     physical_device: vk::PhysicalDevice,
     preferred: vk::MemoryPropertyFlags,
+    purpose: &str,
 ) -> Option<u32> {
     let get = instance.next.get_physical_device_memory_properties?;
     let mut props = vk::PhysicalDeviceMemoryProperties::default();
@@ -228,7 +231,15 @@ unsafe fn host_memory_type(
             .position(|t| t.property_flags.contains(wanted | extra))
             .map(|i| i as u32)
     };
-    find(preferred).or_else(|| find(vk::MemoryPropertyFlags::empty()))
+    let chosen = find(preferred).or_else(|| find(vk::MemoryPropertyFlags::empty()));
+    if let Some(i) = chosen {
+        let t = types[i as usize];
+        debug!(
+            "{purpose}: memory type {i} ({:?}, heap {})",
+            t.property_flags, t.heap_index
+        );
+    }
+    chosen
 }
 
 /// The app's `VkDeviceCreateInfo`, copied with what Blackbox needs enabled. It owns every struct it
@@ -317,11 +328,13 @@ impl DeviceCreatePatch {
                     instance,
                     physical_device,
                     vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                    "marker buffer",
                 ),
                 host_memory_type(
                     instance,
                     physical_device,
                     vk::MemoryPropertyFlags::HOST_CACHED,
+                    "error buffer",
                 ),
             )
         };
