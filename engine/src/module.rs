@@ -228,6 +228,17 @@ pub struct Function {
 }
 
 impl Function {
+    /// A function as parsing finds it at its `OpFunction`, with the debug lines written before it.
+    fn starting(prefix: Vec<Instruction>, def: Instruction) -> Function {
+        Function {
+            prefix,
+            def,
+            params: Vec::new(),
+            blocks: Vec::new(),
+            end: Instruction::new(Op::FunctionEnd, None, None, Vec::new()),
+        }
+    }
+
     /// The function's result id.
     pub fn id(&self) -> u32 {
         self.def.result_id.unwrap_or(0)
@@ -385,42 +396,12 @@ impl Module {
                 )));
             };
             let inst = decode(grammar, opcode, inst_words, header.bound, at)?;
-            // Most instructions go straight to their list, without a round through `place`: those in a
-            // block, and module-level ones in layout order.
-            match &mut state {
-                State::InFunction(function)
-                    if !matches!(inst.op(), Some(Op::Function | Op::FunctionEnd | Op::Label)) =>
-                {
-                    match function.blocks.last_mut() {
-                        Some(block) => block.instructions.push(inst),
-                        None => function.params.push(inst),
-                    }
-                    at += count;
-                    continue;
-                }
-                State::Sections(current) => {
-                    let section = match inst.op() {
-                        Some(
-                            Op::Function | Op::FunctionEnd | Op::Label | Op::FunctionParameter,
-                        )
-                        | None => None,
-                        op => Some(section_of(op).unwrap_or(Section::Global)),
-                    };
-                    if let Some(section) = section.filter(|s| *s >= *current) {
-                        *current = section;
-                        module.section_list(section).push(inst);
-                        at += count;
-                        continue;
-                    }
-                }
-                _ => {}
-            }
             let block_size = if opcode == Op::Label as u16 {
                 block_size(words, at + count)
             } else {
                 0
             };
-            state = module.place(state, inst, at, block_size)?;
+            module.place(&mut state, inst, at, block_size)?;
             at += count;
         }
         match state {
@@ -458,15 +439,17 @@ impl Module {
         }
     }
 
-    /// Puts one instruction where it belongs and returns the new state.
-    /// `block_size`, for an `OpLabel`, is the number of instructions of its block.
+    /// Puts one instruction where it belongs, moving `state` on. `block_size`, for an `OpLabel`, is the
+    /// number of instructions of its block. The state is changed in place, not moved in and out: this runs
+    /// for every instruction, and most leave it as it was. Inlined into `parse`, its one caller.
+    #[inline(always)]
     fn place(
         &mut self,
-        state: State,
+        state: &mut State,
         inst: Instruction,
         at: usize,
         block_size: usize,
-    ) -> Result<State, NotInstrumented> {
+    ) -> Result<(), NotInstrumented> {
         let out_of_order = |what: &str| {
             NotInstrumented::malformed(format!(
                 "opcode {} at word {at} is out of the SPIR-V logical layout order ({what})",
@@ -484,13 +467,8 @@ impl Module {
                         .rposition(|i| !i.is_line())
                         .map_or(0, |p| p + 1);
                     let prefix = self.globals.split_off(keep);
-                    return Ok(State::InFunction(Box::new(Function {
-                        prefix,
-                        def: inst,
-                        params: Vec::new(),
-                        blocks: Vec::new(),
-                        end: Instruction::new(Op::FunctionEnd, None, None, Vec::new()),
-                    })));
+                    *state = State::InFunction(Box::new(Function::starting(prefix, inst)));
+                    return Ok(());
                 }
                 if matches!(
                     op,
@@ -501,52 +479,45 @@ impl Module {
                 let section = match section_of(op) {
                     Some(s) => s,
                     // Unknown opcodes stay in the section they were found in.
-                    None if op.is_none() => current,
+                    None if op.is_none() => *current,
                     None => Section::Global,
                 };
-                if section < current {
+                if section < *current {
                     return Err(out_of_order("section already passed"));
                 }
+                *current = section;
                 self.section_list(section).push(inst);
-                Ok(State::Sections(section))
             }
-            State::InFunction(mut function) => match inst.op() {
+            State::InFunction(function) => match inst.op() {
                 Some(Op::FunctionEnd) => {
+                    let State::InFunction(mut function) =
+                        std::mem::replace(state, State::BetweenFunctions(Vec::new()))
+                    else {
+                        unreachable!("matched just above")
+                    };
                     function.end = inst;
                     self.functions.push(*function);
-                    Ok(State::BetweenFunctions(Vec::new()))
                 }
-                Some(Op::Function) => Err(out_of_order("function inside a function")),
-                Some(Op::Label) => {
-                    function.blocks.push(Block {
-                        label: inst,
-                        instructions: Vec::with_capacity(block_size),
-                    });
-                    Ok(State::InFunction(function))
-                }
-                _ => {
-                    match function.blocks.last_mut() {
-                        Some(block) => block.instructions.push(inst),
-                        None => function.params.push(inst),
-                    }
-                    Ok(State::InFunction(function))
-                }
+                Some(Op::Function) => return Err(out_of_order("function inside a function")),
+                Some(Op::Label) => function.blocks.push(Block {
+                    label: inst,
+                    instructions: Vec::with_capacity(block_size),
+                }),
+                _ => match function.blocks.last_mut() {
+                    Some(block) => block.instructions.push(inst),
+                    None => function.params.push(inst),
+                },
             },
-            State::BetweenFunctions(mut lines) => match inst.op() {
-                Some(Op::Line | Op::NoLine) => {
-                    lines.push(inst);
-                    Ok(State::BetweenFunctions(lines))
+            State::BetweenFunctions(lines) => match inst.op() {
+                Some(Op::Line | Op::NoLine) => lines.push(inst),
+                Some(Op::Function) => {
+                    let prefix = std::mem::take(lines);
+                    *state = State::InFunction(Box::new(Function::starting(prefix, inst)));
                 }
-                Some(Op::Function) => Ok(State::InFunction(Box::new(Function {
-                    prefix: lines,
-                    def: inst,
-                    params: Vec::new(),
-                    blocks: Vec::new(),
-                    end: Instruction::new(Op::FunctionEnd, None, None, Vec::new()),
-                }))),
-                _ => Err(out_of_order("between functions")),
+                _ => return Err(out_of_order("between functions")),
             },
         }
+        Ok(())
     }
 
     /// Writes the module back to words.
@@ -681,35 +652,22 @@ fn decode(
     // The common case, a well-formed instruction, checked in a few comparisons; anything else goes the
     // slow way below, which says what is wrong.
     let in_bound = |id: u32| id != 0 && id < bound;
-    match (info.has_type, info.has_result, words) {
-        (false, false, [_, operands @ ..]) => {
-            return Ok(Instruction {
-                opcode,
-                op: info.op,
-                result_type: None,
-                result_id: None,
-                operands: operands_of(operands),
-            });
-        }
-        (false, true, [_, id, operands @ ..]) if in_bound(*id) => {
-            return Ok(Instruction {
-                opcode,
-                op: info.op,
-                result_type: None,
-                result_id: Some(*id),
-                operands: operands_of(operands),
-            });
-        }
+    let well_formed = match (info.has_type, info.has_result, words) {
+        (false, false, [_, operands @ ..]) => Some((None, None, operands)),
+        (false, true, [_, id, operands @ ..]) if in_bound(*id) => Some((None, Some(*id), operands)),
         (true, true, [_, ty, id, operands @ ..]) if in_bound(*ty) && in_bound(*id) => {
-            return Ok(Instruction {
-                opcode,
-                op: info.op,
-                result_type: Some(*ty),
-                result_id: Some(*id),
-                operands: operands_of(operands),
-            });
+            Some((Some(*ty), Some(*id), operands))
         }
-        _ => {}
+        _ => None,
+    };
+    if let Some((result_type, result_id, operands)) = well_formed {
+        return Ok(Instruction {
+            opcode,
+            op: info.op,
+            result_type,
+            result_id,
+            operands: operands_of(operands),
+        });
     }
     let mut pos = 1;
     let mut take = |what: &str| -> Result<u32, NotInstrumented> {
