@@ -8,9 +8,8 @@
 # instrumentation alone (loop budgets at the default limit, which the benchmark's loop never reaches:
 # the counters' cost); breadcrumbs and the watchdog are off in all of them (scripts/bench-gpu.sh measures
 # breadcrumbs). The row "no layer, condition only" runs the shaders built with the assert replaced by its
-# condition alone (bb-testapp --shader-condition-only), without any layer: what checking the condition costs
-# by itself, the floor of the "asserts only" row (without a layer the driver deletes the assert, condition
-# and all).
+# condition checked by hand (bb-testapp --shader-condition-only), without any layer: the reference for the
+# "asserts only" row, since without a layer the driver deletes the assert, condition and all.
 #   scripts/bench-shaders.sh [REPS]             (default 5; builds the release binaries first)
 #   BIN=.gpu scripts/bench-shaders.sh [REPS]    (prepacked binaries, as scripts/gpu-pack.sh lays them out)
 # SHADER_ARGS (default empty) goes to bb-testapp, e.g. SHADER_ARGS="--shader-invocations 4194304

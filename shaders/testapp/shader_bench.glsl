@@ -4,9 +4,10 @@
 // that never fails: what an assert in a hot loop costs when it holds.
 //
 // Built with BB_BENCH_CONDITION_ONLY (bb-testapp --shader-condition-only), the assert is replaced by its
-// condition alone, acted on by the least a compiler must keep: a flag set where it fails, read once at the
-// end. Run without any layer, that is the floor of any tool that checks the condition: without one, the
-// driver deletes the debugPrintf that BB_ASSERT becomes, and the condition with it.
+// condition checked by hand: a flag set where it fails, read once at the end, as an app author would write
+// it without a tool. Run without any layer, it is the reference for the "asserts only" row: without a
+// layer the driver deletes the debugPrintf that BB_ASSERT becomes, and the condition with it. Not a floor:
+// the driver's compiler is sensitive to the check's shape (see the README).
 
 #include "../blackbox.glsl"
 

@@ -64,9 +64,9 @@ options:
   --shader-invocations N  shader-bench: compute invocations (default 65536)
   --shader-size W      shader-bench: the fragment shader's target is W x W pixels (16 to 8192, default 256)
   --shader-iterations N   shader-bench: loop iterations per invocation and pixel (default 64)
-  --shader-condition-only shader-bench: the shaders with the BB_ASSERT replaced by its condition alone,
-                       setting a flag read once at the end: run without a layer, what checking the
-                       condition costs by itself (without one, the driver deletes the assert)
+  --shader-condition-only shader-bench: the shaders with the BB_ASSERT replaced by its condition checked
+                       by hand, setting a flag read once at the end: run without a layer, a reference
+                       for what an assert costs (without a layer the driver deletes the assert)
   --memory-cmdbufs N   memory-bench: command buffers recorded and submitted (default 1000)
   --memory-draws M     memory-bench: draws per command buffer, as record-bench's (default 100)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,

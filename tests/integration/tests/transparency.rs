@@ -4,7 +4,7 @@
 //! - The validation settings every end-to-end test runs with (synchronization validation and best
 //!   practices, every message, no repeat dropped) take effect: a deliberate hazard and a deliberate
 //!   best-practices case are reported, as often as they happen.
-//! - shader-bench's floor shaders compute what its asserting shaders compute.
+//! - shader-bench's shaders with the assert checked by hand compute what its asserting shaders compute.
 //! - An app that learns of completion only by polling a timeline semaphore (as wgpu does), or that makes
 //!   no Vulkan call at all for a while, still gets its NaN reported before it reads its results.
 
@@ -216,12 +216,12 @@ fn the_validation_layer_below_and_its_enables_are_seen() {
     );
 }
 
-/// shader-bench's floor (`--shader-condition-only`: the assert replaced by its condition alone) computes the
-/// same bits as its shaders with the assert, without a layer and through Blackbox's asserts, so that the
+/// shader-bench's shaders with the assert's condition checked by hand (`--shader-condition-only`) compute
+/// the same bits as its shaders with the assert, without a layer and through Blackbox's asserts, so that the
 /// benchmark's "no layer, condition only" row times the same work.
 #[test]
-fn shader_bench_floor_computes_what_the_asserting_shaders_compute() {
-    let home = TempDir::new("shader-bench-floor");
+fn shader_bench_hand_check_computes_what_the_asserting_shaders_compute() {
+    let home = TempDir::new("shader-bench-hand-check");
     let small = [
         "--shader-invocations",
         "256",
@@ -235,11 +235,11 @@ fn shader_bench_floor_computes_what_the_asserting_shaders_compute() {
     ];
     let reference = run(&mut testapp_with_validation_only(&home, &small));
     reference.assert_success().assert_no_validation_messages();
-    let floor_args: Vec<&str> = std::iter::once("--shader-condition-only")
+    let hand_check_args: Vec<&str> = std::iter::once("--shader-condition-only")
         .chain(small)
         .collect();
-    let floor = run(&mut testapp_with_validation_only(&home, &floor_args));
-    floor.assert_success().assert_no_validation_messages();
+    let hand_check = run(&mut testapp_with_validation_only(&home, &hand_check_args));
+    hand_check.assert_success().assert_no_validation_messages();
     let asserts = run(&mut testapp_with_blackbox(
         &home,
         &small,
@@ -247,7 +247,12 @@ fn shader_bench_floor_computes_what_the_asserting_shaders_compute() {
     ));
     asserts.assert_success().assert_no_validation_messages();
     assert!(!reference.checksums().is_empty(), "{}", reference.dump());
-    assert_eq!(floor.checksums(), reference.checksums(), "{}", floor.dump());
+    assert_eq!(
+        hand_check.checksums(),
+        reference.checksums(),
+        "{}",
+        hand_check.dump()
+    );
     assert_eq!(
         asserts.checksums(),
         reference.checksums(),

@@ -13,8 +13,8 @@
 //! the timestamp intervals, one decimal; `shader-bench no timestamps` where the queue family has none), then
 //! `compute_cpu_us` and `fragment_cpu_us` (medians of vkQueueSubmit + vkWaitForFences).
 //!
-//! With `--shader-condition-only` both shaders are built with the assert replaced by its condition alone
-//! (shader_bench.glsl says how): run without a layer, what any tool that checks the condition pays at least.
+//! With `--shader-condition-only` both shaders are built with the assert replaced by its condition checked
+//! by hand (shader_bench.glsl says how): run without a layer, the reference for what an assert costs.
 //!
 //! The checksum is of the results of the last run (the vec4s, then the image): any setting that changes
 //! what the shaders compute changes it. The app fails if a result is NaN or Inf. The defaults keep each
