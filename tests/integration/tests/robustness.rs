@@ -155,13 +155,13 @@ fn a_flooded_error_buffer_keeps_exact_counts_counts_its_drops_and_does_not_hang(
         .filter(|l| l.contains("shader error record(s) dropped: the error buffer is full"))
         .map(|l| l.split_whitespace().nth(2).unwrap().parse().unwrap())
         .collect();
-    assert_eq!(
-        drops.len(),
-        frames as usize,
-        "one drop count per frame\n{}",
+    // Every frame overflows, and each frame's last drain (nothing pending) reads its final drop count; the
+    // watchdog may also drain mid-frame on a slow machine, splitting a frame's drops over two lines.
+    assert!(
+        drops.len() >= frames as usize && drops.iter().all(|&d| d > 0),
+        "at least one nonzero drop count per frame: {drops:?}\n{}",
         run.dump()
     );
-    assert!(drops.iter().all(|&d| d > 0));
     let lines = run
         .stderr
         .lines()
