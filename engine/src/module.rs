@@ -274,6 +274,10 @@ pub struct Module {
     pub globals: Vec<Instruction>,
     /// Functions.
     pub functions: Vec<Function>,
+    /// Functions the engine added (its helpers), as the words they are written as: after `functions`, in
+    /// the order they were added. Empty in a parsed module. Not among [`Module::all_instructions`]: see
+    /// [`Module::added_instructions`].
+    pub added_functions: Vec<u32>,
 }
 
 /// Where a module-level instruction goes, in layout order.
@@ -377,6 +381,7 @@ impl Module {
             annotations: Vec::with_capacity(sizes[Section::Annotation as usize]),
             globals: Vec::with_capacity(sizes[Section::Global as usize]),
             functions: Vec::new(),
+            added_functions: Vec::new(),
         };
         let grammar = grammar::table();
         let mut state = State::Sections(Section::Capability);
@@ -530,6 +535,7 @@ impl Module {
                 inst.write(&mut out);
             }
         });
+        out.extend_from_slice(&self.added_functions);
         out
     }
 
@@ -570,12 +576,25 @@ impl Module {
 
     /// The exact length of [`to_words`](Self::to_words), so that it allocates once.
     fn word_count(&self) -> usize {
-        let mut count = 5;
+        let mut count = 5 + self.added_functions.len();
         self.for_each_list(|list| count += list.iter().map(Instruction::word_count).sum::<usize>());
         count
     }
 
-    /// Every instruction of the module in layout order, functions included.
+    /// The words of each instruction of [`Module::added_functions`], in order (first word included).
+    pub fn added_instructions(&self) -> impl Iterator<Item = &[u32]> {
+        let mut rest = self.added_functions.as_slice();
+        std::iter::from_fn(move || {
+            let count = (*rest.first()? >> 16) as usize;
+            // The engine writes no instruction of 0 words; one would end the walk rather than loop.
+            let (inst, after) = rest.split_at(count.clamp(1, rest.len()));
+            rest = after;
+            Some(inst)
+        })
+    }
+
+    /// Every instruction of the module in layout order, functions included, [`Module::added_functions`]
+    /// left out (they are words).
     pub fn all_instructions(&self) -> impl Iterator<Item = &Instruction> {
         self.sections()
             .into_iter()

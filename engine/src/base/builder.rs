@@ -5,7 +5,7 @@ use spirv::{Decoration, FunctionControl, Op, StorageClass};
 
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
-use crate::module::{operands_of, Block, Function, Instruction, Module, Operands, MAX_BOUND};
+use crate::module::{operands_of, Instruction, Module, Operands, MAX_BOUND};
 use crate::util::FastMap;
 
 /// New ids, types, constants, globals, decorations and functions for one module.
@@ -14,7 +14,11 @@ pub(crate) struct Builder {
     pub types: TypeTable,
     globals: Vec<Instruction>,
     annotations: Vec<Instruction>,
-    functions: Vec<Function>,
+    /// The words of every function added, in the order they were added.
+    function_words: Vec<u32>,
+    /// Buffers of functions already added, emptied, for the next [`FnBuilder`]s (at most a few are being
+    /// built at a time): one allocation per module rather than per helper.
+    spare_function_buffers: Vec<Vec<u32>>,
     /// `type_uint`, `type_bool`, `type_void` and `const_u32`, asked for many times at every site and in
     /// every helper: remembered here rather than looked up in the type table each time, small constants
     /// (0 where not made yet) without even a hash.
@@ -36,7 +40,8 @@ impl Builder {
             types: TypeTable::new(module),
             globals: Vec::new(),
             annotations: Vec::new(),
-            functions: Vec::new(),
+            function_words: Vec::new(),
+            spare_function_buffers: Vec::new(),
             uint: None,
             bool_type: None,
             void: None,
@@ -239,9 +244,19 @@ impl Builder {
             .push(Instruction::new(Op::MemberDecorate, None, None, operands));
     }
 
-    /// Adds a finished function.
-    pub(crate) fn add_function(&mut self, function: Function) {
-        self.functions.push(function);
+    /// Adds a finished function: its words from [`FnBuilder::finish`].
+    pub(crate) fn add_function(&mut self, mut words: Vec<u32>) {
+        self.function_words.extend_from_slice(&words);
+        words.clear();
+        self.spare_function_buffers.push(words);
+    }
+
+    /// An empty buffer for a new function's words.
+    fn take_function_buffer(&mut self) -> Vec<u32> {
+        // Helpers run from a few dozen to a few hundred instructions, of about four words each.
+        self.spare_function_buffers
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(1024))
     }
 
     /// Writes what was built into the module and raises its id bound.
@@ -253,7 +268,11 @@ impl Builder {
         }
         module.globals.extend(self.globals);
         module.annotations.extend(self.annotations);
-        module.functions.extend(self.functions);
+        if module.added_functions.is_empty() {
+            module.added_functions = self.function_words;
+        } else {
+            module.added_functions.extend(self.function_words);
+        }
         module.header.bound = module.header.bound.max(self.next_id);
         Ok(())
     }
@@ -294,16 +313,21 @@ fn with_result(b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> (u32, Inst
     (id, Instruction::new(op, Some(ty), Some(id), operands))
 }
 
-/// A function under construction. Its instructions are kept in one list, with where each block starts,
-/// and split into blocks of their exact size when it is finished: a list per block, grown as the block
-/// fills, was several allocations per helper block (most hold a few instructions).
+/// A function under construction, kept as the words it is written as: `OpFunction`, its parameters, then
+/// each block's label and instructions ([`FnBuilder::finish`] adds `OpFunctionEnd`). Helpers are most of an
+/// instrumented module's new code: an [`Instruction`] each, split into blocks and written back one by one,
+/// cost an allocation and several copies per instruction; words cost a few stores.
 pub(crate) struct FnBuilder {
-    def: Instruction,
-    params: Vec<Instruction>,
-    /// Every instruction of the blocks so far, labels left out, in order.
-    instructions: Vec<Instruction>,
-    /// Each block's label id and the index in `instructions` of its first instruction.
-    block_starts: Vec<(u32, usize)>,
+    words: Vec<u32>,
+    /// Where the next [`FnBuilder::local`] goes: the end of the `OpVariable`s at the start of the first
+    /// block.
+    locals_end: usize,
+}
+
+/// The first word of an instruction of `word_count` words (a count above 0xFFFF cannot be encoded; the
+/// engine's instructions stay far below it).
+fn first_word(op: Op, word_count: usize) -> u32 {
+    (word_count.min(0xFFFF) as u32) << 16 | op as u32
 }
 
 impl FnBuilder {
@@ -316,33 +340,27 @@ impl FnBuilder {
     ) -> (FnBuilder, u32, Vec<u32>) {
         let fn_type = b.type_function(ret, param_types);
         let id = b.id();
-        let def = Instruction::new(
-            Op::Function,
-            Some(ret),
-            Some(id),
-            smallvec::smallvec![FunctionControl::NONE.bits(), fn_type],
-        );
-        let mut params = Vec::with_capacity(param_types.len());
+        let mut words = b.take_function_buffer();
+        words.extend_from_slice(&[
+            first_word(Op::Function, 5),
+            ret,
+            id,
+            FunctionControl::NONE.bits(),
+            fn_type,
+        ]);
         let mut ids = Vec::with_capacity(param_types.len());
         for &t in param_types {
             let p = b.id();
-            params.push(Instruction::new(
-                Op::FunctionParameter,
-                Some(t),
-                Some(p),
-                smallvec::smallvec![],
-            ));
+            words.extend_from_slice(&[first_word(Op::FunctionParameter, 3), t, p]);
             ids.push(p);
         }
         let mut f = FnBuilder {
-            def,
-            params,
-            // Helpers hold a few dozen to a few hundred instructions in up to a few dozen blocks.
-            instructions: Vec::with_capacity(128),
-            block_starts: Vec::with_capacity(16),
+            words,
+            locals_end: 0,
         };
         let entry = b.id();
         f.block(entry);
+        f.locals_end = f.words.len();
         (f, id, ids)
     }
 
@@ -350,73 +368,48 @@ impl FnBuilder {
     /// the start of the first block as SPIR-V requires.
     pub(crate) fn local(&mut self, b: &mut Builder, pointer_type: u32) -> u32 {
         let id = b.id();
-        let var = Instruction::new(
-            Op::Variable,
-            Some(pointer_type),
-            Some(id),
-            smallvec::smallvec![StorageClass::Function as u32],
-        );
-        let first_block_end = self
-            .block_starts
-            .get(1)
-            .map_or(self.instructions.len(), |&(_, start)| start);
-        let at = self.instructions[..first_block_end]
-            .iter()
-            .take_while(|i| i.is(Op::Variable))
-            .count();
-        self.instructions.insert(at, var);
-        for (_, start) in self.block_starts.iter_mut().skip(1) {
-            *start += 1;
-        }
+        let var = [
+            first_word(Op::Variable, 4),
+            pointer_type,
+            id,
+            StorageClass::Function as u32,
+        ];
+        self.words.splice(self.locals_end..self.locals_end, var);
+        self.locals_end += var.len();
         id
     }
 
     /// Starts a new block with this label id.
     pub(crate) fn block(&mut self, label: u32) {
-        self.block_starts.push((label, self.instructions.len()));
+        self.words
+            .extend_from_slice(&[first_word(Op::Label, 2), label]);
     }
 
     /// Appends an instruction as it is (one a [`crate::base::Base::site`] call returned, say).
     pub(crate) fn push(&mut self, inst: Instruction) {
-        self.instructions.push(inst);
+        inst.write(&mut self.words);
     }
 
     /// An instruction with a result; returns the result id.
     pub(crate) fn op(&mut self, b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> u32 {
-        let (id, inst) = with_result(b, op, ty, operands);
-        self.push(inst);
+        // A variable pushed here would not be seen by `local`, which keeps them together.
+        debug_assert!(op != Op::Variable, "function variables go through `local`");
+        let id = b.id();
+        self.words
+            .extend_from_slice(&[first_word(op, 3 + operands.len()), ty, id]);
+        self.words.extend_from_slice(operands);
         id
     }
 
     /// An instruction without a result.
     pub(crate) fn op_void(&mut self, op: Op, operands: &[u32]) {
-        self.push(Instruction::new(op, None, None, operands_of(operands)));
+        self.words.push(first_word(op, 1 + operands.len()));
+        self.words.extend_from_slice(operands);
     }
 
-    /// The finished function.
-    pub(crate) fn finish(mut self) -> Function {
-        // Split off from the end, last block first: each block's instructions are one exactly sized copy
-        // (the first block's too: `split_off(0)` may hand over the whole list, spare room included).
-        let mut blocks: Vec<Block> = self
-            .block_starts
-            .iter()
-            .rev()
-            .map(|&(label, start)| Block {
-                label: Instruction::new(Op::Label, None, Some(label), smallvec::smallvec![]),
-                instructions: if start == 0 {
-                    self.instructions.drain(..).collect()
-                } else {
-                    self.instructions.split_off(start)
-                },
-            })
-            .collect();
-        blocks.reverse();
-        Function {
-            prefix: Vec::new(),
-            def: self.def,
-            params: self.params,
-            blocks,
-            end: Instruction::new(Op::FunctionEnd, None, None, smallvec::smallvec![]),
-        }
+    /// The finished function's words, for [`Builder::add_function`].
+    pub(crate) fn finish(mut self) -> Vec<u32> {
+        self.words.push(first_word(Op::FunctionEnd, 1));
+        self.words
     }
 }

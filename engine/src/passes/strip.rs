@@ -28,6 +28,12 @@ fn is_ext_inst(inst: &Instruction) -> bool {
     inst.is(Op::ExtInst) || inst.is(Op::ExtInstWithForwardRefsKHR)
 }
 
+/// [`is_ext_inst`] for an instruction given as its words.
+fn is_ext_inst_words(words: &[u32]) -> bool {
+    let opcode = words[0] & 0xFFFF;
+    opcode == Op::ExtInst as u32 || opcode == Op::ExtInstWithForwardRefsKHR as u32
+}
+
 /// Removes every instruction of a `NonSemantic.*` set, module-level and in functions, and the names and
 /// decorations that target their results (valid SPIR-V may name them; a name left behind would refer to
 /// an id no longer defined).
@@ -45,6 +51,11 @@ pub(crate) fn strip_non_semantic(module: &mut Module) {
         !strip
     };
     module.globals.retain(&mut keep);
+    // The engine's own functions call no extended instruction: nothing there to strip.
+    debug_assert!(
+        !module.added_instructions().any(is_ext_inst_words),
+        "an added function calls an extended instruction"
+    );
     for f in &mut module.functions {
         f.params.retain(&mut keep);
         for b in &mut f.blocks {
@@ -102,6 +113,12 @@ pub(crate) fn remove_unused_imports(module: &mut Module) {
             forward_refs |= inst.is(Op::ExtInstWithForwardRefsKHR);
         }
     });
+    // None today (see `strip_non_semantic`), but an import an added function used must stay.
+    for words in module.added_instructions().filter(|w| is_ext_inst_words(w)) {
+        // Words: the first, the result type and id, the set.
+        used.extend(words.get(3));
+        forward_refs |= words[0] & 0xFFFF == Op::ExtInstWithForwardRefsKHR as u32;
+    }
     module.ext_inst_imports.retain(|i| {
         i.result_id
             .is_none_or(|id| !sets.contains(&id) || used.contains(&id))
