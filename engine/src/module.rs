@@ -274,10 +274,10 @@ pub struct Module {
     pub globals: Vec<Instruction>,
     /// Functions.
     pub functions: Vec<Function>,
-    /// Functions the engine added (its helpers), as the words they are written as: after `functions`, in
+    /// Functions the engine added (its helpers), each as the words it is written as: after `functions`, in
     /// the order they were added. Empty in a parsed module. Not among [`Module::all_instructions`]: see
     /// [`Module::added_instructions`].
-    pub added_functions: Vec<u32>,
+    pub added_functions: Vec<Vec<u32>>,
 }
 
 /// Where a module-level instruction goes, in layout order.
@@ -535,7 +535,9 @@ impl Module {
                 inst.write(&mut out);
             }
         });
-        out.extend_from_slice(&self.added_functions);
+        for function in &self.added_functions {
+            out.extend_from_slice(function);
+        }
         out
     }
 
@@ -576,20 +578,22 @@ impl Module {
 
     /// The exact length of [`to_words`](Self::to_words), so that it allocates once.
     fn word_count(&self) -> usize {
-        let mut count = 5 + self.added_functions.len();
+        let mut count = 5 + self.added_functions.iter().map(Vec::len).sum::<usize>();
         self.for_each_list(|list| count += list.iter().map(Instruction::word_count).sum::<usize>());
         count
     }
 
     /// The words of each instruction of [`Module::added_functions`], in order (first word included).
     pub fn added_instructions(&self) -> impl Iterator<Item = &[u32]> {
-        let mut rest = self.added_functions.as_slice();
-        std::iter::from_fn(move || {
-            let count = (*rest.first()? >> 16) as usize;
-            // The engine writes no instruction of 0 words; one would end the walk rather than loop.
-            let (inst, after) = rest.split_at(count.clamp(1, rest.len()));
-            rest = after;
-            Some(inst)
+        self.added_functions.iter().flat_map(|function| {
+            let mut rest = function.as_slice();
+            std::iter::from_fn(move || {
+                let count = (*rest.first()? >> 16) as usize;
+                // The engine writes no instruction of 0 words; one would be taken as 1 rather than loop.
+                let (inst, after) = rest.split_at(count.clamp(1, rest.len()));
+                rest = after;
+                Some(inst)
+            })
         })
     }
 

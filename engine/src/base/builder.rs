@@ -14,11 +14,8 @@ pub(crate) struct Builder {
     pub types: TypeTable,
     globals: Vec<Instruction>,
     annotations: Vec<Instruction>,
-    /// The words of every function added, in the order they were added.
-    function_words: Vec<u32>,
-    /// Buffers of functions already added, emptied, for the next [`FnBuilder`]s (at most a few are being
-    /// built at a time): one allocation per module rather than per helper.
-    spare_function_buffers: Vec<Vec<u32>>,
+    /// Each function added, as its words, in the order they were added.
+    functions: Vec<Vec<u32>>,
     /// `type_uint`, `type_bool`, `type_void` and `const_u32`, asked for many times at every site and in
     /// every helper: remembered here rather than looked up in the type table each time, small constants
     /// (0 where not made yet) without even a hash.
@@ -40,8 +37,7 @@ impl Builder {
             types: TypeTable::new(module),
             globals: Vec::new(),
             annotations: Vec::new(),
-            function_words: Vec::new(),
-            spare_function_buffers: Vec::new(),
+            functions: Vec::new(),
             uint: None,
             bool_type: None,
             void: None,
@@ -245,18 +241,8 @@ impl Builder {
     }
 
     /// Adds a finished function: its words from [`FnBuilder::finish`].
-    pub(crate) fn add_function(&mut self, mut words: Vec<u32>) {
-        self.function_words.extend_from_slice(&words);
-        words.clear();
-        self.spare_function_buffers.push(words);
-    }
-
-    /// An empty buffer for a new function's words.
-    fn take_function_buffer(&mut self) -> Vec<u32> {
-        // Helpers run from a few dozen to a few hundred instructions, of about four words each.
-        self.spare_function_buffers
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(1024))
+    pub(crate) fn add_function(&mut self, words: Vec<u32>) {
+        self.functions.push(words);
     }
 
     /// Writes what was built into the module and raises its id bound.
@@ -268,11 +254,7 @@ impl Builder {
         }
         module.globals.extend(self.globals);
         module.annotations.extend(self.annotations);
-        if module.added_functions.is_empty() {
-            module.added_functions = self.function_words;
-        } else {
-            module.added_functions.extend(self.function_words);
-        }
+        module.added_functions.extend(self.functions);
         module.header.bound = module.header.bound.max(self.next_id);
         Ok(())
     }
@@ -340,7 +322,8 @@ impl FnBuilder {
     ) -> (FnBuilder, u32, Vec<u32>) {
         let fn_type = b.type_function(ret, param_types);
         let id = b.id();
-        let mut words = b.take_function_buffer();
+        // Helpers run from a few dozen to a few hundred instructions, of about four words each.
+        let mut words = Vec::with_capacity(1024);
         words.extend_from_slice(&[
             first_word(Op::Function, 5),
             ret,
