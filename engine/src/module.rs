@@ -274,8 +274,14 @@ pub struct Module {
     pub globals: Vec<Instruction>,
     /// Functions.
     pub functions: Vec<Function>,
+    /// Decorations the engine added, as the words they are written as: after `annotations`.
+    pub added_annotations: Vec<u32>,
+    /// Types, constants and variables the engine added, as words: after `globals`.
+    pub added_globals: Vec<u32>,
     /// Functions the engine added (its helpers), each as the words it is written as: after `functions`, in
-    /// the order they were added. Empty in a parsed module. Not among [`Module::all_instructions`]: see
+    /// the order they were added.
+    ///
+    /// The `added_*` parts are empty in a parsed module, and not among [`Module::all_instructions`]: see
     /// [`Module::added_instructions`].
     pub added_functions: Vec<Vec<u32>>,
 }
@@ -381,6 +387,8 @@ impl Module {
             annotations: Vec::with_capacity(sizes[Section::Annotation as usize]),
             globals: Vec::with_capacity(sizes[Section::Global as usize]),
             functions: Vec::new(),
+            added_annotations: Vec::new(),
+            added_globals: Vec::new(),
             added_functions: Vec::new(),
         };
         let grammar = grammar::table();
@@ -530,24 +538,31 @@ impl Module {
         let mut out = Vec::with_capacity(self.word_count());
         let h = &self.header;
         out.extend([h.magic, h.version, h.generator, h.bound, h.schema]);
-        self.for_each_list(|list| {
+        let write = |out: &mut Vec<u32>, list: &[Instruction]| {
             for inst in list {
-                inst.write(&mut out);
+                inst.write(out);
             }
-        });
+        };
+        // The engine's additions go after the parts they belong to.
+        let [earlier @ .., annotations, globals] = self.sections();
+        for list in earlier {
+            write(&mut out, list);
+        }
+        write(&mut out, annotations);
+        out.extend_from_slice(&self.added_annotations);
+        write(&mut out, globals);
+        out.extend_from_slice(&self.added_globals);
+        self.for_each_function_list(|list| write(&mut out, list));
         for function in &self.added_functions {
             out.extend_from_slice(function);
         }
         out
     }
 
-    /// Calls `f` with every run of instructions of the module, in layout order: the sections, then each
-    /// function's parts. Plain loops, cheaper than [`Module::all_instructions`]'s chain of iterators where
-    /// every instruction is visited (writing the module, counting its words).
-    fn for_each_list<'a>(&'a self, mut f: impl FnMut(&'a [Instruction])) {
-        for list in self.sections() {
-            f(list);
-        }
+    /// Calls `f` with every run of instructions of the module's functions, in layout order. Plain loops,
+    /// cheaper than [`Module::all_instructions`]'s chain of iterators where every instruction is visited
+    /// (writing the module, counting its words).
+    fn for_each_function_list<'a>(&'a self, mut f: impl FnMut(&'a [Instruction])) {
         for function in &self.functions {
             f(&function.prefix);
             f(std::slice::from_ref(&function.def));
@@ -578,27 +593,39 @@ impl Module {
 
     /// The exact length of [`to_words`](Self::to_words), so that it allocates once.
     fn word_count(&self) -> usize {
-        let mut count = 5 + self.added_functions.iter().map(Vec::len).sum::<usize>();
-        self.for_each_list(|list| count += list.iter().map(Instruction::word_count).sum::<usize>());
+        let count_list =
+            |list: &[Instruction]| list.iter().map(Instruction::word_count).sum::<usize>();
+        let mut count = 5
+            + self.added_annotations.len()
+            + self.added_globals.len()
+            + self.added_functions.iter().map(Vec::len).sum::<usize>();
+        for list in self.sections() {
+            count += count_list(list);
+        }
+        self.for_each_function_list(|list| count += count_list(list));
         count
     }
 
-    /// The words of each instruction of [`Module::added_functions`], in order (first word included).
+    /// The words of each instruction the engine added (`added_annotations`, `added_globals`,
+    /// `added_functions`), first word included.
     pub fn added_instructions(&self) -> impl Iterator<Item = &[u32]> {
-        self.added_functions.iter().flat_map(|function| {
-            let mut rest = function.as_slice();
-            std::iter::from_fn(move || {
-                let count = (*rest.first()? >> 16) as usize;
-                // The engine writes no instruction of 0 words; one would be taken as 1 rather than loop.
-                let (inst, after) = rest.split_at(count.clamp(1, rest.len()));
-                rest = after;
-                Some(inst)
+        [&self.added_annotations, &self.added_globals]
+            .into_iter()
+            .chain(&self.added_functions)
+            .flat_map(|words| {
+                let mut rest = words.as_slice();
+                std::iter::from_fn(move || {
+                    let count = (*rest.first()? >> 16) as usize;
+                    // The engine writes no instruction of 0 words; one would be taken as 1 rather than loop.
+                    let (inst, after) = rest.split_at(count.clamp(1, rest.len()));
+                    rest = after;
+                    Some(inst)
+                })
             })
-        })
     }
 
-    /// Every instruction of the module in layout order, functions included, [`Module::added_functions`]
-    /// left out (they are words).
+    /// Every instruction of the module in layout order, functions included, what the engine added left
+    /// out (it is words: [`Module::added_instructions`]).
     pub fn all_instructions(&self) -> impl Iterator<Item = &Instruction> {
         self.sections()
             .into_iter()

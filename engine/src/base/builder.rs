@@ -5,15 +5,17 @@ use spirv::{Decoration, FunctionControl, Op, StorageClass};
 
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
-use crate::module::{operands_of, Instruction, Module, Operands, MAX_BOUND};
+use crate::module::{operands_of, Instruction, Module, MAX_BOUND};
 use crate::util::FastMap;
 
 /// New ids, types, constants, globals, decorations and functions for one module.
 pub(crate) struct Builder {
     next_id: u32,
     pub types: TypeTable,
-    globals: Vec<Instruction>,
-    annotations: Vec<Instruction>,
+    /// New types, constants and variables, and new decorations, as words: instructions that nothing reads
+    /// back once made, only writes out.
+    globals: Vec<u32>,
+    annotations: Vec<u32>,
     /// Each function added, as its words, in the order they were added.
     functions: Vec<Vec<u32>>,
     /// `type_uint`, `type_bool`, `type_void` and `const_u32`, asked for many times at every site and in
@@ -53,29 +55,29 @@ impl Builder {
 
     /// Appends a new type, constant or variable. A module that gets any gets a few dozen: room for those
     /// is made at the first rather than grown from nothing (a module that gets none allocates nothing).
-    fn push_global(&mut self, inst: Instruction) {
+    fn push_global(&mut self, op: Op, result_type: Option<u32>, id: u32, operands: &[u32]) {
         if self.globals.capacity() == 0 {
-            self.globals.reserve(64);
+            self.globals.reserve(256);
         }
-        self.globals.push(inst);
+        let count = 2 + usize::from(result_type.is_some()) + operands.len();
+        self.globals.push(first_word(op, count));
+        self.globals.extend(result_type);
+        self.globals.push(id);
+        self.globals.extend_from_slice(operands);
     }
 
     /// Adds a global instruction with a fresh result id.
     fn global(&mut self, op: Op, result_type: Option<u32>, operands: &[u32]) -> u32 {
         let id = self.id();
-        let operands = operands_of(operands);
-        let inst = Instruction::new(op, result_type, Some(id), operands);
-        self.types.observe(&inst);
-        self.push_global(inst);
+        self.define(id, op, result_type, operands);
         id
     }
 
     /// Adds a global instruction whose result id was taken earlier (with [`Builder::id`]), for what can
     /// only be made once something else is known (an array's length).
     pub(crate) fn define(&mut self, id: u32, op: Op, result_type: Option<u32>, operands: &[u32]) {
-        let inst = Instruction::new(op, result_type, Some(id), operands_of(operands));
-        self.types.observe(&inst);
-        self.push_global(inst);
+        self.types.observe_parts(op, result_type, id, operands);
+        self.push_global(op, result_type, id, operands);
     }
 
     /// A non-aggregate type, found or added.
@@ -85,8 +87,7 @@ impl Builder {
             .types
             .find_or_add_type(op, operands, || take_id(next_id));
         if new {
-            let inst = Instruction::new(op, None, Some(id), operands_of(operands));
-            self.push_global(inst);
+            self.push_global(op, None, id, operands);
         }
         id
     }
@@ -158,8 +159,7 @@ impl Builder {
             .types
             .find_or_add_constant(op, ty, operands, || take_id(next_id));
         if new {
-            let inst = Instruction::new(op, Some(ty), Some(id), operands_of(operands));
-            self.push_global(inst);
+            self.push_global(op, Some(ty), id, operands);
         }
         id
     }
@@ -220,10 +220,12 @@ impl Builder {
 
     /// `OpDecorate target decoration extra...`.
     pub(crate) fn decorate(&mut self, target: u32, decoration: Decoration, extra: &[u32]) {
-        let mut operands = Operands::from_slice(&[target, decoration as u32]);
-        operands.extend_from_slice(extra);
-        self.annotations
-            .push(Instruction::new(Op::Decorate, None, None, operands));
+        self.annotations.extend_from_slice(&[
+            first_word(Op::Decorate, 3 + extra.len()),
+            target,
+            decoration as u32,
+        ]);
+        self.annotations.extend_from_slice(extra);
     }
 
     /// `OpMemberDecorate target member decoration extra...`.
@@ -234,10 +236,13 @@ impl Builder {
         decoration: Decoration,
         extra: &[u32],
     ) {
-        let mut operands = Operands::from_slice(&[target, member, decoration as u32]);
-        operands.extend_from_slice(extra);
-        self.annotations
-            .push(Instruction::new(Op::MemberDecorate, None, None, operands));
+        self.annotations.extend_from_slice(&[
+            first_word(Op::MemberDecorate, 4 + extra.len()),
+            target,
+            member,
+            decoration as u32,
+        ]);
+        self.annotations.extend_from_slice(extra);
     }
 
     /// Adds a finished function: its words from [`FnBuilder::finish`].
@@ -252,8 +257,8 @@ impl Builder {
                 "instrumenting would exceed SPIR-V's id limit",
             ));
         }
-        module.globals.extend(self.globals);
-        module.annotations.extend(self.annotations);
+        module.added_globals.extend(self.globals);
+        module.added_annotations.extend(self.annotations);
         module.added_functions.extend(self.functions);
         module.header.bound = module.header.bound.max(self.next_id);
         Ok(())

@@ -51,10 +51,10 @@ pub(crate) fn strip_non_semantic(module: &mut Module) {
         !strip
     };
     module.globals.retain(&mut keep);
-    // The engine's own functions call no extended instruction: nothing there to strip.
+    // The engine adds no extended instruction (and no name): nothing of its own to strip.
     debug_assert!(
         !module.added_instructions().any(is_ext_inst_words),
-        "an added function calls an extended instruction"
+        "the engine added an extended instruction"
     );
     for f in &mut module.functions {
         f.params.retain(&mut keep);
@@ -113,7 +113,7 @@ pub(crate) fn remove_unused_imports(module: &mut Module) {
             forward_refs |= inst.is(Op::ExtInstWithForwardRefsKHR);
         }
     });
-    // None today (see `strip_non_semantic`), but an import an added function used must stay.
+    // None today (see `strip_non_semantic`), but an import the engine's code used must stay.
     for words in module.added_instructions().filter(|w| is_ext_inst_words(w)) {
         // Words: the first, the result type and id, the set.
         used.extend(words.get(3));
