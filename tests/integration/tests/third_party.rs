@@ -112,6 +112,7 @@ fn compare(
     script: &str,
     args: &[&str],
     expected_results: usize,
+    app_varies: &[(&str, usize)],
 ) -> Compared {
     let home = TempDir::new(label);
     let reference = run(&mut program(&home, driver, script, args, None));
@@ -146,7 +147,7 @@ fn compare(
                 "{level}: results {got:?}, without Blackbox {expected:?}"
             ));
         }
-        if let Err(e) = run.validation_messages_added(&reference) {
+        if let Err(e) = run.validation_messages_added_beyond(&reference, app_varies) {
             problems.push(format!("{level}: {e}"));
         }
         runs.push(run);
@@ -162,7 +163,14 @@ fn compare(
 
 #[test]
 fn wgpu_compute_and_render_are_unchanged_and_its_nan_is_reported_before_it_has_its_results() {
-    let mut c = compare("wgpu", Driver::DriverFiles, "wgpu_app.py", &["--nan"], 2);
+    let mut c = compare(
+        "wgpu",
+        Driver::DriverFiles,
+        "wgpu_app.py",
+        &["--nan"],
+        2,
+        &[],
+    );
     if !c.defaults.warnings().is_empty() {
         c.problems
             .push("defaults: Blackbox warned, with NaN checks off".into());
@@ -195,7 +203,7 @@ fn wgpu_compute_and_render_are_unchanged_and_its_nan_is_reported_before_it_has_i
 
 #[test]
 fn ncnn_forward_pass_on_vulkan_is_unchanged_through_the_loader() {
-    let mut c = compare("ncnn", Driver::LoaderSelect, "ncnn_app.py", &[], 2);
+    let mut c = compare("ncnn", Driver::LoaderSelect, "ncnn_app.py", &[], 2, &[]);
     for (level, run) in [("defaults", &c.defaults), ("NaN outputs", &c.outputs)] {
         if !run.stderr.contains("active in \"ncnn\"") {
             c.problems.push(format!(
@@ -211,6 +219,15 @@ fn ncnn_forward_pass_on_vulkan_is_unchanged_through_the_loader() {
     c.finish();
 }
 
+/// Taichi begins its command buffers (each with SIMULTANEOUS_USE, one best-practices warning per begin) 12
+/// times, sometimes 13 on a loaded machine with a fresh HOME: the validation layer placed above Blackbox,
+/// where it sees only Taichi's calls, counted 13 in 1 of 20 such runs. Blackbox itself begins none (it
+/// records only for frame capture, which needs a swapchain).
+const TAICHI_VARIES: &[(&str, usize)] = &[(
+    "UNASSIGNED-BestPractices-vkBeginCommandBuffer-simultaneous-use",
+    1,
+)];
+
 /// Taichi stores every f32 through an integer bitcast into its root buffer: NaN `outputs` must see the
 /// float through it, and NaN `ops` must name the `sqrt` that made it, with its operand and exact count.
 #[test]
@@ -221,6 +238,7 @@ fn taichi_kernels_are_unchanged_and_their_nans_are_seen_through_its_bitcast_stor
         "taichi_app.py",
         &["--nan"],
         2,
+        TAICHI_VARIES,
     );
     if !c.defaults.warnings().is_empty() {
         c.problems
@@ -258,7 +276,7 @@ fn taichi_kernels_are_unchanged_and_their_nans_are_seen_through_its_bitcast_stor
         Some(&[("VK_BLACKBOX_NAN", "ops")]),
     ));
     ops.assert_success();
-    if let Err(e) = ops.validation_messages_added(&reference) {
+    if let Err(e) = ops.validation_messages_added_beyond(&reference, TAICHI_VARIES) {
         panic!("NaN ops: {e}\n{}", ops.dump());
     }
     assert_eq!(results(&ops), results(&reference), "{}", ops.dump());
