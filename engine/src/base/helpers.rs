@@ -409,7 +409,7 @@ impl Base<'_> {
             let mut payload = Vec::with_capacity(words);
             for (i, shape) in shapes.iter().enumerate() {
                 for &c in &comps[i] {
-                    payload.extend(values::component_words(&mut fb, &mut self.b, c, shape));
+                    values::push_component_words(&mut fb, &mut self.b, c, shape, &mut payload);
                 }
             }
             self.keep_pending(&mut fb, p[2], &payload);
@@ -433,7 +433,7 @@ impl Base<'_> {
                 let mut payload = Vec::with_capacity(words);
                 for (i, shape) in shapes.iter().enumerate() {
                     for &c in &comps[i] {
-                        payload.extend(values::component_words(&mut fb, &mut self.b, c, shape));
+                        values::push_component_words(&mut fb, &mut self.b, c, shape, &mut payload);
                     }
                 }
                 let buf = self.buffer_pointer(&mut fb);

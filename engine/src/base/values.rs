@@ -120,48 +120,48 @@ pub(crate) fn components(
     }
 }
 
-/// The payload words of one component (see [`crate::record`]).
-pub(crate) fn component_words(
+/// Appends the payload words of one component (see [`crate::record`]) to `payload` (rather than returning
+/// a list of its one or two words: an allocation per component).
+pub(crate) fn push_component_words(
     fb: &mut FnBuilder,
     b: &mut Builder,
     c: u32,
     shape: &Shape,
-) -> Vec<u32> {
+    payload: &mut Vec<u32>,
+) {
     let uint = b.type_uint();
     match shape.scalar {
-        ScalarType::F32 => vec![fb.op(b, Op::Bitcast, uint, &[c])],
+        ScalarType::F32 => payload.push(fb.op(b, Op::Bitcast, uint, &[c])),
         ScalarType::F16 => {
             let f32t = b.type_float(32);
             let wide = fb.op(b, Op::FConvert, f32t, &[c]);
-            vec![fb.op(b, Op::Bitcast, uint, &[wide])]
+            payload.push(fb.op(b, Op::Bitcast, uint, &[wide]));
         }
         ScalarType::F64 | ScalarType::I64 | ScalarType::U64 => {
             let v2 = b.type_vector(uint, 2);
             let pair = fb.op(b, Op::Bitcast, v2, &[c]);
-            vec![
-                fb.op(b, Op::CompositeExtract, uint, &[pair, 0]),
-                fb.op(b, Op::CompositeExtract, uint, &[pair, 1]),
-            ]
+            payload.push(fb.op(b, Op::CompositeExtract, uint, &[pair, 0]));
+            payload.push(fb.op(b, Op::CompositeExtract, uint, &[pair, 1]));
         }
         ScalarType::I32 | ScalarType::U32 => {
             if shape.width == 32 {
                 if shape.signed {
-                    vec![fb.op(b, Op::Bitcast, uint, &[c])]
+                    payload.push(fb.op(b, Op::Bitcast, uint, &[c]));
                 } else {
-                    vec![c]
+                    payload.push(c);
                 }
             } else if shape.signed {
                 let int = b.type_int(32, true);
                 let wide = fb.op(b, Op::SConvert, int, &[c]);
-                vec![fb.op(b, Op::Bitcast, uint, &[wide])]
+                payload.push(fb.op(b, Op::Bitcast, uint, &[wide]));
             } else {
-                vec![fb.op(b, Op::UConvert, uint, &[c])]
+                payload.push(fb.op(b, Op::UConvert, uint, &[c]));
             }
         }
         ScalarType::Bool => {
             let one = b.const_u32(1);
             let zero = b.const_u32(0);
-            vec![fb.op(b, Op::Select, uint, &[c, one, zero])]
+            payload.push(fb.op(b, Op::Select, uint, &[c, one, zero]));
         }
     }
 }
