@@ -257,11 +257,20 @@ impl Builder {
                 "instrumenting would exceed SPIR-V's id limit",
             ));
         }
-        module.added_globals.extend(self.globals);
-        module.added_annotations.extend(self.annotations);
+        append_words(&mut module.added_globals, self.globals);
+        append_words(&mut module.added_annotations, self.annotations);
         module.added_functions.extend(self.functions);
         module.header.bound = module.header.bound.max(self.next_id);
         Ok(())
+    }
+}
+
+/// Appends `words` to `list`: moved there, not copied, when it is empty (as it is after parsing).
+fn append_words(list: &mut Vec<u32>, words: Vec<u32>) {
+    if list.is_empty() {
+        *list = words;
+    } else {
+        list.extend_from_slice(&words);
     }
 }
 
