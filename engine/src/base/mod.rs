@@ -214,7 +214,9 @@ impl<'o> Base<'o> {
                 lines.reset();
                 for block in &mut f.blocks {
                     let old = std::mem::take(&mut block.instructions);
-                    let mut new = Vec::with_capacity(old.len());
+                    // Room for what sites add: sized as the block, the list grew (every instruction
+                    // moved again) in any block that got a site.
+                    let mut new = Vec::with_capacity(old.len() + old.len() / 2);
                     let mut group = deferred::Group::default();
                     for inst in old {
                         if deferred::ends_group(&inst) {
