@@ -516,7 +516,10 @@ fn reading_key(s: &Site) -> ReadingKey<'_> {
 /// For each site, how many sites of the module read like it; `None` when every site reads unlike the
 /// others (almost always, so that is found first).
 fn sites_reading_alike(sites: &[Site]) -> Option<Vec<usize>> {
-    let mut counts: FastMap<ReadingKey<'_>, usize> = FastMap::default();
+    // Sized for every site reading apart (the usual case): grown from nothing, it was rehashed at each
+    // doubling.
+    let mut counts: FastMap<ReadingKey<'_>, usize> =
+        FastMap::with_capacity_and_hasher(sites.len(), Default::default());
     for s in sites {
         *counts.entry(reading_key(s)).or_default() += 1;
     }

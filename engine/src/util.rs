@@ -76,3 +76,8 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// A `HashSet` with [`FxHasher`].
 pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
+
+/// A [`FastMap`] with room for `n` entries.
+pub(crate) fn map_with_capacity<K, V>(n: usize) -> FastMap<K, V> {
+    FastMap::with_capacity_and_hasher(n, Default::default())
+}

@@ -11,7 +11,7 @@ use spirv::{BuiltIn, Decoration, Op};
 use crate::error::NotInstrumented;
 use crate::info::{EntryPoint, Stage};
 use crate::module::{decode_string, Module};
-use crate::util::FastMap;
+use crate::util::{map_with_capacity, FastMap};
 
 pub(crate) use types::{Type, TypeTable};
 
@@ -62,19 +62,26 @@ impl Analysis {
     pub(crate) fn new(module: &Module) -> Result<Analysis, NotInstrumented> {
         let bound = module.header.bound as usize;
         let name_count = module.debug_names.len();
+        // Maps sized up front from what fills them (an upper bound): grown from nothing, each was rehashed
+        // at every doubling.
+        let member_name_count = module
+            .debug_names
+            .iter()
+            .filter(|i| i.is(Op::MemberName))
+            .count();
         let mut a = Analysis {
-            strings: FastMap::default(),
-            names: FastMap::with_capacity_and_hasher(name_count, Default::default()),
-            member_names: FastMap::default(),
+            strings: map_with_capacity(module.debug_strings.len()),
+            names: map_with_capacity(name_count - member_name_count),
+            member_names: map_with_capacity(member_name_count),
             // Every name's words, counted ahead so that the list is allocated once.
             name_words: Vec::with_capacity(
                 module.debug_names.iter().map(|i| i.operands.len()).sum(),
             ),
-            ext_sets: FastMap::default(),
+            ext_sets: map_with_capacity(module.ext_inst_imports.len()),
             value_types: vec![0; bound],
             builtin_vars: Vec::new(),
             entry_points: Vec::new(),
-            function_stage: FastMap::default(),
+            function_stage: map_with_capacity(module.functions.len()),
             function_entry_points: FastMap::default(),
         };
         for inst in &module.ext_inst_imports {
@@ -231,7 +238,7 @@ fn reaching_entry_points(
     module: &Module,
     entry_points: &[EntryPointDecl],
 ) -> FastMap<u32, Vec<usize>> {
-    let mut calls: FastMap<u32, Vec<u32>> = FastMap::default();
+    let mut calls: FastMap<u32, Vec<u32>> = map_with_capacity(module.functions.len());
     for f in &module.functions {
         let callees = f
             .blocks
@@ -242,7 +249,7 @@ fn reaching_entry_points(
             .collect();
         calls.insert(f.id(), callees);
     }
-    let mut reached: FastMap<u32, Vec<usize>> = FastMap::default();
+    let mut reached: FastMap<u32, Vec<usize>> = map_with_capacity(module.functions.len());
     for (index, e) in entry_points.iter().enumerate() {
         let mut stack = vec![e.function];
         while let Some(f) = stack.pop() {
