@@ -141,10 +141,12 @@ pub fn decode_string(words: &[u32]) -> (String, usize) {
         .iter()
         .position(|&w| has_nul(w))
         .map_or(words.len(), |i| i + 1);
-    let mut bytes: Vec<u8> = words[..taken]
-        .iter()
-        .flat_map(|w| w.to_le_bytes())
-        .collect();
+    // Allocated at its final size and filled a word at a time: collected byte by byte from `flat_map`
+    // (whose size hint is 0), the list grew several times.
+    let mut bytes: Vec<u8> = Vec::with_capacity(taken * 4);
+    for w in &words[..taken] {
+        bytes.extend_from_slice(&w.to_le_bytes());
+    }
     // Only the last word taken can hold the nul.
     let last = taken.saturating_sub(1) * 4;
     if let Some(nul) = bytes[last..].iter().position(|&b| b == 0) {
