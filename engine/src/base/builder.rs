@@ -44,7 +44,9 @@ impl Builder {
             bool_type: None,
             void: None,
             small_u32_constants: [0; SMALL_CONSTANTS],
-            u32_constants: FastMap::default(),
+            // Room for the larger constants most modules get (record kinds, site indexes, payload
+            // offsets): grown from nothing, the map was rehashed several times.
+            u32_constants: FastMap::with_capacity_and_hasher(32, Default::default()),
         }
     }
 
