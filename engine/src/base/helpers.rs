@@ -368,7 +368,7 @@ impl Base<'_> {
                 NotInstrumented::unsupported("value helper for an unrecordable type")
             })?);
         }
-        let mut comps: Vec<Vec<u32>> = Vec::with_capacity(shapes.len());
+        let mut comps: Vec<values::Components> = Vec::with_capacity(shapes.len());
         for (i, shape) in shapes.iter().enumerate() {
             comps.push(values::components(&mut fb, &mut self.b, p[3 + i], shape));
         }
@@ -736,7 +736,7 @@ pub(super) fn new_non_finite(
     fb: &mut FnBuilder,
     b: &mut Builder,
     shapes: &[Shape],
-    comps: &[Vec<u32>],
+    comps: &[values::Components],
     inputs: usize,
 ) -> Option<u32> {
     let bool_t = b.type_bool();

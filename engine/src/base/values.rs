@@ -94,15 +94,18 @@ pub(crate) fn shape(types: &TypeTable, ty: u32) -> Option<Shape> {
     }
 }
 
+/// A value's component ids: a scalar's or a vector's (up to four) inline, without an allocation per value.
+pub(crate) type Components = smallvec::SmallVec<[u32; 4]>;
+
 /// The components of a value, as ids of its scalar type.
 pub(crate) fn components(
     fb: &mut impl Emit,
     b: &mut Builder,
     value: u32,
     shape: &Shape,
-) -> Vec<u32> {
+) -> Components {
     match (shape.outer, shape.rows) {
-        (0, _) => vec![value],
+        (0, _) => smallvec::smallvec![value],
         (n, 0) => (0..n)
             .map(|i| fb.emit(b, Op::CompositeExtract, shape.scalar_type, &[value, i]))
             .collect(),
