@@ -54,6 +54,10 @@ pub(crate) fn ends_group(inst: &Instruction) -> bool {
     )
 }
 
+/// The values a grouped NaN check tests, with their shapes: most check one (an operation's result), kept
+/// inline rather than in a list allocated per site.
+pub(crate) type TestedValues = smallvec::SmallVec<[(u32, Shape); 1]>;
+
 impl Base<'_> {
     /// The edit for a NaN check's `site` (from [`Base::site`]) right after its instruction: in the group
     /// ([`Edit::CheckLater`]) when every value it tests (those after its inputs) is a 32- or 64-bit float
@@ -66,13 +70,13 @@ impl Base<'_> {
     }
 
     /// The values a grouped NaN check tests, with their shapes: the call's values after its inputs.
-    fn tested_values(&self, site: &[Instruction]) -> Option<Vec<(u32, Shape)>> {
+    fn tested_values(&self, site: &[Instruction]) -> Option<TestedValues> {
         let call = site.last()?;
         let inputs = match self.helper_kind_of(*call.operands.first()?)? {
             HelperKind::NanCheck { inputs } | HelperKind::PendingNanCheck { inputs } => inputs,
             HelperKind::Record | HelperKind::AssertRecord => return None,
         };
-        let tested: Vec<(u32, Shape)> = call
+        let tested: TestedValues = call
             .operands
             .get(4 + inputs..)?
             .iter()
@@ -92,7 +96,7 @@ impl Base<'_> {
         group: &mut Group,
         out: &mut Vec<Instruction>,
         mut site: Vec<Instruction>,
-        tested: Vec<(u32, Shape)>,
+        tested: TestedValues,
     ) {
         let Some(call) = site.pop() else { return };
         out.extend(site);

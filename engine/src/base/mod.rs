@@ -58,7 +58,7 @@ pub(crate) enum Edit {
     /// tests fails. Made by [`Base::check_later`], with those values and their shapes (`tested`).
     CheckLater {
         site: Vec<Instruction>,
-        tested: Vec<(u32, values::Shape)>,
+        tested: deferred::TestedValues,
     },
 }
 
