@@ -54,70 +54,13 @@ pub(crate) enum Type {
 /// The type and constant tables of a module, kept up to date as the engine adds types and constants.
 #[derive(Default)]
 pub(crate) struct TypeTable {
-    types: ById<Type>,
+    types: FastMap<u32, Type>,
     /// Non-aggregate type declarations by [opcode, operands...]: the first one wins.
     by_key: FastMap<Key, u32>,
     /// Non-spec constants by [opcode, type, operands...].
     constants: FastMap<Key, u32>,
     /// 32-bit (or narrower) scalar integer constants: id -> value, spec constants excluded.
-    int_values: ById<u32>,
-}
-
-/// Entries by id. Ids are dense below the module's bound (and the engine's own follow it), so a lookup is
-/// an index into a list rather than a hash and a probe; the list by id holds 4-byte positions, not the
-/// entries, to stay small where the bound is large and few ids are entries.
-struct ById<T> {
-    /// For each id, 1 + the position of its entry in `entries`; 0 for none.
-    positions: Vec<u32>,
-    entries: Vec<T>,
-}
-
-// Not derived: that would ask `T: Default`.
-impl<T> Default for ById<T> {
-    fn default() -> Self {
-        ById {
-            positions: Vec::new(),
-            entries: Vec::new(),
-        }
-    }
-}
-
-impl<T> ById<T> {
-    /// Room for ids below `bound`, with about as many again for the ids the engine adds after them (a
-    /// helper takes an id per instruction, so a module's new ids can outnumber its own, and a list regrown
-    /// copies every position), and for `entries` entries.
-    fn with_capacity(bound: usize, entries: usize) -> ById<T> {
-        let mut positions = Vec::with_capacity(bound + bound.min(1 << 16) + 1024);
-        positions.resize(bound, 0);
-        ById {
-            positions,
-            entries: Vec::with_capacity(entries),
-        }
-    }
-
-    #[inline]
-    fn get(&self, id: u32) -> Option<&T> {
-        match self.positions.get(id as usize) {
-            Some(&p) if p != 0 => self.entries.get(p as usize - 1),
-            _ => None,
-        }
-    }
-
-    /// Sets the entry of `id`, replacing any it had (as a map's `insert`).
-    #[inline]
-    fn insert(&mut self, id: u32, value: T) {
-        let i = id as usize;
-        if i >= self.positions.len() {
-            self.positions.resize(i + 1, 0);
-        }
-        match self.positions[i] {
-            0 => {
-                self.entries.push(value);
-                self.positions[i] = self.entries.len() as u32;
-            }
-            p => self.entries[p as usize - 1] = value,
-        }
-    }
+    int_values: FastMap<u32, u32>,
 }
 
 /// A type or constant key: most fit inline, so building the tables allocates once per table, not per entry.
@@ -212,12 +155,11 @@ impl TypeTable {
     pub(crate) fn new(module: &Module) -> TypeTable {
         // Sized for the module's globals (and the few the engine adds), so the tables never regrow.
         let n = module.globals.len() + 64;
-        let bound = module.header.bound as usize;
         let mut t = TypeTable {
-            types: ById::with_capacity(bound, n),
+            types: FastMap::with_capacity_and_hasher(n, Default::default()),
             by_key: FastMap::with_capacity_and_hasher(n, Default::default()),
             constants: FastMap::with_capacity_and_hasher(n, Default::default()),
-            int_values: ById::with_capacity(bound, n),
+            int_values: FastMap::with_capacity_and_hasher(n, Default::default()),
         };
         for inst in &module.globals {
             t.observe(inst);
@@ -259,7 +201,7 @@ impl TypeTable {
     #[inline]
     fn note_int_value(&mut self, op: Op, ty: u32, id: u32, operands: &[u32]) {
         if op == Op::Constant && operands.len() == 1 {
-            if let Some(Type::Int { width, .. }) = self.types.get(ty) {
+            if let Some(Type::Int { width, .. }) = self.types.get(&ty) {
                 if *width <= 32 {
                     self.int_values.insert(id, operands[0]);
                 }
@@ -313,12 +255,12 @@ impl TypeTable {
 
     /// The type with this id.
     pub(crate) fn get(&self, id: u32) -> Option<&Type> {
-        self.types.get(id)
+        self.types.get(&id)
     }
 
     /// The value of a non-spec scalar integer constant of 32 bits or fewer.
     pub(crate) fn int_value(&self, id: u32) -> Option<u32> {
-        self.int_values.get(id).copied()
+        self.int_values.get(&id).copied()
     }
 }
 
