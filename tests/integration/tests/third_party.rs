@@ -221,7 +221,7 @@ fn ncnn_forward_pass_on_vulkan_is_unchanged_through_the_loader() {
 
 /// Taichi begins its command buffers (each with SIMULTANEOUS_USE, one best-practices warning per begin) 12
 /// times, sometimes 13 on a loaded machine with a fresh HOME: the validation layer placed above Blackbox,
-/// where it sees only Taichi's calls, counted 13 in 1 of 20 such runs. Blackbox itself begins none (it
+/// where it sees only Taichi's calls, counted 13 in 1 of 18 such runs. Blackbox itself begins none (it
 /// records only for frame capture, which needs a swapchain).
 const TAICHI_VARIES: &[(&str, usize)] = &[(
     "UNASSIGNED-BestPractices-vkBeginCommandBuffer-simultaneous-use",
