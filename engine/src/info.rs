@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::hash::Fnv1a64;
 use crate::record::{RecordKind, ValueLayout};
-use crate::util::FastMap;
+use crate::util::{map_with_capacity, FastMap};
 
 /// A shader's identity: a 64-bit content hash of the module's words as given to the engine (before any
 /// rewrite). `Display` writes 16 lowercase hex digits; that string is what dumps, logs and
@@ -518,8 +518,7 @@ fn reading_key(s: &Site) -> ReadingKey<'_> {
 fn sites_reading_alike(sites: &[Site]) -> Option<Vec<usize>> {
     // Sized for every site reading apart (the usual case): grown from nothing, it was rehashed at each
     // doubling.
-    let mut counts: FastMap<ReadingKey<'_>, usize> =
-        FastMap::with_capacity_and_hasher(sites.len(), Default::default());
+    let mut counts: FastMap<ReadingKey<'_>, usize> = map_with_capacity(sites.len());
     for s in sites {
         *counts.entry(reading_key(s)).or_default() += 1;
     }

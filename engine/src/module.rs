@@ -80,9 +80,7 @@ impl Instruction {
     /// Appends the instruction's words to `out`.
     #[inline]
     pub fn write(&self, out: &mut Vec<u32>) {
-        // A word count above 0xFFFF cannot be encoded; instructions the engine builds stay far below it and
-        // parsed ones were encoded that way already.
-        let first = (self.word_count().min(0xFFFF) as u32) << 16 | u32::from(self.opcode);
+        let first = first_word(self.opcode, self.word_count());
         // Fixed-size pieces (one capacity check and a few stores each) rather than a push per word.
         match (self.result_type, self.result_id) {
             (Some(ty), Some(id)) => out.extend_from_slice(&[first, ty, id]),
@@ -128,6 +126,13 @@ impl Instruction {
     pub fn is_line(&self) -> bool {
         self.is(Op::Line) || self.is(Op::NoLine)
     }
+}
+
+/// The first word of an instruction: its word count and opcode. A count above 0xFFFF cannot be encoded;
+/// instructions the engine builds stay far below it, and parsed ones were encoded that way already.
+#[inline]
+pub(crate) fn first_word(opcode: u16, word_count: usize) -> u32 {
+    (word_count.min(0xFFFF) as u32) << 16 | u32::from(opcode)
 }
 
 /// Decodes a SPIR-V literal string (UTF-8, nul-terminated, padded to whole words) from the start of `words`.

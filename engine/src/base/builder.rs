@@ -5,8 +5,8 @@ use spirv::{Decoration, FunctionControl, Op, StorageClass};
 
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
-use crate::module::{operands_of, Instruction, Module, MAX_BOUND};
-use crate::util::FastMap;
+use crate::module::{self, operands_of, Instruction, Module, MAX_BOUND};
+use crate::util::{map_with_capacity, FastMap};
 
 /// New ids, types, constants, globals, decorations and functions for one module.
 pub(crate) struct Builder {
@@ -46,7 +46,7 @@ impl Builder {
             small_u32_constants: [0; SMALL_CONSTANTS],
             // Room for the larger constants most modules get (record kinds, site indexes, payload
             // offsets): grown from nothing, the map was rehashed several times.
-            u32_constants: FastMap::with_capacity_and_hasher(32, Default::default()),
+            u32_constants: map_with_capacity(32),
         }
     }
 
@@ -322,10 +322,9 @@ pub(crate) struct FnBuilder {
     locals_end: usize,
 }
 
-/// The first word of an instruction of `word_count` words (a count above 0xFFFF cannot be encoded; the
-/// engine's instructions stay far below it).
+/// The first word of an instruction of `op` and `word_count` words.
 fn first_word(op: Op, word_count: usize) -> u32 {
-    (word_count.min(0xFFFF) as u32) << 16 | op as u32
+    module::first_word(op as u16, word_count)
 }
 
 impl FnBuilder {
