@@ -159,17 +159,15 @@ impl MarkWords {
         Arc::ptr_eq(&self.pool, pool) && self.distinct == distinct
     }
 
-    /// A word for `mark`, or `None` when the pool is empty.
+    /// A word for `mark`, or `None` when the pool is empty. Inlined into every recorded action: the
+    /// common case is a word in a chunk already taken, the rare one (a chunk to take) is out of line.
+    #[inline(always)]
     pub fn next(&mut self, mark: Mark) -> Option<u32> {
         if !self.distinct {
             return self.shared(mark);
         }
-        if self.used == self.chunks.len() as u32 * CHUNK_WORDS {
-            let Some(chunk) = self.pool.take_chunk() else {
-                self.missed += 1;
-                return None;
-            };
-            self.chunks.push(chunk);
+        if self.used == self.chunks.len() as u32 * CHUNK_WORDS && !self.take_chunk() {
+            return None;
         }
         let chunk = self.chunks[(self.used / CHUNK_WORDS) as usize];
         let word = chunk * CHUNK_WORDS + self.used % CHUNK_WORDS;
@@ -181,23 +179,38 @@ impl MarkWords {
         Some(word)
     }
 
+    /// Takes one more chunk from the pool; `false` (the mark counted as missed) when the pool is empty.
+    #[cold]
+    #[inline(never)]
+    fn take_chunk(&mut self) -> bool {
+        match self.pool.take_chunk() {
+            Some(chunk) => {
+                self.chunks.push(chunk);
+                true
+            }
+            None => {
+                self.missed += 1;
+                false
+            }
+        }
+    }
+
     /// The shared layout's word for `mark`: the first of the recording's chunk for "started", the second for
     /// "finished" (the lists keep one entry each, the latest unit).
+    #[inline(always)]
     fn shared(&mut self, mark: Mark) -> Option<u32> {
-        if self.chunks.is_empty() {
-            let Some(chunk) = self.pool.take_chunk() else {
-                self.missed += 1;
-                return None;
-            };
-            self.chunks.push(chunk);
+        if self.chunks.is_empty() && !self.take_chunk() {
+            return None;
         }
         let base = self.chunks[0] * CHUNK_WORDS;
         let (list, word, unit) = match mark {
             Mark::Started(u) => (&mut self.started, base, u),
             Mark::Finished(u) => (&mut self.finished, base + 1, u),
         };
-        list.clear();
-        list.push((word, unit));
+        match list.first_mut() {
+            Some(latest) => *latest = (word, unit),
+            None => list.push((word, unit)),
+        }
         Some(word)
     }
 
@@ -336,6 +349,7 @@ impl MarkerWriter {
     /// # Safety
     /// `cb` must be recording on the device the writer was made for; for the fill path, outside a render
     /// pass.
+    #[inline(always)]
     pub unsafe fn write(&self, cb: vk::CommandBuffer, word: u32, mark: Mark, id: u32) {
         let offset = u64::from(word) * 4;
         let (value, finished) = match mark {

@@ -23,7 +23,7 @@ use ash::vk;
 use blackbox_report::CommandClass;
 use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
-use std::cell::{Ref, RefCell, UnsafeCell};
+use std::cell::{Cell, UnsafeCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -215,19 +215,47 @@ impl RecordingCell {
     /// Runs `f` on the recording; `None` (and `f` not run) while another access is inside.
     #[inline]
     fn with<R>(&self, f: impl FnOnce(&mut Recording) -> R) -> Option<R> {
-        struct Leave<'a>(&'a AtomicBool);
-        impl Drop for Leave<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Release);
-            }
-        }
+        self.enter().map(|mut rec| f(&mut rec))
+    }
+
+    /// The recording, until the guard is dropped; `None` while another access is inside. The per-command
+    /// path of an action takes it this way rather than through a closure, which the compiler left out of
+    /// line (a call and a frame per command).
+    #[inline(always)]
+    fn enter(&self) -> Option<Entered<'_>> {
         if self.busy.load(Ordering::Acquire) {
             return None;
         }
         self.busy.store(true, Ordering::Relaxed);
-        let _leave = Leave(&self.busy);
-        // SAFETY: `busy` was clear and is set: this is the only access (see the type's doc).
-        Some(f(unsafe { &mut *self.recording.get() }))
+        Some(Entered(self))
+    }
+}
+
+/// A recording entered by [`RecordingCell::enter`]: the only access until it is dropped.
+struct Entered<'a>(&'a RecordingCell);
+
+impl Drop for Entered<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+    }
+}
+
+impl std::ops::Deref for Entered<'_> {
+    type Target = Recording;
+    #[inline(always)]
+    fn deref(&self) -> &Recording {
+        // SAFETY: `busy` was clear and is set while this guard lives: this is the only access (see
+        // `RecordingCell`'s doc).
+        unsafe { &*self.0.recording.get() }
+    }
+}
+
+impl std::ops::DerefMut for Entered<'_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Recording {
+        // SAFETY: as in `deref`, and `&mut self` keeps this the only reference made from the guard.
+        unsafe { &mut *self.0.recording.get() }
     }
 }
 
@@ -292,78 +320,67 @@ impl BindPoint {
 /// allocation and removed on free.
 static COMMAND_BUFFERS: Lazy<RwLock<HashMap<u64, Arc<CommandBuffer>>>> =
     Lazy::new(Default::default);
-/// Bumped on every free, so that the per-thread cache never returns a freed command buffer.
+/// Bumped whenever the map lets go of a command buffer (a free, or a handle the driver handed out again),
+/// before the state is dropped: a per-thread cache entry of an older generation is never used.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// A thread's last command buffer.
+/// A thread's last command buffer: plain data, so the thread-local needs no destructor, no registration
+/// check and no borrow flag on the per-command path. `state` does not own the command buffer; it is used
+/// only while `generation` is the current one (the map still holds it then) and for `handle` (which the
+/// app, by Vulkan's rule of external synchronization, cannot free during one of its own commands).
+#[derive(Clone, Copy)]
 struct Cached {
     handle: u64,
     generation: u64,
-    command_buffer: Arc<CommandBuffer>,
+    state: *const CommandBuffer,
 }
 
 thread_local! {
     /// The command buffer this thread recorded last: apps record one command buffer per thread at a time,
     /// so this spares the shared map on almost every command.
-    static LAST_USED: RefCell<Option<Cached>> = const { RefCell::new(None) };
+    static LAST_USED: Cell<Cached> = const {
+        Cell::new(Cached { handle: 0, generation: u64::MAX, state: std::ptr::null() })
+    };
 }
 
-/// Runs `f` with the state of `handle`, if the layer knows it: the per-command lookup. This thread's last
-/// command buffer is lent to `f` straight from the cache, whose borrow keeps it alive meanwhile (a call
-/// that re-enters from `f` finds it too, or goes to the map); no reference count changes. `f` is called
-/// from one place, so that it is inlined into the trampoline: a second call site made the compiler keep
-/// it out of line, a call and a frame more per command.
+/// Runs `f` with the state of `handle`, if the layer knows it: the per-command lookup, through this
+/// thread's cache of its last command buffer (the map and its lock only on a miss). No reference count
+/// changes. `f` is called from one place, so that it is inlined into the trampoline: a second call site
+/// made the compiler keep it out of line, a call and a frame more per command.
 #[inline]
-pub fn with<R>(handle: vk::CommandBuffer, f: impl FnOnce(&Arc<CommandBuffer>) -> R) -> Option<R> {
+pub fn with<R>(handle: vk::CommandBuffer, f: impl FnOnce(&CommandBuffer) -> R) -> Option<R> {
     use vk::Handle;
     let raw = handle.as_raw();
     let generation = GENERATION.load(Ordering::Acquire);
-    // SAFETY: a thread-local of this thread, alive while the thread runs (`try_with` fails once it is
-    // being destroyed), used only within this call.
-    let cache = LAST_USED
-        .try_with(|last| last as *const RefCell<Option<Cached>>)
-        .ok()
-        .map(|last| unsafe { &*last });
-    let hit = cache
-        .and_then(|last| last.try_borrow().ok())
-        .and_then(|last| {
-            Ref::filter_map(last, |c| {
-                c.as_ref()
-                    .filter(|c| c.handle == raw && c.generation == generation)
-            })
-            .ok()
-        });
-    let found;
-    let command_buffer = match &hit {
-        Some(cached) => &cached.command_buffer,
-        None => {
-            found = lookup_and_cache(raw, generation)?;
-            &found
-        }
+    let cached = LAST_USED.try_with(Cell::get).ok();
+    let state = match cached {
+        Some(c) if c.handle == raw && c.generation == generation => c.state,
+        _ => lookup_and_cache(raw, generation)?,
     };
-    Some(f(command_buffer))
+    // SAFETY: `state` is the map's entry for `raw` at `generation`, still current, so the map still holds
+    // it; and the app cannot free `handle` while it calls a command on it (see `Cached`).
+    Some(f(unsafe { &*state }))
 }
 
 /// The state of `handle`, if the layer knows it, as a reference of its own.
 pub fn lookup(handle: vk::CommandBuffer) -> Option<Arc<CommandBuffer>> {
-    with(handle, Arc::clone)
+    use vk::Handle;
+    COMMAND_BUFFERS.read().get(&handle.as_raw()).cloned()
 }
 
-/// The map's entry for `raw`, which becomes this thread's cached one where the cache is free.
+/// The map's entry for `raw`, which becomes this thread's cached one.
 #[cold]
 #[inline(never)]
-fn lookup_and_cache(raw: u64, generation: u64) -> Option<Arc<CommandBuffer>> {
-    let found = COMMAND_BUFFERS.read().get(&raw).cloned()?;
+fn lookup_and_cache(raw: u64, generation: u64) -> Option<*const CommandBuffer> {
+    let state = Arc::as_ptr(COMMAND_BUFFERS.read().get(&raw)?);
     let _ = LAST_USED.try_with(|last| {
-        if let Ok(mut last) = last.try_borrow_mut() {
-            *last = Some(Cached {
-                handle: raw,
-                generation,
-                command_buffer: found.clone(),
-            });
-        }
+        last.set(Cached {
+            handle: raw,
+            generation,
+            state,
+        })
     });
-    Some(found)
+    Some(state)
 }
 
 /// The handle of the command buffer with this [`CommandBuffer::id`], if the layer still knows it (for
@@ -398,7 +415,12 @@ pub fn register(
             last: Mutex::new(None),
             spare: Arc::new(Mutex::new(None)),
         });
-        map.insert(handle.as_raw(), cb);
+        if let Some(replaced) = map.insert(handle.as_raw(), cb) {
+            // A handle the driver handed out again before the layer saw it freed: no cache may use the
+            // old state once it is dropped.
+            GENERATION.fetch_add(1, Ordering::AcqRel);
+            drop(replaced);
+        }
     }
 }
 
@@ -407,10 +429,14 @@ pub fn unregister(device: &Device, handles: impl IntoIterator<Item = vk::Command
     use vk::Handle;
     let _ = device;
     let mut map = COMMAND_BUFFERS.write();
-    for handle in handles {
-        map.remove(&handle.as_raw());
-    }
+    let removed: Vec<Arc<CommandBuffer>> = handles
+        .into_iter()
+        .filter_map(|handle| map.remove(&handle.as_raw()))
+        .collect();
+    // Before the states are dropped: no cache uses them after this (see `Cached`).
     GENERATION.fetch_add(1, Ordering::AcqRel);
+    drop(map);
+    drop(removed);
 }
 
 /// Forgets every command buffer of `pool` (or of the device, for `None`).
@@ -561,26 +587,21 @@ impl CommandBuffer {
         }
     }
 
-    /// Records a command that does work (draw, dispatch, trace rays, copy, clear...) around `call`, or, when
-    /// `VK_BLACKBOX_SKIP` selects it, logs it as skipped and does not call down.
+    /// Logs a command that does work (draw, dispatch, trace rays, copy, clear...), with its marker. `false`
+    /// when `VK_BLACKBOX_SKIP` selects it: it is logged as skipped, and the caller does not call down.
     #[inline]
-    pub fn work(&self, command: CommandId, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
+    pub fn work(&self, command: CommandId, bind: BindPoint, params: &[u64]) -> bool {
         if self.screened {
-            self.screened_work(command, bind, params, call);
+            self.screened_work(command, bind, params)
         } else {
-            self.action(command, bind, params, call);
+            self.action(command, bind, params);
+            true
         }
     }
 
     /// `work` when `VK_BLACKBOX_SKIP` or `VK_BLACKBOX_SUSPECTS` is set.
     #[inline(never)]
-    fn screened_work(
-        &self,
-        command: CommandId,
-        bind: BindPoint,
-        params: &[u64],
-        call: impl FnOnce(),
-    ) {
+    fn screened_work(&self, command: CommandId, bind: BindPoint, params: &[u64]) -> bool {
         if let Some(file) = &crate::config().suspects {
             self.note_suspects(file, command, bind);
         }
@@ -607,10 +628,11 @@ impl CommandBuffer {
                     command.name(),
                     vk::Handle::as_raw(self.handle)
                 );
-                return;
+                return false;
             }
         }
-        self.action(command, bind, params, call)
+        self.action(command, bind, params);
+        true
     }
 
     /// `VK_BLACKBOX_SUSPECTS`: the work about to be recorded, with its labels and pipeline, for `blackbox
@@ -658,32 +680,13 @@ impl CommandBuffer {
         );
     }
 
-    /// Records an action command (draw, dispatch, copy, clear...) around `call`, with markers as the
-    /// granularity and the render-pass state allow.
-    #[inline]
-    pub fn action(&self, command: CommandId, bind: BindPoint, params: &[u64], call: impl FnOnce()) {
-        self.recording.with(|rec| {
-            let standalone_unit = rec.marking
-                && if rec.inside_render_pass {
-                    rec.units_inside_passes
-                } else {
-                    rec.granularity >= Breadcrumbs::Pass
-                };
-            let unit = if standalone_unit {
-                rec.units += 1;
-                rec.unfinished = true;
-                rec.units
-            } else {
-                rec.pass_unit.unwrap_or(NONE)
-            };
-            rec.push(command, CommandClass::Action, bind, params, unit, false);
-            if standalone_unit {
-                // SAFETY: recording (inside one of its commands), and the unit was made only where the
-                // render-pass state allows a marker.
-                unsafe { rec.mark(self, Mark::Started(unit)) };
-            }
-        });
-        call();
+    /// Logs an action command (draw, dispatch, copy, clear...), with a marker before it as the granularity
+    /// and the render-pass state allow; the caller calls down after.
+    #[inline(always)]
+    pub fn action(&self, command: CommandId, bind: BindPoint, params: &[u64]) {
+        if let Some(mut rec) = self.recording.enter() {
+            rec.action(self, command, bind, params);
+        }
     }
 
     /// Writes the "finished" marker for every unit started so far, if one is owed and can be written here.
@@ -706,33 +709,26 @@ impl CommandBuffer {
         });
     }
 
-    /// Records a command that does no work of its own (query, timestamp, event set or reset, subpass
-    /// change...) after `call`.
+    /// Logs a command that does no work of its own (query, timestamp, event set or reset, subpass
+    /// change...); the caller calls down after.
     #[inline]
-    pub fn state(&self, command: CommandId, params: &[u64], call: impl FnOnce()) {
-        self.without_work(command, CommandClass::State, params, call);
+    pub fn state(&self, command: CommandId, params: &[u64]) {
+        self.without_work(command, CommandClass::State, params);
     }
 
-    /// Records a synchronization command (pipeline barrier, event wait) after `call`, with the "finished"
-    /// marker owed for the units before it written first (see `finish_units`).
-    pub fn sync(&self, command: CommandId, params: &[u64], call: impl FnOnce()) {
+    /// Logs a synchronization command (pipeline barrier, event wait), with the "finished" marker owed for
+    /// the units before it written first (see `finish_units`); the caller calls down after.
+    pub fn sync(&self, command: CommandId, params: &[u64]) {
         self.finish_units();
-        self.without_work(command, CommandClass::Sync, params, call);
+        self.without_work(command, CommandClass::Sync, params);
     }
 
     #[inline]
-    fn without_work(
-        &self,
-        command: CommandId,
-        class: CommandClass,
-        params: &[u64],
-        call: impl FnOnce(),
-    ) {
+    fn without_work(&self, command: CommandId, class: CommandClass, params: &[u64]) {
         self.recording.with(|rec| {
             let unit = rec.pass_unit.unwrap_or(NONE);
             rec.push(command, class, BindPoint::None, params, unit, false);
         });
-        call();
     }
 
     /// `vkCmdBindPipeline`: the pipeline later commands use, and whether `VK_BLACKBOX_SKIP` skips their work.
@@ -861,12 +857,8 @@ impl CommandBuffer {
         call: impl FnOnce(),
     ) {
         self.recording.with(|rec| rec.log.add_executed(secondaries));
-        self.action(
-            CommandId::cmd_execute_commands,
-            BindPoint::None,
-            &[count],
-            call,
-        );
+        self.action(CommandId::cmd_execute_commands, BindPoint::None, &[count]);
+        call();
     }
 }
 
@@ -1180,6 +1172,31 @@ impl Recording {
         };
     }
 
+    /// `CommandBuffer::action` on the recording: the entry, and the unit's "started" marker where it is
+    /// one. Always inlined, for the reason `RecordingCell::with` is.
+    #[inline(always)]
+    fn action(&mut self, cb: &CommandBuffer, command: CommandId, bind: BindPoint, params: &[u64]) {
+        let standalone_unit = self.marking
+            && if self.inside_render_pass {
+                self.units_inside_passes
+            } else {
+                self.granularity >= Breadcrumbs::Pass
+            };
+        let unit = if standalone_unit {
+            self.units += 1;
+            self.unfinished = true;
+            self.units
+        } else {
+            self.pass_unit.unwrap_or(NONE)
+        };
+        self.push(command, CommandClass::Action, bind, params, unit, false);
+        if standalone_unit {
+            // SAFETY: recording (inside one of its commands), and the unit was made only where the
+            // render-pass state allows a marker.
+            unsafe { self.mark(cb, Mark::Started(unit)) };
+        }
+    }
+
     /// Appends a command to the log, in the innermost open label scope, with the pipeline bound at `bind`.
     #[inline(always)]
     fn push(
@@ -1204,7 +1221,7 @@ impl Recording {
     /// # Safety
     /// `cb` is this recording's command buffer, recording, in a render-pass state where the marker path
     /// allows a write.
-    #[inline]
+    #[inline(always)]
     unsafe fn mark(&mut self, cb: &CommandBuffer, mark: Mark) {
         let (Some(writer), Some(marks)) = (self.writer, self.marks.as_mut()) else {
             return;

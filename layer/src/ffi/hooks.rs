@@ -7,9 +7,10 @@
 use ash::vk;
 use std::ffi::CStr;
 
-use super::{trampoline, Hook, Param, Scope};
+use super::{guarded, trampoline, Hook, Param, Scope};
 use crate::command_buffer::{self, BindPoint};
 use crate::command_log::CommandId;
+use crate::fallback::Fallback;
 use crate::registry;
 
 /// Builds a `&'static CStr` from a string literal.
@@ -84,27 +85,29 @@ macro_rules! trampolines {
         fn($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? => record($bind:ident) [$($param:expr),*]
     }) => {
         unsafe extern "system" fn $field($first: $first_ty $(, $arg: $ty)*) $(-> $ret)? {
-            // `move` closures: the arguments (handles, numbers, pointers) travel by value, not by address.
-            trampoline($name, move || {
+            // The log (and marker) first, then the call down, outside the lookup and the panic guard,
+            // which then hold nothing across the driver's call.
+            let next = guarded($name, move || {
                 let logged = command_buffer::with($first, move |cb| {
-                    let next = cb.device.next.$field?;
+                    let next = cb.device.next.$field;
                     #[allow(unused_unsafe)]
                     // SAFETY: key parameters read from the app's valid arguments.
                     let params: &[u64] = unsafe { &[$(Param::param($param)),*] };
-                    // SAFETY: the app's arguments, handed on as they came.
-                    Some(trampolines!(@record $class cb, $field, $bind, params, move || unsafe { next($first $(, $arg)*) }))
+                    // `false`: `VK_BLACKBOX_SKIP` keeps the command from the driver.
+                    trampolines!(@record $class cb, $field, $bind, params).then_some(next).flatten()
                 });
                 match logged {
-                    Some(result) => result,
-                    None => {
-                        // A command buffer the layer lost track of: still the app's call goes down.
-                        // SAFETY: the app's dispatchable handle.
-                        let next = unsafe { registry::device_of($first) }?.next.$field?;
-                        // SAFETY: the app's arguments, handed on as they came.
-                        Some(unsafe { next($first $(, $arg)*) })
-                    }
+                    Some(next) => next,
+                    // A command buffer the layer lost track of: still the app's call goes down.
+                    // SAFETY: the app's dispatchable handle.
+                    None => unsafe { registry::device_of($first) }.and_then(|device| device.next.$field),
                 }
-            })
+            });
+            match next {
+                // SAFETY: the app's arguments, handed on as they came.
+                Some(next) => unsafe { next($first $(, $arg)*) },
+                None => Fallback::fallback(),
+            }
         }
     };
     (@hook cmd $class:ident $field:ident $name:literal {
@@ -141,15 +144,17 @@ macro_rules! trampolines {
         }
     };
 
-    (@record action $cb:ident, $field:ident, $bind:ident, $params:ident, $call:expr) => {
-        $cb.work(CommandId::$field, BindPoint::$bind, $params, $call)
+    (@record action $cb:ident, $field:ident, $bind:ident, $params:ident) => {
+        $cb.work(CommandId::$field, BindPoint::$bind, $params)
     };
-    (@record state $cb:ident, $field:ident, $bind:ident, $params:ident, $call:expr) => {
-        $cb.state(CommandId::$field, $params, $call)
-    };
-    (@record sync $cb:ident, $field:ident, $bind:ident, $params:ident, $call:expr) => {
-        $cb.sync(CommandId::$field, $params, $call)
-    };
+    (@record state $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
+        $cb.state(CommandId::$field, $params);
+        true
+    }};
+    (@record sync $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
+        $cb.sync(CommandId::$field, $params);
+        true
+    }};
 }
 
 vulkan_commands!(trampolines);
