@@ -293,7 +293,7 @@ pub struct Instrumented {
 /// and asserts off) gets no buffer access and only loses its `NonSemantic.DebugPrintf` calls (and, with
 /// [`Options::strip_non_semantic`], the rest of its `NonSemantic.*` instructions).
 pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotInstrumented> {
-    let mut module = parse_supported(words)?;
+    let (mut module, id) = parse_supported(words)?;
     // An instruction this engine has no grammar for may define ids or types, or end a block, in ways the
     // passes cannot see: such a module is handed back as it is rather than risk breaking it.
     if let Some(unknown) = module.all_instructions().find(|i| i.op().is_none()) {
@@ -303,7 +303,7 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
         )));
     }
     let mut base = base::Base::new(&module, options)?;
-    let mut info = basic_info(words, &module, &base.an);
+    let mut info = basic_info(id, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
     let mut nan = passes::nan_guard::NanGuardPass::new(options.nan);
@@ -360,23 +360,25 @@ pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
 
 /// What the engine knows about a module, without rewriting it (`sites` is empty).
 pub fn shader_info(words: &[u32]) -> Result<ShaderInfo, NotInstrumented> {
-    let module = parse_supported(words)?;
+    let (module, id) = parse_supported(words)?;
     let an = Analysis::new(&module)?;
-    Ok(basic_info(words, &module, &an))
+    Ok(basic_info(id, &module, &an))
 }
 
-fn parse_supported(words: &[u32]) -> Result<Module, NotInstrumented> {
-    let module = Module::parse(words)?;
+/// Parses a module of a SPIR-V version the engine knows; also returns its [`ShaderId`], hashed while parsing
+/// (see `Module::parse_and_hash`).
+fn parse_supported(words: &[u32]) -> Result<(Module, ShaderId), NotInstrumented> {
+    let (module, id) = Module::parse_and_hash(words)?;
     let (major, minor) = module.version();
     if major != 1 || minor > 6 {
         return Err(NotInstrumented::unsupported(format!(
             "SPIR-V version {major}.{minor}"
         )));
     }
-    Ok(module)
+    Ok((module, ShaderId(id)))
 }
 
-fn basic_info(words: &[u32], module: &Module, an: &Analysis) -> ShaderInfo {
+fn basic_info(id: ShaderId, module: &Module, an: &Analysis) -> ShaderInfo {
     let entry_points = an.public_entry_points();
     let sources = analysis::source::source_files(module, an);
     let mut seen = FastSet::default();
@@ -388,7 +390,7 @@ fn basic_info(words: &[u32], module: &Module, an: &Analysis) -> ShaderInfo {
         .filter(|n| !n.is_empty() && seen.insert(n.clone()))
         .collect();
     ShaderInfo {
-        id: ShaderId::of(words),
+        id,
         spirv_version: module.version(),
         entry_points,
         sources,

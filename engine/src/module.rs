@@ -348,6 +348,21 @@ enum State {
 impl Module {
     /// Reads a module. Fails, with the word offset, on anything malformed; never panics.
     pub fn parse(words: &[u32]) -> Result<Module, NotInstrumented> {
+        Self::parse_words::<false>(words).map(|(module, _)| module)
+    }
+
+    /// [`Module::parse`], and the FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]) on the way.
+    /// The hash is a chain of dependent multiplies, four cycles a byte whatever else runs: fed each
+    /// instruction's words as the parser reaches them, it runs alongside the parsing (the processor
+    /// overlaps the two) rather than in a pass of its own after it.
+    pub(crate) fn parse_and_hash(words: &[u32]) -> Result<(Module, u64), NotInstrumented> {
+        Self::parse_words::<true>(words)
+    }
+
+    /// Parses; with `HASH`, also hashes every word (all of them once parsing succeeds).
+    #[inline(always)]
+    fn parse_words<const HASH: bool>(words: &[u32]) -> Result<(Module, u64), NotInstrumented> {
+        let mut hash = crate::hash::Fnv1a64::new();
         if words.len() < 5 {
             return Err(NotInstrumented::malformed(format!(
                 "{} words is shorter than the 5-word SPIR-V header",
@@ -361,6 +376,9 @@ impl Module {
                 format!("bad magic number {:#010x}", words[0])
             };
             return Err(NotInstrumented::malformed(reason));
+        }
+        if HASH {
+            hash.write_words(&words[..5]);
         }
         let header = Header {
             magic: words[0],
@@ -415,6 +433,9 @@ impl Module {
                     "instruction at word {at} (opcode {opcode}, {count} words) runs past the end of the module"
                 )));
             };
+            if HASH {
+                hash.write_words(inst_words);
+            }
             let inst = decode(grammar, opcode, inst_words, header.bound, at)?;
             let block_size = if opcode == Op::Label as u16 {
                 block_size(words, at + count)
@@ -439,7 +460,7 @@ impl Module {
                 }
             }
         }
-        Ok(module)
+        Ok((module, hash.finish()))
     }
 
     /// The list of a module-level section.
@@ -697,7 +718,9 @@ fn block_size(words: &[u32], mut at: usize) -> usize {
     size
 }
 
-/// Decodes one instruction from its words, checking its result type and id against the bound.
+/// Decodes one instruction from its words, checking its result type and id against the bound. Inlined into
+/// the parser's loop, its one caller (as a call of its own it cost about a tenth of parsing).
+#[inline(always)]
 fn decode(
     grammar: &[OpInfo],
     opcode: u16,
