@@ -202,6 +202,10 @@ impl<'o> Base<'o> {
         }
         let mut functions = std::mem::take(&mut module.functions);
         let mut lines = LineTracker::default();
+        // Each block's new list is built here and swapped into the block; the block's old list, emptied,
+        // is kept for the next block: one list allocated per block rather than two (large ones, which the
+        // allocator serves slowly).
+        let mut spare: Vec<Instruction> = Vec::new();
         let result = (|| {
             for f in &mut functions {
                 let function = f.id();
@@ -213,12 +217,16 @@ impl<'o> Base<'o> {
                     .unwrap_or(default_stage);
                 lines.reset();
                 for block in &mut f.blocks {
-                    let old = std::mem::take(&mut block.instructions);
                     // Room for what sites add: sized as the block, the list grew (every instruction
                     // moved again) in any block that got a site.
-                    let mut new = Vec::with_capacity(old.len() + old.len() / 2);
+                    let room = block.instructions.len() + block.instructions.len() / 2;
+                    let mut new = std::mem::take(&mut spare);
+                    if new.capacity() < room {
+                        // A fresh list rather than `reserve`, which would copy the old one's (dead) words.
+                        new = Vec::with_capacity(room);
+                    }
                     let mut group = deferred::Group::default();
-                    for inst in old {
+                    for inst in block.instructions.drain(..) {
                         if deferred::ends_group(&inst) {
                             self.end_group(&mut group, &mut new);
                         }
@@ -251,7 +259,7 @@ impl<'o> Base<'o> {
                         }
                     }
                     self.end_group(&mut group, &mut new);
-                    block.instructions = new;
+                    spare = std::mem::replace(&mut block.instructions, new);
                 }
             }
             Ok(())
