@@ -303,6 +303,11 @@ pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotI
         )));
     }
     let mut base = base::Base::new(&module, options)?;
+    // The type table only for a module that a pass may change: at the default options most have no debug
+    // printf, and reading their types and constants was a tenth of their cost.
+    if passes::may_instrument(&base, options) {
+        base.b.read_types(&module);
+    }
     let mut info = basic_info(id, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;

@@ -11,7 +11,10 @@ use crate::util::{map_with_capacity, FastMap};
 /// New ids, types, constants, globals, decorations and functions for one module.
 pub(crate) struct Builder {
     next_id: u32,
+    /// The module's types and constants and the new ones: empty until [`Builder::read_types`] when the
+    /// builder was made by [`Builder::deferred`].
     pub types: TypeTable,
+    types_read: bool,
     /// New types, constants and variables, and new decorations, as words: instructions that nothing reads
     /// back once made, only writes out.
     globals: Vec<u32>,
@@ -33,10 +36,21 @@ const SMALL_CONSTANTS: usize = 64;
 
 impl Builder {
     /// A builder for `module`: new ids start at its bound.
+    #[cfg(test)]
     pub(crate) fn new(module: &Module) -> Builder {
+        let mut b = Builder::deferred(module);
+        b.read_types(module);
+        b
+    }
+
+    /// [`Builder::new`] without the module's types and constants yet: reading them is much of the cost of
+    /// a module that gets nothing (most, at the default options), so it waits for
+    /// [`Builder::read_types`], which must come before anything is found or added.
+    pub(crate) fn deferred(module: &Module) -> Builder {
         Builder {
             next_id: module.header.bound,
-            types: TypeTable::new(module),
+            types: TypeTable::default(),
+            types_read: false,
             globals: Vec::new(),
             annotations: Vec::new(),
             functions: Vec::new(),
@@ -48,6 +62,23 @@ impl Builder {
             // offsets): grown from nothing, the map was rehashed several times.
             u32_constants: map_with_capacity(32),
         }
+    }
+
+    /// Reads the module's types and constants into [`Builder::types`], once.
+    pub(crate) fn read_types(&mut self, module: &Module) {
+        if !self.types_read {
+            debug_assert!(
+                self.globals.is_empty() && self.next_id == module.header.bound,
+                "types read after something was built"
+            );
+            self.types = TypeTable::new(module);
+            self.types_read = true;
+        }
+    }
+
+    /// Whether [`Builder::read_types`] has run.
+    pub(crate) fn types_read(&self) -> bool {
+        self.types_read
     }
 
     /// A fresh id.

@@ -164,7 +164,9 @@ impl<'o> Base<'o> {
         Ok(Base {
             options,
             an,
-            b: Builder::new(module),
+            // The type table is read by `instrument` once a pass may build something (see
+            // `passes::may_instrument`).
+            b: Builder::deferred(module),
             sites: Vec::new(),
             sources,
             version: module.version(),
@@ -200,6 +202,12 @@ impl<'o> Base<'o> {
         if passes.is_empty() {
             return Ok(());
         }
+        // `passes::may_instrument` should have said so already.
+        debug_assert!(
+            self.b.types_read(),
+            "a pass is active: the type table is needed"
+        );
+        self.b.read_types(module);
         let mut functions = std::mem::take(&mut module.functions);
         let mut lines = LineTracker::default();
         // Each block's new list is built here and swapped into the block; the block's old list, emptied,

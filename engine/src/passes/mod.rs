@@ -25,6 +25,15 @@ use crate::analysis::DEBUG_PRINTF_SET;
 use crate::base::Base;
 use crate::module::Instruction;
 
+/// Whether some pass may change the module under `options` (a pass is active: see [`crate::base::Pass`]):
+/// only then does the instrumentation need the module's type table.
+pub(crate) fn may_instrument(base: &Base<'_>, options: &crate::Options) -> bool {
+    options.nan != crate::NanLevel::Off
+        || options.loops != crate::LoopMode::Off
+        || options.int_checks
+        || imports_debug_printf(base)
+}
+
 /// Whether the module imports `NonSemantic.DebugPrintf` (the one place its calls can come from).
 pub(crate) fn imports_debug_printf(base: &Base<'_>) -> bool {
     base.an.ext_sets.values().any(|s| s == DEBUG_PRINTF_SET)
