@@ -214,6 +214,18 @@ impl MarkWords {
         Some(word)
     }
 
+    /// On the shared layout, the word all of this recording's "started" marks write, taken now (with a chunk
+    /// from the pool if the words have none yet) and counted as written, so that the recording can write
+    /// its "started" marks straight to it ([`MarkerWriter::started`]). `None` with distinct words, or when
+    /// the pool is empty.
+    pub fn shared_started_word(&mut self) -> Option<u32> {
+        if self.distinct {
+            return None;
+        }
+        // Unit 0 stands for none: the GPU's writes say which unit started last.
+        self.shared(Mark::Started(0))
+    }
+
     /// Zeroes every word on the host, before a submission (no execution of this recording is pending).
     pub fn zero(&self) {
         for &(word, _) in self.started.iter().chain(&self.finished) {
@@ -343,6 +355,20 @@ impl MarkerWriter {
         self.path == MarkerPath::BufferMarker || !inside_render_pass
     }
 
+    /// The straight way of writing "started" marks to `word` (from [`MarkWords::shared_started_word`]):
+    /// on the buffer-marker path, a top-of-pipe write and nothing else, so the per-command path calls the
+    /// driver with no more to decide. `None` on the fill path.
+    pub fn started(&self, word: u32) -> Option<StartedWrite> {
+        match self.path {
+            MarkerPath::BufferMarker => Some(StartedWrite {
+                write: self.write_buffer_marker?,
+                buffer: self.buffer,
+                offset: u64::from(word) * 4,
+            }),
+            MarkerPath::FillBuffer => None,
+        }
+    }
+
     /// Records the write of `mark` into `word` (from [`MarkWords::next`]). `id` names the command buffer
     /// in NV checkpoints.
     ///
@@ -411,6 +437,35 @@ impl MarkerWriter {
                 unsafe { set(cb, tag) };
             }
         }
+    }
+}
+
+/// A recording's "started" marker write on the shared layout of the buffer-marker path (see
+/// [`MarkerWriter::started`]).
+#[derive(Clone, Copy)]
+pub struct StartedWrite {
+    write: vk::PFN_vkCmdWriteBufferMarkerAMD,
+    buffer: vk::Buffer,
+    offset: u64,
+}
+
+impl StartedWrite {
+    /// Records the write of `unit`.
+    ///
+    /// # Safety
+    /// `cb` must be recording on the device the writer was made for.
+    #[inline(always)]
+    pub unsafe fn write(&self, cb: vk::CommandBuffer, unit: u32) {
+        // SAFETY: the layer's marker buffer, in bounds, 4-byte aligned; allowed anywhere.
+        unsafe {
+            (self.write)(
+                cb,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                self.buffer,
+                self.offset,
+                unit,
+            )
+        };
     }
 }
 
@@ -490,5 +545,27 @@ mod tests {
         assert_eq!(words.progress(), (2, 1));
         words.zero();
         assert_eq!(words.progress(), (0, 0));
+    }
+
+    #[test]
+    fn the_shared_started_word_is_the_one_marks_write_and_is_zeroed_and_read() {
+        let pool = pool(2);
+        let mut words = MarkWords::new(pool.clone(), false);
+        let started = words.shared_started_word().unwrap();
+        // Nothing written yet: nothing started.
+        assert_eq!(words.progress(), (0, 0));
+        // The recording's other "started" marks (a render pass as one unit) go to the same word.
+        assert_eq!(words.next(Mark::Started(1)), Some(started));
+        pool.buffer.write(started as usize, 7);
+        assert_eq!(words.progress(), (7, 0));
+        words.zero();
+        assert_eq!(pool.buffer.read(started as usize), 0);
+        // Distinct words have no shared word; an empty pool gives none.
+        assert_eq!(
+            MarkWords::new(pool.clone(), true).shared_started_word(),
+            None
+        );
+        let empty = MarkWords::new(self::pool(0), false).shared_started_word();
+        assert_eq!(empty, None);
     }
 }

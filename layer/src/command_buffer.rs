@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::breadcrumbs::{Mark, MarkWords, MarkerWriter};
+use crate::breadcrumbs::{Mark, MarkWords, MarkerWriter, StartedWrite};
 use crate::command_log::{CommandId, Log};
 use crate::config::Breadcrumbs;
 use crate::device::Device;
@@ -153,6 +153,9 @@ pub struct Recording {
     marks: Option<MarkWords>,
     /// How it writes markers, when the device has them.
     writer: Option<MarkerWriter>,
+    /// Its "started" marks' one write, where they share a word on the buffer-marker path (the common case
+    /// without synchronization validation below): written with no bookkeeping per mark.
+    started_write: Option<StartedWrite>,
     /// `VK_BLACKBOX_BREADCRUMBS` when the recording began.
     granularity: Breadcrumbs,
     /// Commands inside render passes can be units of their own (buffer markers, `command` granularity).
@@ -180,6 +183,7 @@ impl Default for Recording {
             marking: false,
             marks: None,
             writer: None,
+            started_write: None,
             granularity: Breadcrumbs::default(),
             units_inside_passes: false,
             unfinished: false,
@@ -516,9 +520,14 @@ impl CommandBuffer {
                 rec.marking =
                     m.granularity >= Breadcrumbs::Pass && m.can_mark(continues_render_pass);
                 rec.units_inside_passes = m.granularity == Breadcrumbs::Command && m.can_mark(true);
-                rec.writer = Some(m.writer(&self.device.next));
+                let writer = m.writer(&self.device.next);
+                rec.writer = Some(writer);
                 if rec.marking {
-                    rec.marks = Some(m.words(marks));
+                    let mut words = m.words(marks);
+                    rec.started_write = words
+                        .shared_started_word()
+                        .and_then(|word| writer.started(word));
+                    rec.marks = Some(words);
                 }
             }
         });
@@ -1191,9 +1200,13 @@ impl Recording {
         };
         self.push(command, CommandClass::Action, bind, params, unit, false);
         if standalone_unit {
-            // SAFETY: recording (inside one of its commands), and the unit was made only where the
-            // render-pass state allows a marker.
-            unsafe { self.mark(cb, Mark::Started(unit)) };
+            match self.started_write {
+                // SAFETY: recording (inside one of its commands); buffer markers go anywhere.
+                Some(started) => unsafe { started.write(cb.handle, unit) },
+                // SAFETY: recording, and the unit was made only where the render-pass state allows a
+                // marker.
+                None => unsafe { self.mark(cb, Mark::Started(unit)) },
+            }
         }
     }
 
