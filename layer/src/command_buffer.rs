@@ -599,11 +599,20 @@ impl CommandBuffer {
     /// Logs a command that does work (draw, dispatch, trace rays, copy, clear...), with its marker. `false`
     /// when `VK_BLACKBOX_SKIP` selects it: it is logged as skipped, and the caller does not call down.
     #[inline]
-    pub fn work(&self, command: CommandId, bind: BindPoint, params: &[u64]) -> bool {
+    ///
+    /// The parameters come by value: only the screened path, out of line, takes a copy's address, so on
+    /// the common path they stay in registers.
+    pub fn work<const N: usize>(
+        &self,
+        command: CommandId,
+        bind: BindPoint,
+        params: [u64; N],
+    ) -> bool {
         if self.screened {
-            self.screened_work(command, bind, params)
+            let copy = params;
+            self.screened_work(command, bind, &copy)
         } else {
-            self.action(command, bind, params);
+            self.action(command, bind, &params);
             true
         }
     }

@@ -92,7 +92,7 @@ macro_rules! trampolines {
                     let next = cb.device.next.$field;
                     #[allow(unused_unsafe)]
                     // SAFETY: key parameters read from the app's valid arguments.
-                    let params: &[u64] = unsafe { &[$(Param::param($param)),*] };
+                    let params: [u64; trampolines!(@count $($param),*)] = unsafe { [$(Param::param($param)),*] };
                     // `false`: `VK_BLACKBOX_SKIP` keeps the command from the driver.
                     trampolines!(@record $class cb, $field, $bind, params).then_some(next).flatten()
                 });
@@ -148,13 +148,15 @@ macro_rules! trampolines {
         $cb.work(CommandId::$field, BindPoint::$bind, $params)
     };
     (@record state $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
-        $cb.state(CommandId::$field, $params);
+        $cb.state(CommandId::$field, &$params);
         true
     }};
     (@record sync $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
-        $cb.sync(CommandId::$field, $params);
+        $cb.sync(CommandId::$field, &$params);
         true
     }};
+    (@count) => { 0 };
+    (@count $head:expr $(, $rest:expr)*) => { 1 + trampolines!(@count $($rest),*) };
 }
 
 vulkan_commands!(trampolines);
