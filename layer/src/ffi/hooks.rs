@@ -1,8 +1,8 @@
 //! The trampolines, generated from the one list in [`crate::commands`]: each catches panics, finds the state
 //! of the object it is called on, and calls that state's method of the same purpose (or, for recorded
-//! commands that only need a log entry, [`CommandBuffer::action`], `state` or `sync`). A trampoline that
-//! cannot find the state calls straight down the chain where it can, and otherwise returns its type's
-//! [`Fallback`].
+//! commands that only need a log entry, logs it with [`CommandBuffer::work`], `state` or `sync` and then
+//! calls down itself). A trampoline that cannot find the state calls straight down the chain where it can,
+//! and otherwise returns its type's [`Fallback`].
 
 use ash::vk;
 use std::ffi::CStr;
