@@ -56,29 +56,94 @@ pub(crate) enum Type {
 pub(crate) struct TypeTable {
     types: FastMap<u32, Type>,
     /// Non-aggregate type declarations by [opcode, operands...]: the first one wins.
-    by_key: FastMap<Key, u32>,
+    by_key: KeyedIds,
     /// Non-spec constants by [opcode, type, operands...].
-    constants: FastMap<Key, u32>,
+    constants: KeyedIds,
     /// 32-bit (or narrower) scalar integer constants: id -> value, spec constants excluded.
     int_values: FastMap<u32, u32>,
 }
 
-/// A type or constant key: most fit inline, so building the tables allocates once per table, not per entry.
-type Key = smallvec::SmallVec<[u32; 6]>;
+/// Ids by key: an opcode, for a constant its type, then the operand words.
+#[derive(Default)]
+struct KeyedIds {
+    /// Keys of up to [`SHORT_KEY_WORDS`] words: most of them.
+    short: FastMap<ShortKey, u32>,
+    /// Longer keys (struct-like function types, large composites).
+    long: FastMap<Vec<u32>, u32>,
+}
 
-/// The key of `head` followed by `tail`, made in place when it fits inline (`SmallVec`'s own
-/// `extend_from_slice` is several times slower).
-fn key(head: &[u32], tail: &[u32]) -> Key {
-    let n = head.len() + tail.len();
-    let mut buf = [0; 6];
-    if n > buf.len() {
-        return head.iter().chain(tail).copied().collect();
+/// The most words a [`ShortKey`] holds: enough for the function types of the helpers the engine builds
+/// (a return type and up to six parameters).
+const SHORT_KEY_WORDS: usize = 8;
+
+/// A key of at most [`SHORT_KEY_WORDS`] words, zero-padded, its length in the top half of the first word
+/// (an opcode, below 2^16), so that keys differing only in trailing zeros stay apart. A fixed-size array
+/// rather than a list: hashed and compared in a few instructions, nothing to free when the table goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ShortKey([u32; SHORT_KEY_WORDS]);
+
+impl std::hash::Hash for ShortKey {
+    /// Two words at a time, and no length prefix (the length is in the key): four steps of the hasher.
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for pair in self.0.chunks_exact(2) {
+            state.write_u64(u64::from(pair[0]) | u64::from(pair[1]) << 32);
+        }
     }
+}
+
+/// The short key of `head` (an opcode first) followed by `tail`, `None` when it is too long for one.
+#[inline]
+fn short_key(head: &[u32], tail: &[u32]) -> Option<ShortKey> {
+    let n = head.len() + tail.len();
+    if n > SHORT_KEY_WORDS {
+        return None;
+    }
+    let mut key = [0; SHORT_KEY_WORDS];
     // Word by word: a few words, fewer than a `memcpy` call is worth.
-    for (slot, &word) in buf.iter_mut().zip(head.iter().chain(tail)) {
+    for (slot, &word) in key.iter_mut().zip(head.iter().chain(tail)) {
         *slot = word;
     }
-    Key::from_buf_and_len(buf, n)
+    key[0] |= (n as u32) << 16;
+    Some(ShortKey(key))
+}
+
+impl KeyedIds {
+    fn with_capacity(n: usize) -> KeyedIds {
+        KeyedIds {
+            short: FastMap::with_capacity_and_hasher(n, Default::default()),
+            long: FastMap::default(),
+        }
+    }
+
+    /// The id under the key `head` followed by `tail`, or else the one `new_id` gives, now stored under
+    /// it; `true` when it is new. One hash and probe for the lookup and the insertion.
+    #[inline]
+    fn find_or_add(
+        &mut self,
+        head: &[u32],
+        tail: &[u32],
+        new_id: impl FnOnce() -> u32,
+    ) -> (u32, bool) {
+        fn entry<K: Eq + std::hash::Hash>(
+            map: &mut FastMap<K, u32>,
+            key: K,
+            new_id: impl FnOnce() -> u32,
+        ) -> (u32, bool) {
+            match map.entry(key) {
+                Entry::Occupied(e) => (*e.get(), false),
+                Entry::Vacant(e) => (*e.insert(new_id()), true),
+            }
+        }
+        match short_key(head, tail) {
+            Some(key) => entry(&mut self.short, key, new_id),
+            None => entry(
+                &mut self.long,
+                head.iter().chain(tail).copied().collect(),
+                new_id,
+            ),
+        }
+    }
 }
 
 /// The constants the table keeps (non-spec).
@@ -157,8 +222,8 @@ impl TypeTable {
         let n = module.globals.len() + 64;
         let mut t = TypeTable {
             types: FastMap::with_capacity_and_hasher(n, Default::default()),
-            by_key: FastMap::with_capacity_and_hasher(n, Default::default()),
-            constants: FastMap::with_capacity_and_hasher(n, Default::default()),
+            by_key: KeyedIds::with_capacity(n),
+            constants: KeyedIds::with_capacity(n),
             int_values: FastMap::with_capacity_and_hasher(n, Default::default()),
         };
         for inst in &module.globals {
@@ -192,7 +257,7 @@ impl TypeTable {
             None => return,
         };
         if is_keyed_type(op) {
-            self.by_key.entry(key(&[op as u32], o)).or_insert(id);
+            self.by_key.find_or_add(&[op as u32], o, || id);
         }
         self.types.insert(id, ty);
     }
@@ -219,17 +284,13 @@ impl TypeTable {
         new_id: impl FnOnce() -> u32,
     ) -> (u32, bool) {
         debug_assert!(is_keyed_type(op));
-        match self.by_key.entry(key(&[op as u32], operands)) {
-            Entry::Occupied(e) => (*e.get(), false),
-            Entry::Vacant(e) => {
-                let id = new_id();
-                e.insert(id);
-                if let Some(ty) = declared_type(op, operands) {
-                    self.types.insert(id, ty);
-                }
-                (id, true)
+        let (id, new) = self.by_key.find_or_add(&[op as u32], operands, new_id);
+        if new {
+            if let Some(ty) = declared_type(op, operands) {
+                self.types.insert(id, ty);
             }
         }
+        (id, new)
     }
 
     /// The constant (opcode, type, operands), or a new one with the id `new_id` gives, recorded as
@@ -242,15 +303,13 @@ impl TypeTable {
         new_id: impl FnOnce() -> u32,
     ) -> (u32, bool) {
         debug_assert!(is_constant(op));
-        match self.constants.entry(key(&[op as u32, ty], operands)) {
-            Entry::Occupied(e) => (*e.get(), false),
-            Entry::Vacant(e) => {
-                let id = new_id();
-                e.insert(id);
-                self.note_int_value(op, ty, id, operands);
-                (id, true)
-            }
+        let (id, new) = self
+            .constants
+            .find_or_add(&[op as u32, ty], operands, new_id);
+        if new {
+            self.note_int_value(op, ty, id, operands);
         }
+        (id, new)
     }
 
     /// The type with this id.
