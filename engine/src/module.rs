@@ -88,15 +88,7 @@ impl Instruction {
             (Some(ty), None) => out.extend_from_slice(&[first, ty]),
             (None, None) => out.push(first),
         }
-        // Short operand lists as fixed-size pieces too: a `memcpy` call costs more than a few stores.
-        match self.operands.as_slice() {
-            [] => {}
-            &[a] => out.push(a),
-            &[a, b] => out.extend_from_slice(&[a, b]),
-            &[a, b, c] => out.extend_from_slice(&[a, b, c]),
-            &[a, b, c, d] => out.extend_from_slice(&[a, b, c, d]),
-            operands => out.extend_from_slice(operands),
-        }
+        extend_short(out, &self.operands);
     }
 
     /// The operand word at `index` (after result type and id), if present.
@@ -125,6 +117,20 @@ impl Instruction {
     /// `true` for `OpLine` and `OpNoLine`.
     pub fn is_line(&self) -> bool {
         self.is(Op::Line) || self.is(Op::NoLine)
+    }
+}
+
+/// Appends `words` to `out`, a short list as a fixed-size piece: a `memcpy` call (what `extend_from_slice`
+/// makes of a list of any length) costs more than a few stores.
+#[inline]
+pub(crate) fn extend_short(out: &mut Vec<u32>, words: &[u32]) {
+    match *words {
+        [] => {}
+        [a] => out.push(a),
+        [a, b] => out.extend_from_slice(&[a, b]),
+        [a, b, c] => out.extend_from_slice(&[a, b, c]),
+        [a, b, c, d] => out.extend_from_slice(&[a, b, c, d]),
+        _ => out.extend_from_slice(words),
     }
 }
 

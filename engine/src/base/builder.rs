@@ -93,10 +93,13 @@ impl Builder {
             self.globals.reserve(256);
         }
         let count = 2 + usize::from(result_type.is_some()) + operands.len();
-        self.globals.push(first_word(op, count));
-        self.globals.extend(result_type);
-        self.globals.push(id);
-        self.globals.extend_from_slice(operands);
+        let first = first_word(op, count);
+        // Fixed-size pieces, as `Instruction::write` does: a `memcpy` call costs more than these few words.
+        match result_type {
+            Some(ty) => self.globals.extend_from_slice(&[first, ty, id]),
+            None => self.globals.extend_from_slice(&[first, id]),
+        }
+        module::extend_short(&mut self.globals, operands);
     }
 
     /// Adds a global instruction with a fresh result id.
