@@ -356,6 +356,9 @@ pub(crate) struct FnBuilder {
     locals_end: usize,
 }
 
+/// A new function's parameter ids: a few, kept inline (a list of their own cost an allocation per helper).
+pub(crate) type Params = smallvec::SmallVec<[u32; 8]>;
+
 /// The first word of an instruction of `op` and `word_count` words.
 fn first_word(op: Op, word_count: usize) -> u32 {
     module::first_word(op as u16, word_count)
@@ -364,11 +367,7 @@ fn first_word(op: Op, word_count: usize) -> u32 {
 impl FnBuilder {
     /// Starts a function returning `ret` with parameters of `param_types`; returns the builder, the function
     /// id and the parameter ids. The first block is started.
-    pub(crate) fn new(
-        b: &mut Builder,
-        ret: u32,
-        param_types: &[u32],
-    ) -> (FnBuilder, u32, Vec<u32>) {
+    pub(crate) fn new(b: &mut Builder, ret: u32, param_types: &[u32]) -> (FnBuilder, u32, Params) {
         let fn_type = b.type_function(ret, param_types);
         let id = b.id();
         // Helpers run from a few dozen to a few hundred instructions, of about four words each.
@@ -380,7 +379,7 @@ impl FnBuilder {
             FunctionControl::NONE.bits(),
             fn_type,
         ]);
-        let mut ids = Vec::with_capacity(param_types.len());
+        let mut ids = Params::new();
         for &t in param_types {
             let p = b.id();
             words.extend_from_slice(&[first_word(Op::FunctionParameter, 3), t, p]);
