@@ -55,10 +55,9 @@ pub(crate) enum Type {
 #[derive(Default)]
 pub(crate) struct TypeTable {
     types: FastMap<u32, Type>,
-    /// Non-aggregate type declarations by [opcode, operands...]: the first one wins.
+    /// Non-aggregate type declarations by [opcode, operands...] (the first one wins) and non-spec
+    /// constants by [opcode, type, operands...]: one table, as their opcodes tell them apart.
     by_key: KeyedIds,
-    /// Non-spec constants by [opcode, type, operands...].
-    constants: KeyedIds,
     /// 32-bit (or narrower) scalar integer constants: id -> value, spec constants excluded.
     int_values: FastMap<u32, u32>,
 }
@@ -223,7 +222,6 @@ impl TypeTable {
         let mut t = TypeTable {
             types: FastMap::with_capacity_and_hasher(n, Default::default()),
             by_key: KeyedIds::with_capacity(n),
-            constants: KeyedIds::with_capacity(n),
             int_values: FastMap::with_capacity_and_hasher(n, Default::default()),
         };
         for inst in &module.globals {
@@ -303,9 +301,7 @@ impl TypeTable {
         new_id: impl FnOnce() -> u32,
     ) -> (u32, bool) {
         debug_assert!(is_constant(op));
-        let (id, new) = self
-            .constants
-            .find_or_add(&[op as u32, ty], operands, new_id);
+        let (id, new) = self.by_key.find_or_add(&[op as u32, ty], operands, new_id);
         if new {
             self.note_int_value(op, ty, id, operands);
         }
