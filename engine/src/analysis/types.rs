@@ -291,6 +291,24 @@ impl TypeTable {
         (id, new)
     }
 
+    /// [`TypeTable::find_or_add_constant`] for the `OpConstant` `value` of `uint`, a 32-bit integer type:
+    /// known to be one, so a new constant's value is remembered without looking its type up.
+    pub(crate) fn find_or_add_u32(
+        &mut self,
+        uint: u32,
+        value: u32,
+        new_id: impl FnOnce() -> u32,
+    ) -> (u32, bool) {
+        debug_assert!(matches!(self.get(uint), Some(Type::Int { width: 32, .. })));
+        let (id, new) = self
+            .by_key
+            .find_or_add(&[Op::Constant as u32, uint], &[value], new_id);
+        if new {
+            self.int_values.insert(id, value);
+        }
+        (id, new)
+    }
+
     /// The constant (opcode, type, operands), or a new one with the id `new_id` gives, recorded as
     /// [`TypeTable::observe`] would; `true` when it is new (the caller declares it).
     pub(crate) fn find_or_add_constant(

@@ -212,7 +212,11 @@ impl Builder {
             }
         }
         let uint = self.type_uint();
-        let id = self.constant(Op::Constant, uint, &[value]);
+        let next_id = &mut self.next_id;
+        let (id, new) = self.types.find_or_add_u32(uint, value, || take_id(next_id));
+        if new {
+            self.push_global(Op::Constant, Some(uint), id, &[value]);
+        }
         match self.small_u32_constants.get_mut(value as usize) {
             Some(slot) => *slot = id,
             None => {
