@@ -263,6 +263,38 @@ impl std::ops::DerefMut for Entered<'_> {
     }
 }
 
+/// What a recorded action leaves its trampoline to write once the command has gone down: the unit's
+/// "started" mark on the shared buffer-marker path, or nothing. A top-of-pipe write right after the
+/// command says what one right before it says (the GPU's front end reached the unit: it issues a command
+/// and goes on to the next without waiting for it), and it costs less there: on the H200 a marker between
+/// a render pass and the dispatch after it kept the two from overlapping, 0.04 of record-bench's frame for
+/// 288 dispatches (no layer, the app writing the markers itself, 2026-12-02). The fill path and distinct
+/// words write before the command, as [`Recording::mark`] does.
+#[must_use]
+pub struct AfterCall(u32);
+
+impl AfterCall {
+    /// Nothing to write.
+    pub const NONE: AfterCall = AfterCall(0);
+
+    /// Records the mark in `cb`'s recording, if there is one. (Units are numbered from 1; the mark is
+    /// carried as its unit alone, so that a command with none, most of them, carries nothing across the
+    /// driver's call.)
+    #[inline(always)]
+    pub fn write(self, cb: &CommandBuffer) {
+        if self.0 == 0 {
+            return;
+        }
+        if let Some(rec) = cb.recording.enter() {
+            if let Some(started) = rec.started_write {
+                // SAFETY: `cb` is recording (the mark was made by one of its commands, which has just
+                // gone down); buffer markers go anywhere in a recording.
+                unsafe { started.write(cb.handle, self.0) };
+            }
+        }
+    }
+}
+
 /// A command buffer the layer knows.
 pub struct CommandBuffer {
     /// The app's handle.
@@ -596,30 +628,35 @@ impl CommandBuffer {
         }
     }
 
-    /// Logs a command that does work (draw, dispatch, trace rays, copy, clear...), with its marker. `false`
-    /// when `VK_BLACKBOX_SKIP` selects it: it is logged as skipped, and the caller does not call down.
-    #[inline]
+    /// Logs a command that does work (draw, dispatch, trace rays, copy, clear...), with its marker, and
+    /// returns what the caller writes once it has called down. `None` when `VK_BLACKBOX_SKIP` selects it:
+    /// it is logged as skipped, and the caller does not call down.
     ///
     /// The parameters come by value: only the screened path, out of line, takes a copy's address, so on
     /// the common path they stay in registers.
+    #[inline]
     pub fn work<const N: usize>(
         &self,
         command: CommandId,
         bind: BindPoint,
         params: [u64; N],
-    ) -> bool {
+    ) -> Option<AfterCall> {
         if self.screened {
             let copy = params;
             self.screened_work(command, bind, &copy)
         } else {
-            self.action(command, bind, &params);
-            true
+            Some(self.action(command, bind, &params))
         }
     }
 
     /// `work` when `VK_BLACKBOX_SKIP` or `VK_BLACKBOX_SUSPECTS` is set.
     #[inline(never)]
-    fn screened_work(&self, command: CommandId, bind: BindPoint, params: &[u64]) -> bool {
+    fn screened_work(
+        &self,
+        command: CommandId,
+        bind: BindPoint,
+        params: &[u64],
+    ) -> Option<AfterCall> {
         if let Some(file) = &crate::config().suspects {
             self.note_suspects(file, command, bind);
         }
@@ -646,11 +683,10 @@ impl CommandBuffer {
                     command.name(),
                     vk::Handle::as_raw(self.handle)
                 );
-                return false;
+                return None;
             }
         }
-        self.action(command, bind, params);
-        true
+        Some(self.action(command, bind, params))
     }
 
     /// `VK_BLACKBOX_SUSPECTS`: the work about to be recorded, with its labels and pipeline, for `blackbox
@@ -698,12 +734,13 @@ impl CommandBuffer {
         );
     }
 
-    /// Logs an action command (draw, dispatch, copy, clear...), with a marker before it as the granularity
-    /// and the render-pass state allow; the caller calls down after.
+    /// Logs an action command (draw, dispatch, copy, clear...), with its "started" marker as the
+    /// granularity and the render-pass state allow; the caller calls down, then writes what this returns.
     #[inline(always)]
-    pub fn action(&self, command: CommandId, bind: BindPoint, params: &[u64]) {
-        if let Some(mut rec) = self.recording.enter() {
-            rec.action(self, command, bind, params);
+    pub fn action(&self, command: CommandId, bind: BindPoint, params: &[u64]) -> AfterCall {
+        match self.recording.enter() {
+            Some(mut rec) => rec.action(self, command, bind, params),
+            None => AfterCall::NONE,
         }
     }
 
@@ -875,8 +912,9 @@ impl CommandBuffer {
         call: impl FnOnce(),
     ) {
         self.recording.with(|rec| rec.log.add_executed(secondaries));
-        self.action(CommandId::cmd_execute_commands, BindPoint::None, &[count]);
+        let after = self.action(CommandId::cmd_execute_commands, BindPoint::None, &[count]);
         call();
+        after.write(self);
     }
 }
 
@@ -1193,7 +1231,13 @@ impl Recording {
     /// `CommandBuffer::action` on the recording: the entry, and the unit's "started" marker where it is
     /// one. Always inlined, for the reason `RecordingCell::with` is.
     #[inline(always)]
-    fn action(&mut self, cb: &CommandBuffer, command: CommandId, bind: BindPoint, params: &[u64]) {
+    fn action(
+        &mut self,
+        cb: &CommandBuffer,
+        command: CommandId,
+        bind: BindPoint,
+        params: &[u64],
+    ) -> AfterCall {
         let standalone_unit = self.marking
             && if self.inside_render_pass {
                 self.units_inside_passes
@@ -1208,13 +1252,17 @@ impl Recording {
             self.pass_unit.unwrap_or(NONE)
         };
         self.push(command, CommandClass::Action, bind, params, unit, false);
-        if standalone_unit {
-            match self.started_write {
-                // SAFETY: recording (inside one of its commands); buffer markers go anywhere.
-                Some(started) => unsafe { started.write(cb.handle, unit) },
+        if !standalone_unit {
+            return AfterCall::NONE;
+        }
+        match self.started_write {
+            // Written after the command: see `AfterCall`.
+            Some(_) => AfterCall(unit),
+            None => {
                 // SAFETY: recording, and the unit was made only where the render-pass state allows a
                 // marker.
-                None => unsafe { self.mark(cb, Mark::Started(unit)) },
+                unsafe { self.mark(cb, Mark::Started(unit)) };
+                AfterCall::NONE
             }
         }
     }

@@ -7,8 +7,8 @@
 use ash::vk;
 use std::ffi::CStr;
 
-use super::{guarded, trampoline, Hook, Param, Scope};
-use crate::command_buffer::{self, BindPoint};
+use super::{trampoline, Hook, Param, Scope};
+use crate::command_buffer::{self, AfterCall, BindPoint};
 use crate::command_log::CommandId;
 use crate::fallback::Fallback;
 use crate::registry;
@@ -85,29 +85,34 @@ macro_rules! trampolines {
         fn($first:ident: $first_ty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? => record($bind:ident) [$($param:expr),*]
     }) => {
         unsafe extern "system" fn $field($first: $first_ty $(, $arg: $ty)*) $(-> $ret)? {
-            // The log (and marker) first, then the call down, outside the lookup and the panic guard,
-            // which then hold nothing across the driver's call.
-            let next = guarded($name, move || {
+            // The log (and marker), the call down, then the "started" mark that goes after the command
+            // (`AfterCall`).
+            trampoline($name, move || {
                 let logged = command_buffer::with($first, move |cb| {
-                    let next = cb.device.next.$field;
+                    let next = cb.device.next.$field?;
                     #[allow(unused_unsafe)]
                     // SAFETY: key parameters read from the app's valid arguments.
                     let params: [u64; trampolines!(@count $($param),*)] = unsafe { [$(Param::param($param)),*] };
-                    // `false`: `VK_BLACKBOX_SKIP` keeps the command from the driver.
-                    trampolines!(@record $class cb, $field, $bind, params).then_some(next).flatten()
+                    // `None`: `VK_BLACKBOX_SKIP` keeps the command from the driver.
+                    let Some(after) = trampolines!(@record $class cb, $field, $bind, params) else {
+                        return Some(Fallback::fallback());
+                    };
+                    // SAFETY: the app's arguments, handed on as they came.
+                    let result = unsafe { next($first $(, $arg)*) };
+                    after.write(cb);
+                    Some(result)
                 });
                 match logged {
-                    Some(next) => next,
-                    // A command buffer the layer lost track of: still the app's call goes down.
-                    // SAFETY: the app's dispatchable handle.
-                    None => unsafe { registry::device_of($first) }.and_then(|device| device.next.$field),
+                    Some(result) => result,
+                    None => {
+                        // A command buffer the layer lost track of: still the app's call goes down.
+                        // SAFETY: the app's dispatchable handle.
+                        let next = unsafe { registry::device_of($first) }?.next.$field?;
+                        // SAFETY: the app's arguments, handed on as they came.
+                        Some(unsafe { next($first $(, $arg)*) })
+                    }
                 }
-            });
-            match next {
-                // SAFETY: the app's arguments, handed on as they came.
-                Some(next) => unsafe { next($first $(, $arg)*) },
-                None => Fallback::fallback(),
-            }
+            })
         }
     };
     (@hook cmd $class:ident $field:ident $name:literal {
@@ -149,11 +154,11 @@ macro_rules! trampolines {
     };
     (@record state $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
         $cb.state(CommandId::$field, &$params);
-        true
+        Some(AfterCall::NONE)
     }};
     (@record sync $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
         $cb.sync(CommandId::$field, &$params);
-        true
+        Some(AfterCall::NONE)
     }};
     (@count) => { 0 };
     (@count $head:expr $(, $rest:expr)*) => { 1 + trampolines!(@count $($rest),*) };

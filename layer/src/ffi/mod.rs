@@ -72,19 +72,6 @@ fn trampoline<R: Fallback>(command: &'static str, body: impl FnOnce() -> Option<
     }
 }
 
-/// Runs the part of a recorded command's trampoline before its call down: `None` (nothing to call, or a
-/// panic, logged by the panic hook) leaves the trampoline to return its [`Fallback`].
-#[inline(always)]
-fn guarded<R>(command: &'static str, body: impl FnOnce() -> Option<R>) -> Option<R> {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(found) => found,
-        Err(_) => {
-            error!("{command}: internal error, Blackbox steps aside for this call");
-            None
-        }
-    }
-}
-
 /// A command parameter as the recorded log keeps it.
 pub trait Param {
     /// As 64 bits.
