@@ -291,15 +291,16 @@ impl TypeTable {
         (id, new)
     }
 
-    /// [`TypeTable::find_or_add_constant`] for the `OpConstant` `value` of `uint`, a 32-bit integer type:
-    /// known to be one, so a new constant's value is remembered without looking its type up.
+    /// [`TypeTable::find_or_add_constant`] for the `OpConstant` `value` of `uint`, the builder's 32-bit
+    /// integer type, so a new constant's value is remembered without looking its type up. (In a damaged
+    /// module `uint`'s id may also stand for something else; the constant is still the builder's own, of
+    /// the value it was given, so remembering that value is right either way.)
     pub(crate) fn find_or_add_u32(
         &mut self,
         uint: u32,
         value: u32,
         new_id: impl FnOnce() -> u32,
     ) -> (u32, bool) {
-        debug_assert!(matches!(self.get(uint), Some(Type::Int { width: 32, .. })));
         let (id, new) = self
             .by_key
             .find_or_add(&[Op::Constant as u32, uint], &[value], new_id);
