@@ -22,6 +22,9 @@
 //!   `vkCmdWriteBufferMarkerAMD` records nothing: Blackbox above takes the buffer-marker path of the GPUs
 //!   that have it, so that its cost there can be profiled on lavapipe (`scripts/bench-callgrind.sh`); the
 //!   markers are never written, so progress reads as nothing started.
+//! - `BB_FAULT_LOG_MARKERS=1` (with the fake buffer marker): each faked marker write and each
+//!   `vkCmdDispatch` is logged as it is recorded (`[fault-layer] vkCmdWriteBufferMarkerAMD TOP_OF_PIPE 3`,
+//!   `[fault-layer] vkCmdDispatch`), so a test sees where the layer above puts its markers.
 //!
 //! Each injected fault is logged on stderr: `[fault-layer] injected VK_ERROR_DEVICE_LOST in vkWaitForFences
 //! after 300 ms`.
@@ -78,6 +81,7 @@ struct Config {
     oom: Option<(OomCommand, u32)>,
     no_bda: bool,
     fake_buffer_marker: bool,
+    log_markers: bool,
     log_swapchains: bool,
 }
 
@@ -115,6 +119,7 @@ fn config() -> &'static Config {
             oom,
             no_bda: var("BB_FAULT_NO_BDA").as_deref() == Some("1"),
             fake_buffer_marker: var("BB_FAULT_FAKE_BUFFER_MARKER").as_deref() == Some("1"),
+            log_markers: var("BB_FAULT_LOG_MARKERS").as_deref() == Some("1"),
             log_swapchains: var("BB_FAULT_LOG_SWAPCHAINS").as_deref() == Some("1"),
         }
     })
@@ -311,6 +316,7 @@ fn hooks() -> &'static [(Scope, &'static CStr, VoidFunction)] {
             Device c"vkCreateBuffer" => create_buffer as vk::PFN_vkCreateBuffer,
             Device c"vkFreeCommandBuffers" => free_command_buffers as vk::PFN_vkFreeCommandBuffers,
             Device c"vkFreeDescriptorSets" => free_descriptor_sets as vk::PFN_vkFreeDescriptorSets,
+            Device c"vkCmdDispatch" => cmd_dispatch as vk::PFN_vkCmdDispatch,
         };
         for &(name, function) in DESTROY_HOOKS {
             // SAFETY: as in `hook_table!`.
@@ -364,6 +370,10 @@ unsafe extern "system" fn get_device_proc_addr(
                 )
             };
             return Some(Some(fake));
+        }
+        // vkCmdDispatch is only watched to log it: otherwise it goes straight down.
+        if name == c"vkCmdDispatch" && !config().log_markers {
+            return Some(next);
         }
         Some(match find_hook(name) {
             Some((Scope::Device, function)) if next.is_some() => Some(function),
@@ -906,14 +916,29 @@ fn driver_has_buffer_marker() -> bool {
     !DRIVER_LACKS_BUFFER_MARKER.load(Ordering::Relaxed)
 }
 
-/// The faked `vkCmdWriteBufferMarkerAMD`: records nothing.
+/// The faked `vkCmdWriteBufferMarkerAMD`: records nothing (`BB_FAULT_LOG_MARKERS=1`: logs the write).
 unsafe extern "system" fn write_no_buffer_marker(
     _command_buffer: vk::CommandBuffer,
-    _stage: vk::PipelineStageFlags,
+    stage: vk::PipelineStageFlags,
     _buffer: vk::Buffer,
     _offset: vk::DeviceSize,
-    _marker: u32,
+    marker: u32,
 ) {
+    if config().log_markers {
+        log(format_args!("vkCmdWriteBufferMarkerAMD {stage:?} {marker}"));
+    }
+}
+
+/// `BB_FAULT_LOG_MARKERS=1`: the dispatch is logged as it is recorded; the call goes down unchanged.
+unsafe extern "system" fn cmd_dispatch(command_buffer: vk::CommandBuffer, x: u32, y: u32, z: u32) {
+    guarded("vkCmdDispatch", (), || {
+        log(format_args!("vkCmdDispatch"));
+        // A command buffer's dispatch key is its device's.
+        let next = device_of(command_buffer)?.next::<vk::PFN_vkCmdDispatch>(c"vkCmdDispatch")?;
+        // SAFETY: the caller's arguments, unchanged.
+        unsafe { next(command_buffer, x, y, z) };
+        Some(())
+    })
 }
 
 /// The physical-device commands hooked here: their next functions are resolved at instance creation

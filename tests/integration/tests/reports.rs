@@ -201,3 +201,69 @@ fn with_breadcrumbs_off_the_watchdog_still_names_the_submission() {
         subs[0].command_buffers
     );
 }
+
+/// The faked marker writes and dispatches the fault layer logged (`BB_FAULT_LOG_MARKERS`), in recording
+/// order: `Some((stage, value))` for a marker, `None` for a dispatch.
+fn marker_log(stderr: &str) -> Vec<Option<(String, u32)>> {
+    stderr
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("[fault-layer] ")?;
+            if rest == "vkCmdDispatch" {
+                return Some(None);
+            }
+            let mut words = rest.strip_prefix("vkCmdWriteBufferMarkerAMD ")?.split(' ');
+            let stage = words.next()?.to_owned();
+            Some(Some((stage, words.next()?.parse().ok()?)))
+        })
+        .collect()
+}
+
+#[test]
+fn on_the_shared_buffer_marker_path_a_dispatch_is_marked_right_after_it() {
+    // The buffer-marker path, faked on lavapipe by the fault layer below (which logs each marker write and
+    // each dispatch as it is recorded), at `command`, without synchronization validation below: a
+    // recording's "started" marks share one word, and each goes right after its command. (With
+    // synchronization validation below, Blackbox takes the fill path here. The real driver's path ran on
+    // the H200: the README's "GPU time where the app's barriers are narrow".)
+    let home = TempDir::new("marker-placement");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests.join("blackbox"), "VkLayer_blackbox.json");
+    write_fault_manifest(&manifests.join("fault"));
+    let mut paths = std::ffi::OsString::from(manifests.join("blackbox"));
+    paths.push(":");
+    paths.push(manifests.join("fault"));
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(["--cmdbufs", "1", "--draws", "100", "--iters", "1"])
+        .args(["--record-only", "record-bench"])
+        .env("VK_ADD_LAYER_PATH", paths)
+        .env(
+            "VK_INSTANCE_LAYERS",
+            format!("VK_LAYER_blackbox:{FAULT_LAYER}"),
+        )
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"))
+        .env("VK_BLACKBOX_BREADCRUMBS", "command")
+        .env("BB_FAULT_FAKE_BUFFER_MARKER", "1")
+        .env("BB_FAULT_LOG_MARKERS", "1");
+    let run = run_cmd(&mut cmd);
+    run.assert_success();
+    assert!(
+        run.stderr.contains("breadcrumbs command (buffer markers)"),
+        "{}",
+        run.dump()
+    );
+    let log = marker_log(&run.stderr);
+    let top = |i: usize| match log.get(i) {
+        Some(Some((stage, value))) if stage == "TOP_OF_PIPE" => Some(*value),
+        _ => None,
+    };
+    let dispatches: Vec<usize> = (0..log.len()).filter(|&i| log[i].is_none()).collect();
+    // record-bench records a dispatch after each render pass of 50 draws: one per recording here, in its
+    // warm-up iterations and the timed one.
+    assert!(dispatches.len() >= 2, "{log:?}\n{}", run.dump());
+    for &d in &dispatches {
+        // Right after the dispatch, its own "started" write; right before it, the last draw's, one less.
+        let unit = top(d + 1).unwrap_or_else(|| panic!("no mark right after a dispatch\n{log:?}"));
+        assert_eq!(d.checked_sub(1).and_then(top), Some(unit - 1), "{log:?}");
+    }
+}
