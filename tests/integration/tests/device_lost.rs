@@ -93,10 +93,14 @@ fn device_lost(label: &str, args: &[&str]) -> Lost {
     let (dir, report) = reports.into_iter().next().unwrap();
     let text = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
     assert_eq!(report.kind, Kind::DeviceLost, "{text}");
-    assert_eq!(
-        report.reason, "vkWaitForFences returned VK_ERROR_DEVICE_LOST",
-        "{text}"
-    );
+    // The loss is named by the first call that sees it: the app's fence wait, or, when its poll comes in
+    // between the loss and the wait's return (seen once in a fresh Debian root's run of the test command),
+    // the watchdog's. Either names the same loss, and the report is the same otherwise.
+    let by_app = report.reason == "vkWaitForFences returned VK_ERROR_DEVICE_LOST";
+    let by_watchdog = report
+        .reason
+        .ends_with(" (watchdog) returned VK_ERROR_DEVICE_LOST");
+    assert!(by_app || by_watchdog, "{text}");
     let written = format!(
         "[blackbox] error: device lost report written to {}",
         dir.join("report.txt").display()
