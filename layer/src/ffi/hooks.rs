@@ -92,7 +92,7 @@ macro_rules! trampolines {
                     let next = cb.device.next.$field?;
                     #[allow(unused_unsafe)]
                     // SAFETY: key parameters read from the app's valid arguments.
-                    let params: [u64; trampolines!(@count $($param),*)] = unsafe { [$(Param::param($param)),*] };
+                    let params = unsafe { [$(Param::param($param)),*] };
                     // `None`: `VK_BLACKBOX_SKIP` keeps the command from the driver.
                     let Some(after) = trampolines!(@record $class cb, $field, $bind, params) else {
                         return Some(Fallback::fallback());
@@ -160,8 +160,6 @@ macro_rules! trampolines {
         $cb.sync(CommandId::$field, &$params);
         Some(AfterCall::NONE)
     }};
-    (@count) => { 0 };
-    (@count $head:expr $(, $rest:expr)*) => { 1 + trampolines!(@count $($rest),*) };
 }
 
 vulkan_commands!(trampolines);
