@@ -21,12 +21,13 @@
 //!
 //! One exception, for GPU time: on the buffer-marker path without synchronization validation below
 //! ([`crate::validation_below`]), a recording's "started" marks share one word and its "finished" marks
-//! another, and a "started" mark of a command is written right after the command rather than before it
-//! (a top-of-pipe write says the same there; see `command_buffer::AfterCall`). NVIDIA's driver 580 spends more GPU time on a marker write to a new address: 10,000
-//! one-triangle draws at `command` took 1.47x the frame time with a word per mark and 1.26x with shared words
-//! (`scripts/bench-gpu.sh`, H200). There, "started" writes are top-of-pipe writes in command order, so the
-//! word holds the latest unit started; synchronization validation would report them as write-after-write
-//! hazards, hence the distinct words when it is on.
+//! another, and a command's "started" mark is written right after the command rather than before it (a
+//! top-of-pipe write says the same there; see `command_buffer::AfterCall`; a render pass that is one unit
+//! as a whole is still marked before it begins). NVIDIA's driver 580 spends more GPU time on a marker
+//! write to a new address: 10,000 one-triangle draws at `command` took 1.47x the frame time with a word
+//! per mark and 1.26x with shared words (`scripts/bench-gpu.sh`, H200). There, "started" writes are
+//! top-of-pipe writes in command order, so the word holds the latest unit started; synchronization
+//! validation would report them as write-after-write hazards, hence the distinct words when it is on.
 //!
 //! Words are handed out in chunks from a pool; a recording's chunks go back when the last submission that
 //! holds it is gone.
