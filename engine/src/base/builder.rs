@@ -19,8 +19,10 @@ pub(crate) struct Builder {
     /// back once made, only writes out.
     globals: Vec<u32>,
     annotations: Vec<u32>,
-    /// Each function added, as its words, in the order they were added.
-    functions: Vec<Vec<u32>>,
+    /// The functions added, one after another, as words, in the order they were added. A [`FnBuilder`]
+    /// takes the list and writes its function at its end (a list allocated per helper, then copied,
+    /// cost more than the helper's words).
+    functions: Vec<u32>,
     /// `type_uint`, `type_bool`, `type_void` and `const_u32`, asked for many times at every site and in
     /// every helper: remembered here rather than looked up in the type table each time, small constants
     /// (0 where not made yet) without even a hash.
@@ -285,9 +287,17 @@ impl Builder {
         self.annotations.extend_from_slice(extra);
     }
 
-    /// Adds a finished function: its words from [`FnBuilder::finish`].
-    pub(crate) fn add_function(&mut self, words: Vec<u32>) {
-        self.functions.push(words);
+    /// Adds a finished function ([`FnBuilder::finish`]), after those added before it.
+    pub(crate) fn add_function(&mut self, function: FinishedFn) {
+        let FinishedFn { mut words, start } = function;
+        if !self.functions.is_empty() {
+            // Functions were finished while this one was built (a helper made for a site inside another
+            // helper), in a list of their own: they go before it.
+            let own = words.split_off(start);
+            words.append(&mut self.functions);
+            words.extend_from_slice(&own);
+        }
+        self.functions = words;
     }
 
     /// Writes what was built into the module and raises its id bound.
@@ -299,7 +309,9 @@ impl Builder {
         }
         append_words(&mut module.added_globals, self.globals);
         append_words(&mut module.added_annotations, self.annotations);
-        module.added_functions.extend(self.functions);
+        if !self.functions.is_empty() {
+            module.added_functions.push(self.functions);
+        }
         module.header.bound = module.header.bound.max(self.next_id);
         Ok(())
     }
@@ -354,10 +366,19 @@ fn with_result(b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> (u32, Inst
 /// instrumented module's new code: an [`Instruction`] each, split into blocks and written back one by one,
 /// cost an allocation and several copies per instruction; words cost a few stores.
 pub(crate) struct FnBuilder {
+    /// The builder's list of added functions, taken from it; this function's words start at `start`.
     words: Vec<u32>,
+    start: usize,
     /// Where the next [`FnBuilder::local`] goes: the end of the `OpVariable`s at the start of the first
     /// block.
     locals_end: usize,
+}
+
+/// A function [`FnBuilder::finish`] ended: its words are `words[start..]`, after the functions added before
+/// it began.
+pub(crate) struct FinishedFn {
+    words: Vec<u32>,
+    start: usize,
 }
 
 /// A new function's parameter ids: a few, kept inline (a list of their own cost an allocation per helper).
@@ -374,8 +395,13 @@ impl FnBuilder {
     pub(crate) fn new(b: &mut Builder, ret: u32, param_types: &[u32]) -> (FnBuilder, u32, Params) {
         let fn_type = b.type_function(ret, param_types);
         let id = b.id();
-        // Helpers run from a few dozen to a few hundred instructions, of about four words each.
-        let mut words = Vec::with_capacity(1024);
+        let mut words = std::mem::take(&mut b.functions);
+        if words.capacity() == 0 {
+            // Room for the few helpers most modules get: from a few dozen to a few hundred instructions
+            // each, of about four words.
+            words.reserve(4096);
+        }
+        let start = words.len();
         words.extend_from_slice(&[
             first_word(Op::Function, 5),
             ret,
@@ -391,6 +417,7 @@ impl FnBuilder {
         }
         let mut f = FnBuilder {
             words,
+            start,
             locals_end: 0,
         };
         let entry = b.id();
@@ -447,9 +474,12 @@ impl FnBuilder {
         self.words.extend_from_slice(operands);
     }
 
-    /// The finished function's words, for [`Builder::add_function`].
-    pub(crate) fn finish(mut self) -> Vec<u32> {
+    /// The finished function, for [`Builder::add_function`].
+    pub(crate) fn finish(mut self) -> FinishedFn {
         self.words.push(first_word(Op::FunctionEnd, 1));
-        self.words
+        FinishedFn {
+            words: self.words,
+            start: self.start,
+        }
     }
 }

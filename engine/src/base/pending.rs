@@ -340,18 +340,20 @@ impl Base<'_> {
             .define(words_var, Op::Variable, Some(words_ptr), &[private]);
         let void = self.b.type_void();
         let entry_functions: Vec<u32> = self.an.entry_points.iter().map(|e| e.function).collect();
+        // Every instruction of every function is looked at: a plain loop, with one list of positions for
+        // all blocks (most blocks get no call).
+        let mut at: Vec<usize> = Vec::new();
         for f in &mut module.functions {
             let entry = entry_functions.contains(&f.id());
             for block in &mut f.blocks {
-                let at: Vec<usize> = block
-                    .instructions
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, i)| {
-                        ends_invocation(i) || (entry && (i.is(Op::Return) || i.is(Op::ReturnValue)))
-                    })
-                    .map(|(k, _)| k)
-                    .collect();
+                at.clear();
+                for (k, i) in block.instructions.iter().enumerate() {
+                    if ends_invocation(i) || (entry && (i.is(Op::Return) || i.is(Op::ReturnValue)))
+                    {
+                        at.push(k);
+                    }
+                }
+                // From the last: the positions before it stay valid (and the ids go in this order).
                 for &k in at.iter().rev() {
                     let call_id = self.b.id();
                     block.instructions.insert(
