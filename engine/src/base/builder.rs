@@ -6,7 +6,6 @@ use spirv::{Decoration, FunctionControl, Op, StorageClass};
 use crate::analysis::TypeTable;
 use crate::error::NotInstrumented;
 use crate::module::{self, operands_of, Instruction, Module, MAX_BOUND};
-use crate::util::{map_with_capacity, FastMap};
 
 /// New ids, types, constants, globals, decorations and functions for one module.
 pub(crate) struct Builder {
@@ -30,11 +29,41 @@ pub(crate) struct Builder {
     bool_type: Option<u32>,
     void: Option<u32>,
     small_u32_constants: [u32; SMALL_CONSTANTS],
-    u32_constants: FastMap<u32, u32>,
+    /// Larger `const_u32` values (record kinds, pending slots, NaN masks) asked for lately, and the other
+    /// non-aggregate types ([`Builder::keyed_type`]: vectors, pointers, floats): a slot each by a hash of
+    /// the value or key, (0 where empty), in front of the type table, which hashes and compares a
+    /// 32-byte key per lookup. A type's or constant's id never changes once found or added, so a slot
+    /// holds it as long as nothing else takes the slot.
+    u32_cache: [(u32, u32); U32_CACHE],
+    type_cache: [TypeCacheEntry; TYPE_CACHE],
 }
 
 /// `const_u32` values below this are remembered in an array.
 const SMALL_CONSTANTS: usize = 64;
+
+/// Slots of [`Builder`]'s caches of larger constants and of keyed types (powers of two).
+const U32_CACHE: usize = 64;
+const TYPE_CACHE: usize = 64;
+
+/// A slot of the keyed type cache: the opcode with the operand count in its top half, up to two operands,
+/// and the id (0 where empty).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct TypeCacheEntry {
+    op: u32,
+    a: u32,
+    b: u32,
+    id: u32,
+}
+
+/// A slot index for `words` in a cache of `slots` slots (a power of two).
+#[inline]
+fn cache_slot(words: [u32; 3], slots: usize) -> usize {
+    let mut h: u32 = 0;
+    for w in words {
+        h = (h.rotate_left(5) ^ w).wrapping_mul(0x9e37_79b9);
+    }
+    (h >> (32 - slots.trailing_zeros())) as usize
+}
 
 impl Builder {
     /// A builder for `module`: new ids start at its bound.
@@ -60,9 +89,8 @@ impl Builder {
             bool_type: None,
             void: None,
             small_u32_constants: [0; SMALL_CONSTANTS],
-            // Room for the larger constants most modules get (record kinds, site indexes, payload
-            // offsets): grown from nothing, the map was rehashed several times.
-            u32_constants: map_with_capacity(32),
+            u32_cache: [(0, 0); U32_CACHE],
+            type_cache: [TypeCacheEntry::default(); TYPE_CACHE],
         }
     }
 
@@ -119,7 +147,36 @@ impl Builder {
     }
 
     /// A non-aggregate type, found or added.
+    #[inline]
     fn keyed_type(&mut self, op: Op, operands: &[u32]) -> u32 {
+        let key = match *operands {
+            [] => Some((0, 0)),
+            [a] => Some((a, 0)),
+            [a, b] => Some((a, b)),
+            _ => None,
+        };
+        let Some((a, b)) = key else {
+            return self.find_or_add_type(op, operands);
+        };
+        let op_word = (operands.len() as u32) << 16 | op as u32;
+        let slot = cache_slot([op_word, a, b], TYPE_CACHE);
+        let entry = self.type_cache[slot];
+        if entry.id != 0 && (entry.op, entry.a, entry.b) == (op_word, a, b) {
+            return entry.id;
+        }
+        let id = self.find_or_add_type(op, operands);
+        self.type_cache[slot] = TypeCacheEntry {
+            op: op_word,
+            a,
+            b,
+            id,
+        };
+        id
+    }
+
+    /// [`Builder::keyed_type`] from the type table.
+    #[inline(never)]
+    fn find_or_add_type(&mut self, op: Op, operands: &[u32]) -> u32 {
         let next_id = &mut self.next_id;
         let (id, new) = self
             .types
@@ -203,16 +260,24 @@ impl Builder {
     }
 
     /// A 32-bit unsigned integer constant.
+    #[inline]
     pub(crate) fn const_u32(&mut self, value: u32) -> u32 {
         match self.small_u32_constants.get(value as usize) {
             Some(&id) if id != 0 => return id,
             Some(_) => {}
             None => {
-                if let Some(&id) = self.u32_constants.get(&value) {
+                let (cached, id) = self.u32_cache[cache_slot([value, 0, 0], U32_CACHE)];
+                if id != 0 && cached == value {
                     return id;
                 }
             }
         }
+        self.find_or_add_u32(value)
+    }
+
+    /// [`Builder::const_u32`] from the type table.
+    #[inline(never)]
+    fn find_or_add_u32(&mut self, value: u32) -> u32 {
         let uint = self.type_uint();
         let next_id = &mut self.next_id;
         let (id, new) = self.types.find_or_add_u32(uint, value, || take_id(next_id));
@@ -221,9 +286,7 @@ impl Builder {
         }
         match self.small_u32_constants.get_mut(value as usize) {
             Some(slot) => *slot = id,
-            None => {
-                self.u32_constants.insert(value, id);
-            }
+            None => self.u32_cache[cache_slot([value, 0, 0], U32_CACHE)] = (value, id),
         }
         id
     }
@@ -262,6 +325,11 @@ impl Builder {
 
     /// `OpDecorate target decoration extra...`.
     pub(crate) fn decorate(&mut self, target: u32, decoration: Decoration, extra: &[u32]) {
+        if self.annotations.capacity() == 0 {
+            // The buffer's three decorations and a builtin or two: grown from nothing, the list was
+            // reallocated three times.
+            self.annotations.reserve(32);
+        }
         self.annotations.extend_from_slice(&[
             first_word(Op::Decorate, 3 + extra.len()),
             target,
@@ -374,6 +442,20 @@ pub(crate) struct FnBuilder {
     locals_end: usize,
 }
 
+/// Appends a helper instruction's operands (after a `reserve`): `module::extend_short`, always inlined
+/// (left to the compiler, it was a call per instruction).
+#[inline(always)]
+fn push_operands(words: &mut Vec<u32>, operands: &[u32]) {
+    match *operands {
+        [] => {}
+        [a] => words.push(a),
+        [a, b] => words.extend_from_slice(&[a, b]),
+        [a, b, c] => words.extend_from_slice(&[a, b, c]),
+        [a, b, c, d] => words.extend_from_slice(&[a, b, c, d]),
+        _ => words.extend_from_slice(operands),
+    }
+}
+
 /// A function [`FnBuilder::finish`] ended: its words are `words[start..]`, after the functions added before
 /// it began.
 pub(crate) struct FinishedFn {
@@ -458,20 +540,26 @@ impl FnBuilder {
     }
 
     /// An instruction with a result; returns the result id.
+    #[inline]
     pub(crate) fn op(&mut self, b: &mut Builder, op: Op, ty: u32, operands: &[u32]) -> u32 {
         // A variable pushed here would not be seen by `local`, which keeps them together.
         debug_assert!(op != Op::Variable, "function variables go through `local`");
         let id = b.id();
+        // One capacity check, and the operands as a fixed-size piece (`extend_from_slice` of a list of any
+        // length is a `memcpy` call): helpers are most of what the engine writes.
+        self.words.reserve(3 + operands.len());
         self.words
             .extend_from_slice(&[first_word(op, 3 + operands.len()), ty, id]);
-        self.words.extend_from_slice(operands);
+        push_operands(&mut self.words, operands);
         id
     }
 
     /// An instruction without a result.
+    #[inline]
     pub(crate) fn op_void(&mut self, op: Op, operands: &[u32]) {
+        self.words.reserve(1 + operands.len());
         self.words.push(first_word(op, 1 + operands.len()));
-        self.words.extend_from_slice(operands);
+        push_operands(&mut self.words, operands);
     }
 
     /// The finished function, for [`Builder::add_function`].
