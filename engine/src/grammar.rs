@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 
 use spirv::Op;
 
+use crate::module::Place;
+
 /// What the grammar says about one opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct OpInfo {
@@ -18,16 +20,20 @@ pub(crate) struct OpInfo {
     pub has_type: bool,
     /// The instruction defines a result id (after the result type, if any).
     pub has_result: bool,
+    /// Where the parser puts it ([`crate::module::place_of`]), looked up with the rest rather than
+    /// matched on per instruction.
+    pub place: Place,
 }
 
 const UNKNOWN: OpInfo = OpInfo {
     op: None,
     has_type: false,
     has_result: false,
+    place: Place::Unknown,
 };
 
 /// The table by opcode; [`lookup`] reads it. Fetched once by a loop over many instructions, rather than
-/// through [`op_info`]'s check that it is built at each one.
+/// checked to be built at each one.
 pub(crate) fn table() -> &'static [OpInfo] {
     static TABLE: OnceLock<Vec<OpInfo>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -51,6 +57,7 @@ pub(crate) fn table() -> &'static [OpInfo] {
                 op: Some(inst.opcode),
                 has_type,
                 has_result,
+                place: crate::module::place_of(inst.opcode),
             };
         }
         table
@@ -58,6 +65,7 @@ pub(crate) fn table() -> &'static [OpInfo] {
 }
 
 /// Looks an opcode up.
+#[cfg(test)]
 pub(crate) fn op_info(opcode: u16) -> OpInfo {
     lookup(table(), opcode)
 }

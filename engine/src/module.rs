@@ -15,7 +15,7 @@
 use crate::error::NotInstrumented;
 use spirv::Op;
 
-use crate::grammar::{self, op_info, OpInfo};
+use crate::grammar::{self, OpInfo};
 
 /// The SPIR-V magic number, as the first word of every module.
 pub const MAGIC: u32 = 0x0723_0203;
@@ -241,17 +241,6 @@ pub struct Function {
 }
 
 impl Function {
-    /// A function as parsing finds it at its `OpFunction`, with the debug lines written before it.
-    fn starting(prefix: Vec<Instruction>, def: Instruction) -> Function {
-        Function {
-            prefix,
-            def,
-            params: Vec::new(),
-            blocks: Vec::new(),
-            end: Instruction::new(Op::FunctionEnd, None, None, Vec::new()),
-        }
-    }
-
     /// The function's result id.
     pub fn id(&self) -> u32 {
         self.def.result_id.unwrap_or(0)
@@ -301,7 +290,7 @@ pub struct Module {
 
 /// Where a module-level instruction goes, in layout order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Section {
+pub(crate) enum Section {
     Capability,
     Extension,
     ExtInstImport,
@@ -315,9 +304,33 @@ enum Section {
     Global,
 }
 
-#[inline]
-fn section_of(op: Option<Op>) -> Option<Section> {
-    Some(match op? {
+/// The number of module-level sections.
+const SECTIONS: usize = Section::Global as usize + 1;
+
+/// Where the parser puts an instruction, by its opcode ([`place_of`], kept in the grammar table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// At module level, in this section (every known opcode of no section of its own: the globals).
+    In(Section),
+    /// An opcode the grammar does not know: at module level it stays in the section it was found in.
+    Unknown,
+    /// `OpFunction`.
+    Function,
+    /// `OpFunctionEnd`.
+    FunctionEnd,
+    /// `OpLabel`.
+    Label,
+    /// `OpFunctionParameter`.
+    FunctionParameter,
+}
+
+/// Where the parser puts a known opcode.
+pub(crate) fn place_of(op: Op) -> Place {
+    Place::In(match op {
+        Op::Function => return Place::Function,
+        Op::FunctionEnd => return Place::FunctionEnd,
+        Op::Label => return Place::Label,
+        Op::FunctionParameter => return Place::FunctionParameter,
         Op::Capability => Section::Capability,
         Op::Extension => Section::Extension,
         Op::ExtInstImport => Section::ExtInstImport,
@@ -337,18 +350,17 @@ fn section_of(op: Option<Op>) -> Option<Section> {
         | Op::DecorateId
         | Op::DecorateString
         | Op::MemberDecorateString => Section::Annotation,
-        _ => return None,
+        _ => Section::Global,
     })
 }
 
-/// Where the parser is.
-enum State {
-    /// In the module-level sections, at most this far.
-    Sections(Section),
-    /// Inside a function: its parts so far.
-    InFunction(Box<Function>),
-    /// After an `OpFunctionEnd`; debug lines wait here for the next `OpFunction`.
-    BetweenFunctions(Vec<Instruction>),
+/// The error for an instruction out of the SPIR-V logical layout order.
+#[cold]
+fn out_of_order(inst: &Instruction, at: usize, what: &str) -> NotInstrumented {
+    NotInstrumented::malformed(format!(
+        "opcode {} at word {at} is out of the SPIR-V logical layout order ({what})",
+        inst.opcode()
+    ))
 }
 
 impl Module {
@@ -365,7 +377,10 @@ impl Module {
         Self::parse_words::<true>(words)
     }
 
-    /// Parses; with `HASH`, also hashes every word (all of them once parsing succeeds).
+    /// Parses; with `HASH`, also hashes every word (all of them once parsing succeeds). The module-level
+    /// sections, then each function, then what lies between functions, each a loop of its own: where an
+    /// instruction goes is then a match on its [`Place`] (from the grammar table), with no parser state to
+    /// consult and update per instruction.
     #[inline(always)]
     fn parse_words<const HASH: bool>(words: &[u32]) -> Result<(Module, u64), NotInstrumented> {
         let mut hash = crate::hash::Fnv1a64::new();
@@ -399,174 +414,90 @@ impl Module {
                 header.bound
             )));
         }
-        // Every list is allocated once at its final size (counted ahead) rather than grown one push at a
-        // time: growing moves every instruction again at each doubling.
-        let sizes = section_sizes(words);
-        let mut module = Module {
+        let grammar = grammar::table();
+        let mut plan = Plan::of(words, grammar);
+        let mut reader = Reader::<HASH> {
+            words,
+            at: 5,
+            grammar,
+            bound: header.bound,
+            hash,
+        };
+        let mut lists: [Vec<Instruction>; SECTIONS] = plan.sections.map(Vec::with_capacity);
+        let mut current = Section::Capability;
+        let mut first_function = None;
+        while let Some((inst, place, at)) = reader.next()? {
+            let section = match place {
+                Place::In(section) => section,
+                Place::Unknown => current,
+                Place::Function => {
+                    first_function = Some(inst);
+                    break;
+                }
+                _ => return Err(out_of_order(&inst, at, "outside a function")),
+            };
+            if section < current {
+                return Err(out_of_order(&inst, at, "section already passed"));
+            }
+            current = section;
+            lists[section as usize].push(inst);
+        }
+        let mut functions = Vec::with_capacity(plan.functions);
+        if let Some(mut def) = first_function {
+            // Debug lines written just before the first function belong to it.
+            let globals = &mut lists[Section::Global as usize];
+            let keep = globals
+                .iter()
+                .rposition(|i| !i.is_line())
+                .map_or(0, |p| p + 1);
+            let mut prefix = globals.split_off(keep);
+            loop {
+                functions.push(reader.function(&mut plan, prefix, def)?);
+                // Between functions, debug lines wait for the next one.
+                let mut lines = Vec::new();
+                let next = loop {
+                    let Some((inst, _, at)) = reader.next()? else {
+                        break None;
+                    };
+                    match inst.op() {
+                        Some(Op::Line | Op::NoLine) => lines.push(inst),
+                        Some(Op::Function) => break Some(inst),
+                        _ => return Err(out_of_order(&inst, at, "between functions")),
+                    }
+                };
+                match next {
+                    Some(inst) => (prefix, def) = (lines, inst),
+                    None if lines.is_empty() => break,
+                    None => {
+                        return Err(NotInstrumented::malformed(
+                            "debug lines after the last function",
+                        ))
+                    }
+                }
+            }
+        }
+        let [capabilities, extensions, ext_inst_imports, memory_model, entry_points, execution_modes, debug_strings, debug_names, debug_module_processed, annotations, globals] =
+            lists;
+        let module = Module {
             header,
-            capabilities: Vec::with_capacity(sizes[Section::Capability as usize]),
-            extensions: Vec::with_capacity(sizes[Section::Extension as usize]),
-            ext_inst_imports: Vec::with_capacity(sizes[Section::ExtInstImport as usize]),
-            memory_model: Vec::with_capacity(sizes[Section::MemoryModel as usize]),
-            entry_points: Vec::with_capacity(sizes[Section::EntryPoint as usize]),
-            execution_modes: Vec::with_capacity(sizes[Section::ExecutionMode as usize]),
-            debug_strings: Vec::with_capacity(sizes[Section::DebugStrings as usize]),
-            debug_names: Vec::with_capacity(sizes[Section::DebugNames as usize]),
-            debug_module_processed: Vec::with_capacity(
-                sizes[Section::DebugModuleProcessed as usize],
-            ),
-            annotations: Vec::with_capacity(sizes[Section::Annotation as usize]),
-            globals: Vec::with_capacity(sizes[Section::Global as usize]),
-            functions: Vec::new(),
+            capabilities,
+            extensions,
+            ext_inst_imports,
+            memory_model,
+            entry_points,
+            execution_modes,
+            debug_strings,
+            debug_names,
+            debug_module_processed,
+            annotations,
+            globals,
+            functions,
             added_annotations: Vec::new(),
             added_globals: Vec::new(),
             added_functions: Vec::new(),
         };
-        let grammar = grammar::table();
-        let mut state = State::Sections(Section::Capability);
-        let mut at = 5;
-        while at < words.len() {
-            let first = words[at];
-            let count = (first >> 16) as usize;
-            let opcode = (first & 0xFFFF) as u16;
-            if count == 0 {
-                return Err(NotInstrumented::malformed(format!(
-                    "word count 0 at word {at}"
-                )));
-            }
-            let Some(inst_words) = words.get(at..at + count) else {
-                return Err(NotInstrumented::malformed(format!(
-                    "instruction at word {at} (opcode {opcode}, {count} words) runs past the end of the module"
-                )));
-            };
-            if HASH {
-                hash.write_words(inst_words);
-            }
-            let inst = decode(grammar, opcode, inst_words, header.bound, at)?;
-            let block_size = if opcode == Op::Label as u16 {
-                block_size(words, at + count)
-            } else {
-                0
-            };
-            module.place(&mut state, inst, at, block_size)?;
-            at += count;
-        }
-        match state {
-            State::Sections(_) => {}
-            State::InFunction(_) => {
-                return Err(NotInstrumented::malformed(
-                    "the module ends inside a function",
-                ));
-            }
-            State::BetweenFunctions(lines) => {
-                if !lines.is_empty() {
-                    return Err(NotInstrumented::malformed(
-                        "debug lines after the last function",
-                    ));
-                }
-            }
-        }
-        Ok((module, hash.finish()))
+        Ok((module, reader.hash.finish()))
     }
-
-    /// The list of a module-level section.
-    fn section_list(&mut self, section: Section) -> &mut Vec<Instruction> {
-        match section {
-            Section::Capability => &mut self.capabilities,
-            Section::Extension => &mut self.extensions,
-            Section::ExtInstImport => &mut self.ext_inst_imports,
-            Section::MemoryModel => &mut self.memory_model,
-            Section::EntryPoint => &mut self.entry_points,
-            Section::ExecutionMode => &mut self.execution_modes,
-            Section::DebugStrings => &mut self.debug_strings,
-            Section::DebugNames => &mut self.debug_names,
-            Section::DebugModuleProcessed => &mut self.debug_module_processed,
-            Section::Annotation => &mut self.annotations,
-            Section::Global => &mut self.globals,
-        }
-    }
-
-    /// Puts one instruction where it belongs, moving `state` on. `block_size`, for an `OpLabel`, is the
-    /// number of instructions of its block. The state is changed in place, not moved in and out: this runs
-    /// for every instruction, and most leave it as it was. Inlined into `parse`, its one caller.
-    #[inline(always)]
-    fn place(
-        &mut self,
-        state: &mut State,
-        inst: Instruction,
-        at: usize,
-        block_size: usize,
-    ) -> Result<(), NotInstrumented> {
-        let out_of_order = |what: &str| {
-            NotInstrumented::malformed(format!(
-                "opcode {} at word {at} is out of the SPIR-V logical layout order ({what})",
-                inst.opcode()
-            ))
-        };
-        match state {
-            State::Sections(current) => {
-                let op = inst.op();
-                if op == Some(Op::Function) {
-                    // Debug lines written just before the first function belong to it.
-                    let keep = self
-                        .globals
-                        .iter()
-                        .rposition(|i| !i.is_line())
-                        .map_or(0, |p| p + 1);
-                    let prefix = self.globals.split_off(keep);
-                    *state = State::InFunction(Box::new(Function::starting(prefix, inst)));
-                    return Ok(());
-                }
-                if matches!(
-                    op,
-                    Some(Op::FunctionEnd | Op::Label | Op::FunctionParameter)
-                ) {
-                    return Err(out_of_order("outside a function"));
-                }
-                let section = match section_of(op) {
-                    Some(s) => s,
-                    // Unknown opcodes stay in the section they were found in.
-                    None if op.is_none() => *current,
-                    None => Section::Global,
-                };
-                if section < *current {
-                    return Err(out_of_order("section already passed"));
-                }
-                *current = section;
-                self.section_list(section).push(inst);
-            }
-            State::InFunction(function) => match inst.op() {
-                Some(Op::FunctionEnd) => {
-                    let State::InFunction(mut function) =
-                        std::mem::replace(state, State::BetweenFunctions(Vec::new()))
-                    else {
-                        unreachable!("matched just above")
-                    };
-                    function.end = inst;
-                    self.functions.push(*function);
-                }
-                Some(Op::Function) => return Err(out_of_order("function inside a function")),
-                Some(Op::Label) => function.blocks.push(Block {
-                    label: inst,
-                    instructions: Vec::with_capacity(block_size),
-                }),
-                _ => match function.blocks.last_mut() {
-                    Some(block) => block.instructions.push(inst),
-                    None => function.params.push(inst),
-                },
-            },
-            State::BetweenFunctions(lines) => match inst.op() {
-                Some(Op::Line | Op::NoLine) => lines.push(inst),
-                Some(Op::Function) => {
-                    let prefix = std::mem::take(lines);
-                    *state = State::InFunction(Box::new(Function::starting(prefix, inst)));
-                }
-                _ => return Err(out_of_order("between functions")),
-            },
-        }
-        Ok(())
-    }
-
     /// Writes the module back to words.
     pub fn to_words(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.word_count());
@@ -691,68 +622,254 @@ impl Module {
     }
 }
 
-/// The number of instructions of each module-level section ([`section_of`], unknown opcodes counted with
-/// the globals, an over-estimate at worst), read ahead of parsing. Stops at the first function or at
-/// anything malformed, which the parser then reports.
-fn section_sizes(words: &[u32]) -> [usize; Section::Global as usize + 1] {
-    let mut sizes = [0; Section::Global as usize + 1];
-    let mut at = 5;
-    while let Some(&first) = words.get(at) {
-        let (count, opcode) = ((first >> 16) as usize, (first & 0xFFFF) as u16);
-        if count == 0 || opcode == Op::Function as u16 {
-            break;
-        }
-        let section = section_of(op_info(opcode).op).unwrap_or(Section::Global);
-        sizes[section as usize] += 1;
-        at += count;
-    }
-    sizes
+/// How many instructions each list of a module will hold, counted ahead in one pass over the instructions'
+/// first words, so that every list is allocated once at its final size rather than grown one push at a
+/// time (growing moves every instruction again at each doubling). Counts are only capacities: the pass
+/// stops at anything malformed, which the parser then reports.
+struct Plan {
+    /// Instructions of each module-level section.
+    sections: [usize; SECTIONS],
+    /// Functions.
+    functions: usize,
+    /// For each function in order: its parameters (everything before its first label), its blocks, then
+    /// the instructions of each block.
+    sizes: smallvec::SmallVec<[u32; 128]>,
+    /// How far [`Plan::function`] and [`Plan::block`] have read `sizes`.
+    read: usize,
 }
 
-/// The number of instructions from word `at` up to the next `OpLabel` or `OpFunctionEnd` (or anything
-/// malformed): the size of the block whose label ends just before `at`.
-fn block_size(words: &[u32], mut at: usize) -> usize {
-    let mut size = 0;
-    while let Some(&first) = words.get(at) {
-        let (count, opcode) = ((first >> 16) as usize, (first & 0xFFFF) as u16);
-        if count == 0 || opcode == Op::Label as u16 || opcode == Op::FunctionEnd as u16 {
-            break;
+impl Plan {
+    fn of(words: &[u32], grammar: &[OpInfo]) -> Plan {
+        let mut plan = Plan {
+            sections: [0; SECTIONS],
+            functions: 0,
+            sizes: smallvec::SmallVec::new(),
+            read: 0,
+        };
+        let mut at = 5;
+        let mut current = Section::Capability;
+        // The module-level sections, up to the first function.
+        while let Some(&first) = words.get(at) {
+            let (count, opcode) = ((first >> 16) as usize, (first & 0xFFFF) as u16);
+            let section = match grammar::lookup(grammar, opcode).place {
+                Place::In(section) => section,
+                Place::Unknown => current,
+                _ => break,
+            };
+            if count == 0 {
+                return plan;
+            }
+            current = current.max(section);
+            plan.sections[section as usize] += 1;
+            at += count;
         }
-        size += 1;
-        at += count;
+        // The functions. `run` counts the instructions since the last `OpFunction` or `OpLabel`, to be
+        // stored at `sizes[slot]` when the run ends; `function` indexes the current function's entries.
+        let (mut run, mut slot, mut function) = (0u32, None, None);
+        let end_run =
+            |sizes: &mut smallvec::SmallVec<[u32; 128]>, slot: Option<usize>, run: u32| {
+                if let Some(slot) = slot {
+                    sizes[slot] = run;
+                }
+            };
+        while let Some(&first) = words.get(at) {
+            let (count, opcode) = ((first >> 16) as usize, (first & 0xFFFF) as u16);
+            if count == 0 {
+                break;
+            }
+            match grammar::lookup(grammar, opcode).place {
+                Place::Function => {
+                    end_run(&mut plan.sizes, slot, run);
+                    plan.functions += 1;
+                    function = Some(plan.sizes.len());
+                    slot = function;
+                    run = 0;
+                    plan.sizes.extend_from_slice(&[0, 0]);
+                }
+                Place::Label => {
+                    end_run(&mut plan.sizes, slot, run);
+                    if let Some(f) = function {
+                        plan.sizes[f + 1] += 1;
+                        slot = Some(plan.sizes.len());
+                        plan.sizes.push(0);
+                    }
+                    run = 0;
+                }
+                Place::FunctionEnd => {
+                    end_run(&mut plan.sizes, slot, run);
+                    (slot, function, run) = (None, None, 0);
+                }
+                _ => run += 1,
+            }
+            at += count;
+        }
+        end_run(&mut plan.sizes, slot, run);
+        plan
     }
-    size
+
+    /// The next function's number of parameters and of blocks.
+    fn function(&mut self) -> (usize, usize) {
+        (self.take(), self.take())
+    }
+
+    /// The next block's number of instructions.
+    fn block(&mut self) -> usize {
+        self.take()
+    }
+
+    fn take(&mut self) -> usize {
+        let size = self.sizes.get(self.read).copied().unwrap_or(0);
+        self.read += 1;
+        size as usize
+    }
 }
 
-/// Decodes one instruction from its words, checking its result type and id against the bound. Inlined into
-/// the parser's loop, its one caller (as a call of its own it cost about a tenth of parsing).
+/// The parser's cursor: reads, checks, hashes and decodes one instruction at a time.
+struct Reader<'a, const HASH: bool> {
+    words: &'a [u32],
+    /// The next instruction's first word.
+    at: usize,
+    grammar: &'static [OpInfo],
+    bound: u32,
+    hash: crate::hash::Fnv1a64,
+}
+
+impl<const HASH: bool> Reader<'_, HASH> {
+    /// The next instruction, where it goes and the word it starts at; `None` at the end of the module.
+    #[inline(always)]
+    fn next(&mut self) -> Result<Option<(Instruction, Place, usize)>, NotInstrumented> {
+        let at = self.at;
+        let Some(&first) = self.words.get(at) else {
+            return Ok(None);
+        };
+        let count = (first >> 16) as usize;
+        let opcode = (first & 0xFFFF) as u16;
+        if count == 0 {
+            return Err(NotInstrumented::malformed(format!(
+                "word count 0 at word {at}"
+            )));
+        }
+        let Some(inst_words) = self.words.get(at..at + count) else {
+            return Err(NotInstrumented::malformed(format!(
+                "instruction at word {at} (opcode {opcode}, {count} words) runs past the end of the module"
+            )));
+        };
+        if HASH {
+            self.hash.write_words(inst_words);
+        }
+        let info = grammar::lookup(self.grammar, opcode);
+        let inst = decode(info, opcode, self.words, at, count, self.bound)?;
+        self.at = at + count;
+        Ok(Some((inst, info.place, at)))
+    }
+
+    /// [`Reader::next`] inside a function, where the module must not end.
+    #[inline(always)]
+    fn next_in_function(&mut self) -> Result<(Instruction, Place, usize), NotInstrumented> {
+        self.next()?
+            .ok_or_else(|| NotInstrumented::malformed("the module ends inside a function"))
+    }
+
+    /// One function, from the instruction after its `OpFunction` (`def`) to its `OpFunctionEnd`.
+    #[inline(always)]
+    fn function(
+        &mut self,
+        plan: &mut Plan,
+        prefix: Vec<Instruction>,
+        def: Instruction,
+    ) -> Result<Function, NotInstrumented> {
+        let (param_count, block_count) = plan.function();
+        let mut params = Vec::with_capacity(param_count);
+        let mut blocks = Vec::with_capacity(block_count);
+        // Before the first label: parameters and debug lines.
+        let mut label = loop {
+            let (inst, place, at) = self.next_in_function()?;
+            match place {
+                Place::Label => break inst,
+                Place::FunctionEnd => {
+                    return Ok(Function {
+                        prefix,
+                        def,
+                        params,
+                        blocks,
+                        end: inst,
+                    })
+                }
+                Place::Function => {
+                    return Err(out_of_order(&inst, at, "function inside a function"))
+                }
+                _ => params.push(inst),
+            }
+        };
+        // Each block's instructions, up to the next label or the end of the function.
+        loop {
+            let mut instructions = Vec::with_capacity(plan.block());
+            let (next, place) = loop {
+                let (inst, place, at) = self.next_in_function()?;
+                match place {
+                    Place::Label | Place::FunctionEnd => break (inst, place),
+                    Place::Function => {
+                        return Err(out_of_order(&inst, at, "function inside a function"))
+                    }
+                    _ => instructions.push(inst),
+                }
+            };
+            blocks.push(Block {
+                label,
+                instructions,
+            });
+            if place == Place::FunctionEnd {
+                return Ok(Function {
+                    prefix,
+                    def,
+                    params,
+                    blocks,
+                    end: next,
+                });
+            }
+            label = next;
+        }
+    }
+}
+
+/// Decodes one instruction, the `count` words of `module` from word `at`, checking its result type and id
+/// against the bound. Inlined into the parser's loop (as a call of its own it cost about a tenth of
+/// parsing).
 #[inline(always)]
 fn decode(
-    grammar: &[OpInfo],
+    info: OpInfo,
     opcode: u16,
-    words: &[u32],
-    bound: u32,
+    module: &[u32],
     at: usize,
+    count: usize,
+    bound: u32,
 ) -> Result<Instruction, NotInstrumented> {
-    let info = grammar::lookup(grammar, opcode);
+    let words = &module[at..at + count];
     // The common case, a well-formed instruction, checked in a few comparisons; anything else goes the
     // slow way below, which says what is wrong.
     let in_bound = |id: u32| id != 0 && id < bound;
     let well_formed = match (info.has_type, info.has_result, words) {
-        (false, false, [_, operands @ ..]) => Some((None, None, operands)),
-        (false, true, [_, id, operands @ ..]) if in_bound(*id) => Some((None, Some(*id), operands)),
-        (true, true, [_, ty, id, operands @ ..]) if in_bound(*ty) && in_bound(*id) => {
-            Some((Some(*ty), Some(*id), operands))
+        (false, false, [_, ..]) => Some((None, None, 1)),
+        (false, true, [_, id, ..]) if in_bound(*id) => Some((None, Some(*id), 2)),
+        (true, true, [_, ty, id, ..]) if in_bound(*ty) && in_bound(*id) => {
+            Some((Some(*ty), Some(*id), 3))
         }
         _ => None,
     };
-    if let Some((result_type, result_id, operands)) = well_formed {
+    if let Some((result_type, result_id, skip)) = well_formed {
+        // Up to five operands are copied as the five words from the first one, those past the instruction
+        // included (they are never read back): a fixed-size copy, not one per word.
+        let (start, len) = (at + skip, count - skip);
+        let operands = match module.get(start..).and_then(|rest| rest.first_chunk::<5>()) {
+            Some(&five) if len <= 5 => Operands::from_buf_and_len(five, len),
+            _ => operands_of(&words[skip..]),
+        };
         return Ok(Instruction {
             opcode,
             op: info.op,
             result_type,
             result_id,
-            operands: operands_of(operands),
+            operands,
         });
     }
     let mut pos = 1;
