@@ -288,9 +288,13 @@ pub struct Module {
     pub added_functions: Vec<Vec<u32>>,
 }
 
-/// Where a module-level instruction goes, in layout order.
+/// Where the parser puts an instruction, by its opcode ([`place_of`], kept in the grammar table): a
+/// module-level section, in layout order (every known opcode of no section of its own goes with the
+/// globals), or one of the opcodes that make functions. One flat list of small numbers: a section is a place
+/// up to [`Place::Global`], compared and used as an index as it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Section {
+#[repr(u8)]
+pub(crate) enum Place {
     Capability,
     Extension,
     ExtInstImport,
@@ -302,46 +306,33 @@ pub(crate) enum Section {
     DebugModuleProcessed,
     Annotation,
     Global,
-}
-
-/// The number of module-level sections.
-const SECTIONS: usize = Section::Global as usize + 1;
-
-/// Where the parser puts an instruction, by its opcode ([`place_of`], kept in the grammar table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Place {
-    /// At module level, in this section (every known opcode of no section of its own: the globals).
-    In(Section),
     /// An opcode the grammar does not know: at module level it stays in the section it was found in.
     Unknown,
-    /// `OpFunction`.
     Function,
-    /// `OpFunctionEnd`.
     FunctionEnd,
-    /// `OpLabel`.
     Label,
-    /// `OpFunctionParameter`.
     FunctionParameter,
 }
 
+/// The number of module-level sections.
+const SECTIONS: usize = Place::Global as usize + 1;
+
 /// Where the parser puts a known opcode.
 pub(crate) fn place_of(op: Op) -> Place {
-    Place::In(match op {
-        Op::Function => return Place::Function,
-        Op::FunctionEnd => return Place::FunctionEnd,
-        Op::Label => return Place::Label,
-        Op::FunctionParameter => return Place::FunctionParameter,
-        Op::Capability => Section::Capability,
-        Op::Extension => Section::Extension,
-        Op::ExtInstImport => Section::ExtInstImport,
-        Op::MemoryModel => Section::MemoryModel,
-        Op::EntryPoint => Section::EntryPoint,
-        Op::ExecutionMode | Op::ExecutionModeId => Section::ExecutionMode,
-        Op::String | Op::SourceExtension | Op::Source | Op::SourceContinued => {
-            Section::DebugStrings
-        }
-        Op::Name | Op::MemberName => Section::DebugNames,
-        Op::ModuleProcessed => Section::DebugModuleProcessed,
+    match op {
+        Op::Function => Place::Function,
+        Op::FunctionEnd => Place::FunctionEnd,
+        Op::Label => Place::Label,
+        Op::FunctionParameter => Place::FunctionParameter,
+        Op::Capability => Place::Capability,
+        Op::Extension => Place::Extension,
+        Op::ExtInstImport => Place::ExtInstImport,
+        Op::MemoryModel => Place::MemoryModel,
+        Op::EntryPoint => Place::EntryPoint,
+        Op::ExecutionMode | Op::ExecutionModeId => Place::ExecutionMode,
+        Op::String | Op::SourceExtension | Op::Source | Op::SourceContinued => Place::DebugStrings,
+        Op::Name | Op::MemberName => Place::DebugNames,
+        Op::ModuleProcessed => Place::DebugModuleProcessed,
         Op::Decorate
         | Op::MemberDecorate
         | Op::DecorationGroup
@@ -349,9 +340,9 @@ pub(crate) fn place_of(op: Op) -> Place {
         | Op::GroupMemberDecorate
         | Op::DecorateId
         | Op::DecorateString
-        | Op::MemberDecorateString => Section::Annotation,
-        _ => Section::Global,
-    })
+        | Op::MemberDecorateString => Place::Annotation,
+        _ => Place::Global,
+    }
 }
 
 /// The error for an instruction out of the SPIR-V logical layout order.
@@ -424,11 +415,11 @@ impl Module {
             hash,
         };
         let mut lists: [Vec<Instruction>; SECTIONS] = plan.sections.map(Vec::with_capacity);
-        let mut current = Section::Capability;
+        let mut current = Place::Capability;
         let mut first_function = None;
         while let Some((inst, place, at)) = reader.next()? {
             let section = match place {
-                Place::In(section) => section,
+                section if section <= Place::Global => section,
                 Place::Unknown => current,
                 Place::Function => {
                     first_function = Some(inst);
@@ -445,7 +436,7 @@ impl Module {
         let mut functions = Vec::with_capacity(plan.functions);
         if let Some(mut def) = first_function {
             // Debug lines written just before the first function belong to it.
-            let globals = &mut lists[Section::Global as usize];
+            let globals = &mut lists[Place::Global as usize];
             let keep = globals
                 .iter()
                 .rposition(|i| !i.is_line())
@@ -647,12 +638,12 @@ impl Plan {
             read: 0,
         };
         let mut at = 5;
-        let mut current = Section::Capability;
+        let mut current = Place::Capability;
         // The module-level sections, up to the first function.
         while let Some(&first) = words.get(at) {
             let (count, opcode) = ((first >> 16) as usize, (first & 0xFFFF) as u16);
             let section = match grammar::lookup(grammar, opcode).place {
-                Place::In(section) => section,
+                section if section <= Place::Global => section,
                 Place::Unknown => current,
                 _ => break,
             };
