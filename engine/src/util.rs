@@ -81,3 +81,39 @@ pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
 pub(crate) fn map_with_capacity<K, V>(n: usize) -> FastMap<K, V> {
     FastMap::with_capacity_and_hasher(n, Default::default())
 }
+
+/// The bytes of a SPIR-V literal string at the start of `words`, up to its nul (all of them for an
+/// unterminated one): what `module::decode_string` decodes, for comparing without making a `String`.
+fn string_bytes(words: &[u32]) -> impl Iterator<Item = u8> + '_ {
+    words
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .take_while(|&b| b != 0)
+}
+
+/// Whether the literal string at the start of `words` starts with `prefix` (an ASCII one: then it is the
+/// same as decoding the string and asking, invalid UTF-8 and all).
+pub(crate) fn string_starts_with(words: &[u32], prefix: &str) -> bool {
+    debug_assert!(prefix.is_ascii());
+    let mut bytes = string_bytes(words);
+    prefix.bytes().all(|p| bytes.next() == Some(p))
+}
+
+/// Whether the literal string at the start of `words` is `s` (an ASCII one, see [`string_starts_with`]).
+pub(crate) fn string_is(words: &[u32], s: &str) -> bool {
+    debug_assert!(s.is_ascii());
+    let mut bytes = string_bytes(words);
+    s.bytes().all(|c| bytes.next() == Some(c)) && bytes.next().is_none()
+}
+
+/// The words the literal string at the start of `words` takes, its nul and padding included (all of them
+/// for an unterminated one): `module::decode_string`'s count, without decoding.
+pub(crate) fn string_words(words: &[u32]) -> usize {
+    // A word holds a zero byte when subtracting 1 from each byte borrows into a byte whose top bit was
+    // clear (the test `decode_string` makes).
+    let has_nul = |w: u32| w.wrapping_sub(0x0101_0101) & !w & 0x8080_8080 != 0;
+    words
+        .iter()
+        .position(|&w| has_nul(w))
+        .map_or(words.len(), |i| i + 1)
+}

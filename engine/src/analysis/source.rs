@@ -63,6 +63,11 @@ pub(crate) fn debug_ext_inst<'a>(
 pub(crate) struct LineTracker {
     op_line: Option<SourceLocation>,
     debug_line: Option<SourceLocation>,
+    /// The id each location's file was read from (an `OpString`, a `DebugSource`): a line instruction
+    /// naming the same one as the location it replaces keeps its file name rather than copying it again
+    /// (most name the file of the line before).
+    op_line_file: Option<u32>,
+    debug_line_file: Option<u32>,
     /// Which of the two came last: true for `DebugLine`.
     debug_latest: bool,
 }
@@ -84,15 +89,28 @@ impl LineTracker {
         match inst.op() {
             Some(Op::Line) => {
                 let o = &inst.operands;
-                self.op_line = Some(SourceLocation {
-                    file: o
-                        .first()
-                        .and_then(|f| an.strings.get(f))
-                        .cloned()
-                        .unwrap_or_default(),
-                    line: o.get(1).copied().unwrap_or(0),
-                    column: o.get(2).copied().unwrap_or(0),
-                });
+                let file_id = o.first().copied();
+                let (line, column) = (
+                    o.get(1).copied().unwrap_or(0),
+                    o.get(2).copied().unwrap_or(0),
+                );
+                match &mut self.op_line {
+                    Some(loc) if self.op_line_file == file_id => {
+                        loc.line = line;
+                        loc.column = column;
+                    }
+                    _ => {
+                        self.op_line = Some(SourceLocation {
+                            file: file_id
+                                .and_then(|f| an.strings.get(&f))
+                                .cloned()
+                                .unwrap_or_default(),
+                            line,
+                            column,
+                        });
+                        self.op_line_file = file_id;
+                    }
+                }
                 self.debug_latest = false;
                 true
             }
@@ -104,15 +122,25 @@ impl LineTracker {
                 Some((DebugInfoOp::DebugLine, args)) => {
                     let value =
                         |i: usize| args.get(i).and_then(|&id| types.int_value(id)).unwrap_or(0);
-                    self.debug_line = Some(SourceLocation {
-                        file: args
-                            .first()
-                            .and_then(|s| sources.files.get(s))
-                            .cloned()
-                            .unwrap_or_default(),
-                        line: value(1),
-                        column: value(3),
-                    });
+                    let file_id = args.first().copied();
+                    let (line, column) = (value(1), value(3));
+                    match &mut self.debug_line {
+                        Some(loc) if self.debug_line_file == file_id => {
+                            loc.line = line;
+                            loc.column = column;
+                        }
+                        _ => {
+                            self.debug_line = Some(SourceLocation {
+                                file: file_id
+                                    .and_then(|s| sources.files.get(&s))
+                                    .cloned()
+                                    .unwrap_or_default(),
+                                line,
+                                column,
+                            });
+                            self.debug_line_file = file_id;
+                        }
+                    }
                     self.debug_latest = true;
                     true
                 }

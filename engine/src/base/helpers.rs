@@ -11,8 +11,9 @@ use super::{Base, HelperKind};
 use crate::analysis::Type;
 use crate::error::NotInstrumented;
 use crate::info::Stage;
-use crate::module::{decode_string, encode_string, Instruction, Module};
+use crate::module::{encode_string, Instruction, Module};
 use crate::record::{header, CRASH_ADDRESS, NO_STAGE, RECORD_HEADER_WORDS, STAGE_SHIFT};
+use crate::util::{string_is, string_words};
 
 /// The extension that brings `PhysicalStorageBufferAddresses` below SPIR-V 1.5.
 const EXT_PSB: &str = "SPV_KHR_physical_storage_buffer";
@@ -600,23 +601,24 @@ impl Base<'_> {
     pub(super) fn add_prologues(&mut self, module: &mut Module) -> Result<(), NotInstrumented> {
         let private = self.private_vars();
         let all_globals = self.version >= (1, 4);
-        let entry_points = self.an.entry_points.clone();
         let mut done: Vec<(u32, Stage)> = Vec::new();
         let mut prologues: Vec<(Stage, u32, Vec<u32>)> = Vec::new();
-        for e in &entry_points {
-            if let Some((_, s)) = done.iter().find(|(f, _)| *f == e.function) {
-                if *s != e.stage {
+        // By index, not over a copy of the list (its names are strings).
+        for k in 0..self.an.entry_points.len() {
+            let e = &self.an.entry_points[k];
+            let (function, stage, index) = (e.function, e.stage, e.index);
+            if let Some((_, s)) = done.iter().find(|(f, _)| *f == function) {
+                if *s != stage {
                     return Err(NotInstrumented::unsupported(format!(
-                        "function %{} is the entry point of both a {s} and a {} shader",
-                        e.function, e.stage
+                        "function %{function} is the entry point of both a {s} and a {stage} shader"
                     )));
                 }
             }
-            let (prologue, used) = match prologues.iter().find(|(s, _, _)| *s == e.stage) {
+            let (prologue, used) = match prologues.iter().find(|(s, _, _)| *s == stage) {
                 Some((_, f, used)) => (*f, used.clone()),
                 None => {
-                    let (f, used) = self.prologue(e.stage)?;
-                    prologues.push((e.stage, f, used.clone()));
+                    let (f, used) = self.prologue(stage)?;
+                    prologues.push((stage, f, used.clone()));
                     (f, used)
                 }
             };
@@ -625,17 +627,16 @@ impl Base<'_> {
                 interface.extend([private.invocation, private.stage]);
                 interface.extend(self.pending.iter().flat_map(|p| p.variables()));
             }
-            if let Some(inst) = module.entry_points.get_mut(e.index) {
+            if let Some(inst) = module.entry_points.get_mut(index) {
                 add_interface(inst, &interface);
             }
-            if done.iter().any(|(f, _)| *f == e.function) {
+            if done.iter().any(|(f, _)| *f == function) {
                 continue;
             }
-            done.push((e.function, e.stage));
-            let Some(function) = module.functions.iter_mut().find(|f| f.id() == e.function) else {
+            done.push((function, stage));
+            let Some(function) = module.functions.iter_mut().find(|f| f.id() == function) else {
                 return Err(NotInstrumented::malformed(format!(
-                    "entry point function %{} is missing",
-                    e.function
+                    "entry point function %{function} is missing"
                 )));
             };
             let Some(block) = function.blocks.first_mut() else {
@@ -672,10 +673,7 @@ impl Base<'_> {
 
 /// Adds ids to an `OpEntryPoint`'s interface, skipping those already there.
 fn add_interface(entry_point: &mut Instruction, ids: &[u32]) {
-    let name_words = entry_point
-        .operands
-        .get(2..)
-        .map_or(0, |w| decode_string(w).1);
+    let name_words = entry_point.operands.get(2..).map_or(0, string_words);
     let start = (2 + name_words).min(entry_point.operands.len());
     for &id in ids {
         if !entry_point.operands[start..].contains(&id) {
@@ -700,7 +698,7 @@ pub(super) fn enable_buffer_addresses(module: &mut Module) {
         && !module
             .extensions
             .iter()
-            .any(|e| decode_string(&e.operands).0 == EXT_PSB)
+            .any(|e| string_is(&e.operands, EXT_PSB))
     {
         module.extensions.push(Instruction::new(
             Op::Extension,

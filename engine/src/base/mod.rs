@@ -134,6 +134,9 @@ pub(crate) struct Base<'o> {
     /// NaN records waiting until the invocation ends, once a site has a slot.
     pending: Option<pending::Pending>,
     crash: Option<u32>,
+    /// The last site's function, with its name and the names of the entry points that reach it: sites
+    /// come function by function, and decoding these for each cost more than copying them.
+    site_function: Option<(u32, Option<String>, Vec<String>)>,
 }
 
 impl<'o> Base<'o> {
@@ -179,6 +182,7 @@ impl<'o> Base<'o> {
             helpers: FastMap::default(),
             pending: None,
             crash: None,
+            site_function: None,
         })
     }
 
@@ -374,6 +378,17 @@ impl<'o> Base<'o> {
             other => other,
         };
         let helper_fn = self.value_helper(helper, &types, words)?;
+        let (function, entry_points) = match &self.site_function {
+            Some((f, name, entry_points)) if *f == at.function => {
+                (name.clone(), entry_points.clone())
+            }
+            _ => {
+                let name = self.an.name(at.function);
+                let entry_points = self.an.entry_point_names(at.function);
+                self.site_function = Some((at.function, name.clone(), entry_points.clone()));
+                (name, entry_points)
+            }
+        };
         self.sites.push(Site {
             local_index,
             kind,
@@ -381,8 +396,8 @@ impl<'o> Base<'o> {
             format,
             values: layouts,
             stage: at.stage,
-            function: self.an.name(at.function),
-            entry_points: self.an.entry_point_names(at.function),
+            function,
+            entry_points,
             instruction: crate::analysis::disasm::disassemble(&self.an, at.instruction),
             // Set once every site is known (`info::assign_places`).
             place: String::new(),

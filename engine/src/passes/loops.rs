@@ -481,7 +481,7 @@ impl LoopPass {
             if !module
                 .extensions
                 .iter()
-                .any(|e| crate::module::decode_string(&e.operands).0 == ext)
+                .any(|e| crate::util::string_is(&e.operands, ext))
             {
                 module.extensions.push(Instruction::new(
                     Op::Extension,
@@ -499,7 +499,7 @@ fn add_interface(entry_point: &mut Instruction, ids: &[u32]) {
     let name_words = entry_point
         .operands
         .get(2..)
-        .map_or(0, |w| crate::module::decode_string(w).1);
+        .map_or(0, crate::util::string_words);
     let start = (2 + name_words).min(entry_point.operands.len());
     for &id in ids {
         if !entry_point.operands[start..].contains(&id) {

@@ -13,13 +13,13 @@
 use spirv::Op;
 
 use crate::module::{decode_string, Instruction, Module};
-use crate::util::FastSet;
+use crate::util::{string_is, string_starts_with, FastSet};
 
 fn non_semantic_sets(module: &Module) -> FastSet<u32> {
     module
         .ext_inst_imports
         .iter()
-        .filter(|i| decode_string(&i.operands).0.starts_with("NonSemantic."))
+        .filter(|i| string_starts_with(&i.operands, "NonSemantic."))
         .filter_map(|i| i.result_id)
         .collect()
 }
@@ -95,7 +95,7 @@ pub(crate) fn remove_unused_imports(module: &mut Module) {
         module
             .extensions
             .iter()
-            .any(|e| decode_string(&e.operands).0 == name)
+            .any(|e| string_is(&e.operands, name))
     };
     // Nothing that could go: no walk over every instruction (most modules have no debug info).
     if sets.is_empty()
