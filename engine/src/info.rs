@@ -228,6 +228,43 @@ pub struct SourceLocation {
     pub column: u32,
 }
 
+impl SourceLocation {
+    /// `to_string`, written directly: the formatter's machinery cost more than the text at every site.
+    fn place(&self) -> String {
+        let file = if self.file.is_empty() {
+            "<unknown>"
+        } else {
+            &self.file
+        };
+        let mut out = String::with_capacity(file.len() + 12);
+        out.push_str(file);
+        out.push(':');
+        push_decimal(&mut out, self.line);
+        if self.column != 0 {
+            out.push(':');
+            push_decimal(&mut out, self.column);
+        }
+        out
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
+}
+
 impl fmt::Display for SourceLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let file = if self.file.is_empty() {
@@ -455,7 +492,7 @@ impl Site {
 pub(crate) fn assign_places(sites: &mut [Site]) {
     for site in sites.iter_mut() {
         site.place = match &site.location {
-            Some(l) => l.to_string(),
+            Some(l) => l.place(),
             None => {
                 let mut place = String::with_capacity(12 + site.instruction.len());
                 place.push_str("instruction ");
@@ -516,6 +553,10 @@ fn reading_key(s: &Site) -> ReadingKey<'_> {
 /// For each site, how many sites of the module read like it; `None` when every site reads unlike the
 /// others (almost always, so that is found first).
 fn sites_reading_alike(sites: &[Site]) -> Option<Vec<usize>> {
+    // One site (most modules at the NaN levels) reads like no other: no table.
+    if sites.len() < 2 {
+        return None;
+    }
     // Sized for every site reading apart (the usual case): grown from nothing, it was rehashed at each
     // doubling.
     let mut counts: FastMap<ReadingKey<'_>, usize> = map_with_capacity(sites.len());
@@ -554,6 +595,23 @@ pub struct ShaderInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_location_is_placed_as_it_prints() {
+        for (file, line, column) in [
+            ("", 0, 0),
+            ("a.frag", 12, 0),
+            ("shaders/b.comp", 4_294_967_295, 7),
+            ("c.hlsl", 1, 4_000_000_000),
+        ] {
+            let l = SourceLocation {
+                file: file.to_string(),
+                line,
+                column,
+            };
+            assert_eq!(l.place(), l.to_string());
+        }
+    }
 
     #[test]
     fn shader_id_is_fnv1a_and_prints_16_hex_digits() {
