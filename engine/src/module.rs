@@ -361,9 +361,9 @@ impl Module {
     }
 
     /// [`Module::parse`], and the FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]) on the way.
-    /// The hash is a chain of dependent steps (see [`crate::Fnv1a64::write_words`]): fed each instruction's
-    /// words as the parser reaches them, it runs alongside the parsing (the processor overlaps the two)
-    /// rather than in a pass of its own after it.
+    /// The hash is a chain of dependent multiplies, four cycles a byte whatever else runs: fed each
+    /// instruction's words as the parser reaches them, it runs alongside the parsing (the processor
+    /// overlaps the two) rather than in a pass of its own after it.
     pub(crate) fn parse_and_hash(words: &[u32]) -> Result<(Module, u64), NotInstrumented> {
         Self::parse_words::<true>(words)
     }
