@@ -363,13 +363,14 @@ impl Base<'_> {
         params.extend_from_slice(&[uint, uint, uint]);
         params.extend_from_slice(types);
         let (mut fb, id, p) = FnBuilder::new(&mut self.b, void, &params);
-        let mut shapes: Vec<Shape> = Vec::with_capacity(types.len());
+        // On the stack for a few values, as the payload below: three lists allocated per helper otherwise.
+        let mut shapes: smallvec::SmallVec<[Shape; 4]> = smallvec::SmallVec::new();
         for &t in types {
             shapes.push(values::shape(&self.b.types, t).ok_or_else(|| {
                 NotInstrumented::unsupported("value helper for an unrecordable type")
             })?);
         }
-        let mut comps: Vec<values::Components> = Vec::with_capacity(shapes.len());
+        let mut comps: smallvec::SmallVec<[values::Components; 4]> = smallvec::SmallVec::new();
         for (i, shape) in shapes.iter().enumerate() {
             comps.push(values::components(&mut fb, &mut self.b, p[3 + i], shape));
         }
@@ -407,7 +408,7 @@ impl Base<'_> {
         }
         if let HelperKind::PendingNanCheck { .. } = kind {
             // The third parameter is the site's slot in bb_pending.
-            let mut payload = Vec::with_capacity(words);
+            let mut payload = values::Payload::new();
             for (i, shape) in shapes.iter().enumerate() {
                 for &c in &comps[i] {
                     values::push_component_words(&mut fb, &mut self.b, c, shape, &mut payload);
@@ -431,7 +432,7 @@ impl Base<'_> {
                 fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
                 fb.op_void(Op::BranchConditional, &[writing, store, stored]);
                 fb.block(store);
-                let mut payload = Vec::with_capacity(words);
+                let mut payload = values::Payload::new();
                 for (i, shape) in shapes.iter().enumerate() {
                     for &c in &comps[i] {
                         values::push_component_words(&mut fb, &mut self.b, c, shape, &mut payload);

@@ -123,6 +123,9 @@ pub(crate) fn components(
     }
 }
 
+/// A helper's payload word ids: most payloads are a few words, kept inline.
+pub(crate) type Payload = smallvec::SmallVec<[u32; 16]>;
+
 /// Appends the payload words of one component (see [`crate::record`]) to `payload` (rather than returning
 /// a list of its one or two words: an allocation per component).
 pub(crate) fn push_component_words(
@@ -130,7 +133,7 @@ pub(crate) fn push_component_words(
     b: &mut Builder,
     c: u32,
     shape: &Shape,
-    payload: &mut Vec<u32>,
+    payload: &mut Payload,
 ) {
     let uint = b.type_uint();
     match shape.scalar {

@@ -640,8 +640,7 @@ impl Pass for NanGuardPass {
         }
         if self.level == NanLevel::Ops {
             if let Some((name, operands)) = Self::checked_op(base, inst) {
-                let operands = operands.to_vec();
-                return self.visit_op(base, at, inst, name, &operands);
+                return self.visit_op(base, at, inst, name, operands);
             }
         }
         self.observe(base, inst);
