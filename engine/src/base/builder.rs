@@ -41,9 +41,11 @@ pub(crate) struct Builder {
 /// `const_u32` values below this are remembered in an array.
 const SMALL_CONSTANTS: usize = 64;
 
-/// Slots of [`Builder`]'s caches of larger constants and of keyed types (powers of two).
-const U32_CACHE: usize = 64;
-const TYPE_CACHE: usize = 64;
+/// Slots of [`Builder`]'s caches of larger constants and of keyed types (powers of two): 16 hold what a
+/// module asks for most; with 64, zeroing and moving the builder (every module makes one) cost more than
+/// the extra hits saved.
+const U32_CACHE: usize = 16;
+const TYPE_CACHE: usize = 16;
 
 /// A slot of the keyed type cache: the opcode with the operand count in its top half, up to two operands,
 /// and the id (0 where empty).
