@@ -239,29 +239,12 @@ impl SourceLocation {
         let mut out = String::with_capacity(file.len() + 12);
         out.push_str(file);
         out.push(':');
-        push_decimal(&mut out, self.line);
+        crate::util::push_decimal(&mut out, self.line);
         if self.column != 0 {
             out.push(':');
-            push_decimal(&mut out, self.column);
+            crate::util::push_decimal(&mut out, self.column);
         }
         out
-    }
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut String, mut n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
     }
 }
 

@@ -117,3 +117,20 @@ pub(crate) fn string_words(words: &[u32]) -> usize {
         .position(|&w| has_nul(w))
         .map_or(words.len(), |i| i + 1)
 }
+
+/// Appends `n` in decimal, without `fmt` (disassemblies and site places are mostly numbers).
+pub(crate) fn push_decimal(out: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
+}

@@ -94,20 +94,7 @@ const NAMED_SETS: [&str; 2] = ["GLSL.std.450", "OpenCL.std"];
 fn push_id(out: &mut String, prefix: &str, id: u32) {
     out.push_str(prefix);
     out.push('%');
-    let mut digits = [0u8; 10];
-    let mut n = id;
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
-    }
+    crate::util::push_decimal(out, id);
 }
 
 /// The grammar of an opcode, from a table indexed by opcode (rspirv's own lookup is a linear search).

@@ -94,23 +94,12 @@ impl LineTracker {
                     o.get(1).copied().unwrap_or(0),
                     o.get(2).copied().unwrap_or(0),
                 );
-                match &mut self.op_line {
-                    Some(loc) if self.op_line_file == file_id => {
-                        loc.line = line;
-                        loc.column = column;
-                    }
-                    _ => {
-                        self.op_line = Some(SourceLocation {
-                            file: file_id
-                                .and_then(|f| an.strings.get(&f))
-                                .cloned()
-                                .unwrap_or_default(),
-                            line,
-                            column,
-                        });
-                        self.op_line_file = file_id;
-                    }
-                }
+                move_location(
+                    &mut self.op_line,
+                    &mut self.op_line_file,
+                    (file_id, line, column),
+                    || file_id.and_then(|f| an.strings.get(&f)).cloned(),
+                );
                 self.debug_latest = false;
                 true
             }
@@ -124,23 +113,12 @@ impl LineTracker {
                         |i: usize| args.get(i).and_then(|&id| types.int_value(id)).unwrap_or(0);
                     let file_id = args.first().copied();
                     let (line, column) = (value(1), value(3));
-                    match &mut self.debug_line {
-                        Some(loc) if self.debug_line_file == file_id => {
-                            loc.line = line;
-                            loc.column = column;
-                        }
-                        _ => {
-                            self.debug_line = Some(SourceLocation {
-                                file: file_id
-                                    .and_then(|s| sources.files.get(&s))
-                                    .cloned()
-                                    .unwrap_or_default(),
-                                line,
-                                column,
-                            });
-                            self.debug_line_file = file_id;
-                        }
-                    }
+                    move_location(
+                        &mut self.debug_line,
+                        &mut self.debug_line_file,
+                        (file_id, line, column),
+                        || file_id.and_then(|s| sources.files.get(&s)).cloned(),
+                    );
                     self.debug_latest = true;
                     true
                 }
@@ -264,6 +242,30 @@ pub(crate) fn source_files(module: &Module, an: &Analysis) -> Vec<SourceFile> {
         files.retain(|f| !(f.name.is_empty() && f.text.is_none()));
     }
     files
+}
+
+/// Moves `location` to `line` and `column` of the file `file_id`. The file's name is looked up only when
+/// the file changes: most lines are in the file of the line before them.
+fn move_location(
+    location: &mut Option<SourceLocation>,
+    location_file: &mut Option<u32>,
+    (file_id, line, column): (Option<u32>, u32, u32),
+    file_name: impl FnOnce() -> Option<String>,
+) {
+    match location {
+        Some(loc) if *location_file == file_id => {
+            loc.line = line;
+            loc.column = column;
+        }
+        _ => {
+            *location = Some(SourceLocation {
+                file: file_name().unwrap_or_default(),
+                line,
+                column,
+            });
+            *location_file = file_id;
+        }
+    }
 }
 
 #[cfg(test)]
