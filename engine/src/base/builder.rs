@@ -444,20 +444,6 @@ pub(crate) struct FnBuilder {
     locals_end: usize,
 }
 
-/// Appends a helper instruction's operands (after a `reserve`): `module::extend_short`, always inlined
-/// (left to the compiler, it was a call per instruction).
-#[inline(always)]
-fn push_operands(words: &mut Vec<u32>, operands: &[u32]) {
-    match *operands {
-        [] => {}
-        [a] => words.push(a),
-        [a, b] => words.extend_from_slice(&[a, b]),
-        [a, b, c] => words.extend_from_slice(&[a, b, c]),
-        [a, b, c, d] => words.extend_from_slice(&[a, b, c, d]),
-        _ => words.extend_from_slice(operands),
-    }
-}
-
 /// A function [`FnBuilder::finish`] ended: its words are `words[start..]`, after the functions added before
 /// it began.
 pub(crate) struct FinishedFn {
@@ -552,7 +538,7 @@ impl FnBuilder {
         self.words.reserve(3 + operands.len());
         self.words
             .extend_from_slice(&[first_word(op, 3 + operands.len()), ty, id]);
-        push_operands(&mut self.words, operands);
+        module::extend_short(&mut self.words, operands);
         id
     }
 
@@ -561,7 +547,7 @@ impl FnBuilder {
     pub(crate) fn op_void(&mut self, op: Op, operands: &[u32]) {
         self.words.reserve(1 + operands.len());
         self.words.push(first_word(op, 1 + operands.len()));
-        push_operands(&mut self.words, operands);
+        module::extend_short(&mut self.words, operands);
     }
 
     /// The finished function, for [`Builder::add_function`].
