@@ -146,13 +146,7 @@ pub(crate) fn first_word(opcode: u16, word_count: usize) -> u32 {
 /// Returns the string (invalid UTF-8 replaced) and the number of words it took. An unterminated string takes
 /// all the words.
 pub fn decode_string(words: &[u32]) -> (String, usize) {
-    // A word holds a zero byte when subtracting 1 from each byte borrows into a byte whose top bit was
-    // clear: a test per word rather than per byte.
-    let has_nul = |w: u32| w.wrapping_sub(0x0101_0101) & !w & 0x8080_8080 != 0;
-    let taken = words
-        .iter()
-        .position(|&w| has_nul(w))
-        .map_or(words.len(), |i| i + 1);
+    let taken = crate::util::string_words(words);
     // Allocated at its final size and filled a word at a time: collected byte by byte from `flat_map`
     // (whose size hint is 0), the list grew several times.
     let mut bytes: Vec<u8> = Vec::with_capacity(taken * 4);

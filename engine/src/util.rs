@@ -107,10 +107,10 @@ pub(crate) fn string_is(words: &[u32], s: &str) -> bool {
 }
 
 /// The words the literal string at the start of `words` takes, its nul and padding included (all of them
-/// for an unterminated one): `module::decode_string`'s count, without decoding.
+/// for an unterminated one), without decoding it.
 pub(crate) fn string_words(words: &[u32]) -> usize {
     // A word holds a zero byte when subtracting 1 from each byte borrows into a byte whose top bit was
-    // clear (the test `decode_string` makes).
+    // clear: a test per word rather than per byte.
     let has_nul = |w: u32| w.wrapping_sub(0x0101_0101) & !w & 0x8080_8080 != 0;
     words
         .iter()
