@@ -229,7 +229,8 @@ pub struct SourceLocation {
 }
 
 impl SourceLocation {
-    /// `to_string`, written directly: the formatter's machinery cost more than the text at every site.
+    /// `file:line` or `file:line:column` (`<unknown>` for no file), written directly: the formatter's
+    /// machinery cost more than the text at every site. `Display` prints the same.
     fn place(&self) -> String {
         let file = if self.file.is_empty() {
             "<unknown>"
@@ -250,16 +251,7 @@ impl SourceLocation {
 
 impl fmt::Display for SourceLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let file = if self.file.is_empty() {
-            "<unknown>"
-        } else {
-            &self.file
-        };
-        if self.column == 0 {
-            write!(f, "{file}:{}", self.line)
-        } else {
-            write!(f, "{file}:{}:{}", self.line, self.column)
-        }
+        f.write_str(&self.place())
     }
 }
 
@@ -580,19 +572,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_location_is_placed_as_it_prints() {
-        for (file, line, column) in [
-            ("", 0, 0),
-            ("a.frag", 12, 0),
-            ("shaders/b.comp", 4_294_967_295, 7),
-            ("c.hlsl", 1, 4_000_000_000),
+    fn a_location_is_placed_as_file_line_and_column() {
+        for (file, line, column, place) in [
+            ("", 0, 0, "<unknown>:0"),
+            ("a.frag", 12, 0, "a.frag:12"),
+            (
+                "shaders/b.comp",
+                4_294_967_295,
+                7,
+                "shaders/b.comp:4294967295:7",
+            ),
+            ("c.hlsl", 1, 4_000_000_000, "c.hlsl:1:4000000000"),
         ] {
             let l = SourceLocation {
                 file: file.to_string(),
                 line,
                 column,
             };
-            assert_eq!(l.place(), l.to_string());
+            assert_eq!(l.place(), place);
+            assert_eq!(l.to_string(), place);
         }
     }
 
