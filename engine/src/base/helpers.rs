@@ -165,10 +165,8 @@ impl Base<'_> {
         let buf = fb.op(&mut self.b, Op::Bitcast, struct_ptr, &[address]);
         let zero = self.b.const_u32(0);
         let one = self.b.const_u32(1);
-        let labels: Vec<u32> = (0..8).map(|_| self.b.id()).collect();
-        let [l_count, l_alloc, l_write, l_drop, m_alloc, m_count, m_site, l_return] = [
-            labels[0], labels[1], labels[2], labels[3], labels[4], labels[5], labels[6], labels[7],
-        ];
+        let [l_count, l_alloc, l_write, l_drop, m_alloc, m_count, m_site, l_return] =
+            [(); 8].map(|()| self.b.id());
 
         // if (site < counter_count)
         let count = self.load_header(&mut fb, buf, header::COUNTER_COUNT);
@@ -241,7 +239,7 @@ impl Base<'_> {
         kind_word: u32,
         site: u32,
         size: u32,
-    ) -> Vec<u32> {
+    ) -> [u32; RECORD_HEADER_WORDS] {
         let uint = self.b.type_uint();
         let v4 = self.b.type_vector(uint, 4);
         let private = self.private_vars();
@@ -251,13 +249,16 @@ impl Base<'_> {
         let sized = fb.op(&mut self.b, Op::BitwiseOr, uint, &[kind_word, size]);
         let first = fb.op(&mut self.b, Op::BitwiseOr, uint, &[sized, stage_bits]);
         let invocation = fb.op(&mut self.b, Op::Load, v4, &[private.invocation]);
-        let mut words = Vec::with_capacity(RECORD_HEADER_WORDS);
-        words.extend_from_slice(&[first, site]);
+        let mut words = [first, site, 0, 0, 0, 0, 0];
         for i in 0..4 {
-            words.push(fb.op(&mut self.b, Op::CompositeExtract, uint, &[invocation, i]));
+            words[2 + i] = fb.op(
+                &mut self.b,
+                Op::CompositeExtract,
+                uint,
+                &[invocation, i as u32],
+            );
         }
-        words.push(self.b.const_u32(0));
-        debug_assert_eq!(words.len(), RECORD_HEADER_WORDS);
+        words[6] = self.b.const_u32(0);
         words
     }
 

@@ -48,6 +48,9 @@ pub(crate) const MAX_PENDING_SITES: u32 = 64;
 
 const NO_SELECTION_CONTROL: u32 = SelectionControl::NONE.bits();
 
+/// A few ids per pending site or payload word, kept inline.
+type Words = smallvec::SmallVec<[u32; 16]>;
+
 /// A site whose record waits in `bb_pending`.
 struct PendingSite {
     /// Constant ids: the record's kind word, the global site index, its record cap, the record size.
@@ -203,7 +206,8 @@ impl Base<'_> {
             pending.any,
             pending.words,
         );
-        let field = |f: fn(&PendingSite) -> u32| pending.sites.iter().map(f).collect::<Vec<u32>>();
+        // On the stack for a few sites: seven lists allocated per module otherwise.
+        let field = |f: fn(&PendingSite) -> u32| pending.sites.iter().map(f).collect::<Words>();
         let (kinds, sites, caps, sizes, offsets) = (
             field(|s| s.kind_word),
             field(|s| s.site),
@@ -226,7 +230,7 @@ impl Base<'_> {
         fb.op_void(Op::BranchConditional, &[fired, run, end]);
         fb.block(run);
         fb.op_void(Op::Store, &[any, no]);
-        let load_all = |fb: &mut FnBuilder, b: &mut super::Builder, var: u32, n: u32| -> Vec<u32> {
+        let load_all = |fb: &mut FnBuilder, b: &mut super::Builder, var: u32, n: u32| -> Words {
             (0..n)
                 .map(|c| {
                     let c = b.const_u32(c);
