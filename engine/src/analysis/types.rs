@@ -54,12 +54,20 @@ pub(crate) enum Type {
 /// The type and constant tables of a module, kept up to date as the engine adds types and constants.
 #[derive(Default)]
 pub(crate) struct TypeTable {
-    types: FastMap<u32, Type>,
+    /// What each id is: one table for types and integer values rather than one each (a module's tables
+    /// are small, and each table costs an allocation and a free per module).
+    by_id: FastMap<u32, Known>,
     /// Non-aggregate type declarations by [opcode, operands...] (the first one wins) and non-spec
     /// constants by [opcode, type, operands...]: one table, as their opcodes tell them apart.
     by_key: KeyedIds,
-    /// 32-bit (or narrower) scalar integer constants: id -> value, spec constants excluded.
-    int_values: FastMap<u32, u32>,
+}
+
+/// What the table knows of an id. Both parts, as a damaged module may declare one id twice.
+#[derive(Default)]
+struct Known {
+    ty: Option<Type>,
+    /// The value of a 32-bit (or narrower) scalar integer constant, spec constants excluded.
+    int_value: Option<u32>,
 }
 
 /// Ids by key: an opcode, for a constant its type, then the operand words.
@@ -220,9 +228,8 @@ impl TypeTable {
         // Sized for the module's globals (and the few the engine adds), so the tables never regrow.
         let n = module.globals.len() + 64;
         let mut t = TypeTable {
-            types: FastMap::with_capacity_and_hasher(n, Default::default()),
+            by_id: FastMap::with_capacity_and_hasher(n, Default::default()),
             by_key: KeyedIds::with_capacity(n),
-            int_values: FastMap::with_capacity_and_hasher(n, Default::default()),
         };
         for inst in &module.globals {
             t.observe(inst);
@@ -257,16 +264,16 @@ impl TypeTable {
         if is_keyed_type(op) {
             self.by_key.find_or_add(&[op as u32], o, || id);
         }
-        self.types.insert(id, ty);
+        self.by_id.entry(id).or_default().ty = Some(ty);
     }
 
     /// Remembers the value of a new scalar integer constant of 32 bits or fewer.
     #[inline]
     fn note_int_value(&mut self, op: Op, ty: u32, id: u32, operands: &[u32]) {
         if op == Op::Constant && operands.len() == 1 {
-            if let Some(Type::Int { width, .. }) = self.types.get(&ty) {
+            if let Some(Type::Int { width, .. }) = self.get(ty) {
                 if *width <= 32 {
-                    self.int_values.insert(id, operands[0]);
+                    self.by_id.entry(id).or_default().int_value = Some(operands[0]);
                 }
             }
         }
@@ -285,7 +292,7 @@ impl TypeTable {
         let (id, new) = self.by_key.find_or_add(&[op as u32], operands, new_id);
         if new {
             if let Some(ty) = declared_type(op, operands) {
-                self.types.insert(id, ty);
+                self.by_id.entry(id).or_default().ty = Some(ty);
             }
         }
         (id, new)
@@ -305,7 +312,7 @@ impl TypeTable {
             .by_key
             .find_or_add(&[Op::Constant as u32, uint], &[value], new_id);
         if new {
-            self.int_values.insert(id, value);
+            self.by_id.entry(id).or_default().int_value = Some(value);
         }
         (id, new)
     }
@@ -329,12 +336,12 @@ impl TypeTable {
 
     /// The type with this id.
     pub(crate) fn get(&self, id: u32) -> Option<&Type> {
-        self.types.get(&id)
+        self.by_id.get(&id)?.ty.as_ref()
     }
 
     /// The value of a non-spec scalar integer constant of 32 bits or fewer.
     pub(crate) fn int_value(&self, id: u32) -> Option<u32> {
-        self.int_values.get(&id).copied()
+        self.by_id.get(&id)?.int_value
     }
 }
 
