@@ -9,7 +9,7 @@ use crate::module::{Instruction, Module};
 use crate::util::FastMap;
 
 /// What a type id is, as far as the engine cares.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Type {
     Void,
     Bool,
@@ -40,7 +40,8 @@ pub(crate) enum Type {
         storage: Option<StorageClass>,
     },
     Struct {
-        members: Vec<u32>,
+        /// Read with [`TypeTable::members`].
+        members: MemberList,
     },
     Array {
         element: u32,
@@ -49,6 +50,14 @@ pub(crate) enum Type {
     RuntimeArray,
     Function,
     Other,
+}
+
+/// Where a struct's member types lie in its [`TypeTable`]: a range of one list for all structs, so that a
+/// [`Type`] owns nothing (a list per struct cost an allocation each, and dropping the table a walk over it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MemberList {
+    start: u32,
+    count: u32,
 }
 
 /// The type and constant tables of a module, kept up to date as the engine adds types and constants.
@@ -60,6 +69,8 @@ pub(crate) struct TypeTable {
     /// Non-aggregate type declarations by [opcode, operands...] (the first one wins) and non-spec
     /// constants by [opcode, type, operands...]: one table, as their opcodes tell them apart.
     by_key: KeyedIds,
+    /// The member types of every struct, one struct after another ([`MemberList`]).
+    struct_members: Vec<u32>,
 }
 
 /// What the table knows of an id. Both parts, as a damaged module may declare one id twice.
@@ -167,8 +178,9 @@ fn is_constant(op: Op) -> bool {
 
 /// What a type declaration (opcode and operands after the result id) declares; `None` for what is not one.
 // Inlined into `observe`, which runs for every global of every module.
+// `struct_members` takes a struct's member types.
 #[inline(always)]
-fn declared_type(op: Op, o: &[u32]) -> Option<Type> {
+fn declared_type(op: Op, o: &[u32], struct_members: &mut Vec<u32>) -> Option<Type> {
     Some(match op {
         Op::TypeVoid => Type::Void,
         Op::TypeBool => Type::Bool,
@@ -192,9 +204,14 @@ fn declared_type(op: Op, o: &[u32]) -> Option<Type> {
         Op::TypeUntypedPointerKHR if !o.is_empty() => Type::UntypedPointer {
             storage: StorageClass::from_u32(o[0]),
         },
-        Op::TypeStruct => Type::Struct {
-            members: o.to_vec(),
-        },
+        Op::TypeStruct => {
+            let members = MemberList {
+                start: struct_members.len() as u32,
+                count: o.len() as u32,
+            };
+            struct_members.extend_from_slice(o);
+            Type::Struct { members }
+        }
         Op::TypeArray if o.len() >= 2 => Type::Array {
             element: o[0],
             length: o[1],
@@ -230,6 +247,7 @@ impl TypeTable {
         let mut t = TypeTable {
             by_id: FastMap::with_capacity_and_hasher(n, Default::default()),
             by_key: KeyedIds::with_capacity(n),
+            struct_members: Vec::new(),
         };
         for inst in &module.globals {
             t.observe(inst);
@@ -247,7 +265,7 @@ impl TypeTable {
     /// [`TypeTable::observe`] for an instruction given by its parts.
     #[inline]
     pub(crate) fn observe_parts(&mut self, op: Op, result_type: Option<u32>, id: u32, o: &[u32]) {
-        let ty = match declared_type(op, o) {
+        let ty = match declared_type(op, o, &mut self.struct_members) {
             Some(ty) => ty,
             None if is_constant(op) => {
                 if let Some(ty) = result_type {
@@ -291,7 +309,7 @@ impl TypeTable {
         debug_assert!(is_keyed_type(op));
         let (id, new) = self.by_key.find_or_add(&[op as u32], operands, new_id);
         if new {
-            if let Some(ty) = declared_type(op, operands) {
+            if let Some(ty) = declared_type(op, operands, &mut self.struct_members) {
                 self.by_id.entry(id).or_default().ty = Some(ty);
             }
         }
@@ -337,6 +355,12 @@ impl TypeTable {
     /// The type with this id.
     pub(crate) fn get(&self, id: u32) -> Option<&Type> {
         self.by_id.get(&id)?.ty.as_ref()
+    }
+
+    /// The member types of a struct.
+    pub(crate) fn members(&self, list: MemberList) -> &[u32] {
+        let start = list.start as usize;
+        &self.struct_members[start..start + list.count as usize]
     }
 
     /// The value of a non-spec scalar integer constant of 32 bits or fewer.

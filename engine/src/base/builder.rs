@@ -24,10 +24,10 @@ pub(crate) struct Builder {
     functions: Vec<u32>,
     /// `type_uint`, `type_bool`, `type_void` and `const_u32`, asked for many times at every site and in
     /// every helper: remembered here rather than looked up in the type table each time, small constants
-    /// (0 where not made yet) without even a hash.
-    uint: Option<u32>,
-    bool_type: Option<u32>,
-    void: Option<u32>,
+    /// without even a hash (0, never an id, where not made yet).
+    uint: u32,
+    bool_type: u32,
+    void: u32,
     small_u32_constants: [u32; SMALL_CONSTANTS],
     /// Larger `const_u32` values (record kinds, pending slots, NaN masks) asked for lately, and the other
     /// non-aggregate types ([`Builder::keyed_type`]: vectors, pointers, floats): a slot each by a hash of
@@ -87,9 +87,9 @@ impl Builder {
             globals: Vec::new(),
             annotations: Vec::new(),
             functions: Vec::new(),
-            uint: None,
-            bool_type: None,
-            void: None,
+            uint: 0,
+            bool_type: 0,
+            void: 0,
             small_u32_constants: [0; SMALL_CONSTANTS],
             u32_cache: [(0, 0); U32_CACHE],
             type_cache: [TypeCacheEntry::default(); TYPE_CACHE],
@@ -190,20 +190,20 @@ impl Builder {
     }
 
     pub(crate) fn type_void(&mut self) -> u32 {
-        if let Some(id) = self.void {
-            return id;
+        if self.void != 0 {
+            return self.void;
         }
         let id = self.keyed_type(Op::TypeVoid, &[]);
-        self.void = Some(id);
+        self.void = id;
         id
     }
 
     pub(crate) fn type_bool(&mut self) -> u32 {
-        if let Some(id) = self.bool_type {
-            return id;
+        if self.bool_type != 0 {
+            return self.bool_type;
         }
         let id = self.keyed_type(Op::TypeBool, &[]);
-        self.bool_type = Some(id);
+        self.bool_type = id;
         id
     }
 
@@ -212,11 +212,11 @@ impl Builder {
     }
 
     pub(crate) fn type_uint(&mut self) -> u32 {
-        if let Some(id) = self.uint {
-            return id;
+        if self.uint != 0 {
+            return self.uint;
         }
         let id = self.type_int(32, false);
-        self.uint = Some(id);
+        self.uint = id;
         id
     }
 

@@ -283,7 +283,7 @@ impl IntGuardPass {
             let (length, next) = match base.b.types.get(ty).cloned() {
                 Some(Type::Struct { members }) => {
                     let member = match self.consts.get(&index).map(Vec::as_slice) {
-                        Some([v]) => members.get(*v as usize).copied(),
+                        Some([v]) => base.b.types.members(members).get(*v as usize).copied(),
                         _ => None,
                     };
                     match member {

@@ -528,7 +528,12 @@ fn nullable(base: &Base<'_>, ty: u32, depth: usize) -> bool {
             | Type::Matrix { .. },
         ) => true,
         Some(Type::Array { element, .. }) => nullable(base, *element, depth + 1),
-        Some(Type::Struct { members }) => members.iter().all(|&m| nullable(base, m, depth + 1)),
+        Some(Type::Struct { members }) => base
+            .b
+            .types
+            .members(*members)
+            .iter()
+            .all(|&m| nullable(base, m, depth + 1)),
         _ => false,
     }
 }

@@ -554,7 +554,10 @@ fn flatten(
         return;
     }
     let members: Vec<(u32, String)> = match base.b.types.get(ty) {
-        Some(Type::Struct { members }) => members
+        Some(Type::Struct { members }) => base
+            .b
+            .types
+            .members(*members)
             .iter()
             .enumerate()
             .map(|(i, &m)| {
@@ -604,9 +607,12 @@ fn contains_float(base: &Base<'_>, ty: u32, depth: usize) -> bool {
         return s.is_float();
     }
     match base.b.types.get(ty) {
-        Some(Type::Struct { members }) => {
-            members.iter().any(|&m| contains_float(base, m, depth + 1))
-        }
+        Some(Type::Struct { members }) => base
+            .b
+            .types
+            .members(*members)
+            .iter()
+            .any(|&m| contains_float(base, m, depth + 1)),
         Some(Type::Array { element, .. }) => contains_float(base, *element, depth + 1),
         _ => false,
     }
@@ -622,7 +628,12 @@ fn loadable(base: &Base<'_>, ty: u32, depth: usize) -> bool {
         Some(Type::Bool | Type::Int { .. } | Type::Float { .. }) => true,
         Some(Type::Vector { component, .. }) => loadable(base, *component, depth + 1),
         Some(Type::Matrix { column, .. }) => loadable(base, *column, depth + 1),
-        Some(Type::Struct { members }) => members.iter().all(|&m| loadable(base, m, depth + 1)),
+        Some(Type::Struct { members }) => base
+            .b
+            .types
+            .members(*members)
+            .iter()
+            .all(|&m| loadable(base, m, depth + 1)),
         Some(Type::Array { element, .. }) => loadable(base, *element, depth + 1),
         _ => false,
     }
