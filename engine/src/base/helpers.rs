@@ -23,6 +23,10 @@ const ALIGNED: u32 = MemoryAccess::ALIGNED.bits();
 /// The selection control of every `OpSelectionMerge` the helpers write.
 const NO_SELECTION_CONTROL: u32 = SelectionControl::NONE.bits();
 
+/// A few ids (a builtin's components, the variables a prologue reads), kept inline: the prologues made a
+/// handful of small lists per module otherwise.
+type Ids = smallvec::SmallVec<[u32; 4]>;
+
 /// What generated code needs to reach the error buffer.
 #[derive(Clone, Copy)]
 pub(crate) struct BufferAccess {
@@ -360,8 +364,7 @@ impl Base<'_> {
         let uint = self.b.type_uint();
         let void = self.b.type_void();
         let bool_t = self.b.type_bool();
-        let mut params = Vec::with_capacity(3 + types.len());
-        params.extend_from_slice(&[uint, uint, uint]);
+        let mut params: smallvec::SmallVec<[u32; 8]> = smallvec::smallvec![uint, uint, uint];
         params.extend_from_slice(types);
         let (mut fb, id, p) = FnBuilder::new(&mut self.b, void, &params);
         // On the stack for a few values, as the payload below: three lists allocated per helper otherwise.
@@ -521,8 +524,8 @@ impl Base<'_> {
         builtin: BuiltIn,
         new_type: u32,
         count: usize,
-        used: &mut Vec<u32>,
-    ) -> Result<Vec<u32>, NotInstrumented> {
+        used: &mut Ids,
+    ) -> Result<Ids, NotInstrumented> {
         let (var, ty) = self.builtin_var(builtin, new_type)?;
         used.push(var);
         let shape = values::shape(&self.b.types, ty)
@@ -536,7 +539,7 @@ impl Base<'_> {
         let value = fb.op(&mut self.b, Op::Load, ty, &[var]);
         let comps = values::components(fb, &mut self.b, value, &shape);
         let uint = self.b.type_uint();
-        let mut out = Vec::with_capacity(count);
+        let mut out = Ids::new();
         for &c in comps.iter().take(count) {
             out.push(if shape.is_float() {
                 fb.op(&mut self.b, Op::ConvertFToU, uint, &[c])
@@ -551,7 +554,7 @@ impl Base<'_> {
 
     /// `void bb_prologue()` for a stage: stores the invocation words and the stage code into the Private
     /// variables. Returns the function and the builtin variables it reads.
-    fn prologue(&mut self, stage: Stage) -> Result<(u32, Vec<u32>), NotInstrumented> {
+    fn prologue(&mut self, stage: Stage) -> Result<(u32, Ids), NotInstrumented> {
         let void = self.b.type_void();
         let uint = self.b.type_uint();
         let v3 = self.b.type_vector(uint, 3);
@@ -560,9 +563,9 @@ impl Base<'_> {
         let vec4 = self.b.type_vector(f32t, 4);
         let private = self.private_vars();
         let (mut fb, id, _) = FnBuilder::new(&mut self.b, void, &[]);
-        let mut used = Vec::new();
+        let mut used = Ids::new();
         let zero = self.b.const_u32(0);
-        let words: Vec<u32> = match stage {
+        let words: Ids = match stage {
             Stage::Compute | Stage::Task | Stage::Mesh => {
                 self.read_builtin(&mut fb, BuiltIn::GlobalInvocationId, v3, 3, &mut used)?
             }
@@ -581,7 +584,7 @@ impl Base<'_> {
                 w
             }
             Stage::TessellationEvaluation => {
-                let mut w = vec![zero];
+                let mut w: Ids = smallvec::smallvec![zero];
                 w.extend(self.read_builtin(&mut fb, BuiltIn::PrimitiveId, uint, 1, &mut used)?);
                 w
             }
@@ -603,8 +606,8 @@ impl Base<'_> {
     pub(super) fn add_prologues(&mut self, module: &mut Module) -> Result<(), NotInstrumented> {
         let private = self.private_vars();
         let all_globals = self.version >= (1, 4);
-        let mut done: Vec<(u32, Stage)> = Vec::new();
-        let mut prologues: Vec<(Stage, u32, Vec<u32>)> = Vec::new();
+        let mut done: smallvec::SmallVec<[(u32, Stage); 2]> = smallvec::SmallVec::new();
+        let mut prologues: smallvec::SmallVec<[(Stage, u32, Ids); 2]> = smallvec::SmallVec::new();
         // By index, not over a copy of the list (its names are strings).
         for k in 0..self.an.entry_points.len() {
             let e = &self.an.entry_points[k];
@@ -624,7 +627,7 @@ impl Base<'_> {
                     (f, used)
                 }
             };
-            let mut interface = used;
+            let mut interface: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::from_slice(&used);
             if all_globals {
                 interface.extend([private.invocation, private.stage]);
                 interface.extend(self.pending.iter().flat_map(|p| p.variables()));
