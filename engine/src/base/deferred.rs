@@ -54,6 +54,10 @@ pub(crate) fn ends_group(inst: &Instruction) -> bool {
     )
 }
 
+/// A group's parameter types or arguments: a few dozen at most ([`MAX_GROUP_ARGUMENTS`]), kept inline for
+/// the usual few.
+type GroupIds = smallvec::SmallVec<[u32; 16]>;
+
 /// The values a grouped NaN check tests, with their shapes: most check one (an operation's result), kept
 /// inline rather than in a list allocated per site.
 pub(crate) type TestedValues = smallvec::SmallVec<[(u32, Shape); 1]>;
@@ -118,24 +122,37 @@ impl Base<'_> {
 
     /// Emits the group's call, if it has kept calls, and starts a new group.
     pub(crate) fn end_group(&mut self, group: &mut Group, out: &mut Vec<Instruction>) {
-        let Group {
-            flag,
-            calls,
-            arguments: values,
-        } = std::mem::take(group);
+        let values = std::mem::take(&mut group.arguments);
+        // The list of calls stays with the group, emptied, for the next one (a list per group cost an
+        // allocation each).
+        let mut calls = std::mem::take(&mut group.calls);
+        let flag = group.flag.take();
+        self.emit_group(flag, &mut calls, values, out);
+        calls.clear();
+        group.calls = calls;
+    }
+
+    /// [`Base::end_group`] for the group's flag, calls and count of values.
+    fn emit_group(
+        &mut self,
+        flag: Option<u32>,
+        calls: &mut Vec<Instruction>,
+        values: usize,
+        out: &mut Vec<Instruction>,
+    ) {
         let Some(flag) = flag else { return };
         if calls.len() == 1 {
             // One check: its own call is as cheap (the helper tests the result first).
-            out.extend(calls);
+            out.append(calls);
             return;
         }
         // Parameters: the flag, then every call's values (operands after the callee and three constants).
         let bool_t = self.b.type_bool();
-        let mut param_types = Vec::with_capacity(1 + values);
+        let mut param_types = GroupIds::with_capacity(1 + values);
         param_types.push(bool_t);
-        let mut arguments = Vec::with_capacity(1 + values);
+        let mut arguments = GroupIds::with_capacity(1 + values);
         arguments.push(flag);
-        for call in &calls {
+        for call in calls.iter() {
             for &value in &call.operands[4..] {
                 param_types.push(self.an.type_of(value).expect("site values have types"));
                 arguments.push(value);
@@ -148,7 +165,7 @@ impl Base<'_> {
         fb.op_void(Op::BranchConditional, &[params[0], run, end]);
         fb.block(run);
         let mut next_param = 1;
-        for call in &calls {
+        for call in calls.iter() {
             let mut operands = Operands::from_slice(&call.operands[..4]);
             let n = call.operands.len() - 4;
             operands.extend_from_slice(&params[next_param..next_param + n]);
@@ -160,9 +177,9 @@ impl Base<'_> {
         fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
         let void = self.b.type_void();
-        let mut operands = Vec::with_capacity(1 + arguments.len());
+        let mut operands = GroupIds::with_capacity(1 + arguments.len());
         operands.push(group_fn);
-        operands.extend(arguments);
+        operands.extend_from_slice(&arguments);
         out.emit(&mut self.b, Op::FunctionCall, void, &operands);
     }
 }
