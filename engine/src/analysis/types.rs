@@ -205,6 +205,10 @@ fn declared_type(op: Op, o: &[u32], struct_members: &mut Vec<u32>) -> Option<Typ
             storage: StorageClass::from_u32(o[0]),
         },
         Op::TypeStruct => {
+            if struct_members.capacity() == 0 {
+                // Room for the few structs of most modules at once, rather than grown from nothing.
+                struct_members.reserve(64);
+            }
             let members = MemberList {
                 start: struct_members.len() as u32,
                 count: o.len() as u32,

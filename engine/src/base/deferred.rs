@@ -54,9 +54,9 @@ pub(crate) fn ends_group(inst: &Instruction) -> bool {
     )
 }
 
-/// A group's parameter types or arguments: a few dozen at most ([`MAX_GROUP_ARGUMENTS`]), kept inline for
-/// the usual few.
-type GroupIds = smallvec::SmallVec<[u32; 16]>;
+/// A group's parameter types or arguments: a few dozen at most (a little over [`MAX_GROUP_ARGUMENTS`]),
+/// kept inline.
+type GroupIds = smallvec::SmallVec<[u32; 64]>;
 
 /// The values a grouped NaN check tests, with their shapes: most check one (an operation's result), kept
 /// inline rather than in a list allocated per site.
