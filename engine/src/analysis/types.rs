@@ -246,8 +246,9 @@ fn is_keyed_type(op: Op) -> bool {
 impl TypeTable {
     /// Reads the types and constants of a module's global section.
     pub(crate) fn new(module: &Module) -> TypeTable {
-        // Sized for the module's globals (and the few the engine adds), so the tables never regrow.
-        let n = module.globals.len() + 64;
+        // Sized for the module's globals and what the engine adds (dozens of types and constants at the
+        // NaN levels, where 64 more left some tables to regrow), so the tables seldom regrow.
+        let n = module.globals.len() + 128;
         let mut t = TypeTable {
             by_id: FastMap::with_capacity_and_hasher(n, Default::default()),
             by_key: KeyedIds::with_capacity(n),
