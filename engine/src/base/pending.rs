@@ -352,6 +352,11 @@ impl Base<'_> {
             for block in &mut f.blocks {
                 at.clear();
                 for (k, i) in block.instructions.iter().enumerate() {
+                    // Every opcode looked for is `OpKill` (252) or above, nearly every instruction's
+                    // below: one compare for most.
+                    if i.opcode() < Op::Kill as u16 {
+                        continue;
+                    }
                     if ends_invocation(i) || (entry && (i.is(Op::Return) || i.is(Op::ReturnValue)))
                     {
                         at.push(k);
@@ -370,6 +375,22 @@ impl Base<'_> {
                         ),
                     );
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_opcode_below_kill_ends_an_invocation() {
+        // `finish_pending` skips every instruction below `OpKill` without asking `ends_invocation`.
+        for opcode in 0..Op::Kill as u32 {
+            if let Some(op) = Op::from_u32(opcode) {
+                let inst = Instruction::new(op, None, None, smallvec::smallvec![]);
+                assert!(!ends_invocation(&inst), "{op:?}");
             }
         }
     }
