@@ -118,8 +118,12 @@ fn short_key(head: &[u32], tail: &[u32]) -> Option<ShortKey> {
         return None;
     }
     let mut key = [0; SHORT_KEY_WORDS];
-    // Word by word: a few words, fewer than a `memcpy` call is worth.
-    for (slot, &word) in key.iter_mut().zip(head.iter().chain(tail)) {
+    // Word by word: a few words, fewer than a `memcpy` call is worth; the head (one or two words) and
+    // the tail each in a loop of its own (one loop over both asked at each word which it was in).
+    for (slot, &word) in key.iter_mut().zip(head) {
+        *slot = word;
+    }
+    for (slot, &word) in key[head.len()..].iter_mut().zip(tail) {
         *slot = word;
     }
     key[0] |= (n as u32) << 16;
