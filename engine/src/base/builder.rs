@@ -533,21 +533,42 @@ impl FnBuilder {
         // A variable pushed here would not be seen by `local`, which keeps them together.
         debug_assert!(op != Op::Variable, "function variables go through `local`");
         let id = b.id();
-        // One capacity check, and the operands as a fixed-size piece (`extend_from_slice` of a list of any
-        // length is a `memcpy` call): helpers are most of what the engine writes.
-        self.words.reserve(3 + operands.len());
-        self.words
-            .extend_from_slice(&[first_word(op, 3 + operands.len()), ty, id]);
-        module::extend_short(&mut self.words, operands);
+        let first = first_word(op, 3 + operands.len());
+        // The whole instruction as one fixed-size piece for up to four operands (most): one capacity check
+        // and a few stores (`extend_from_slice` of a list of any length is a `memcpy` call). Helpers are
+        // most of what the engine writes.
+        match *operands {
+            [] => self.words.extend_from_slice(&[first, ty, id]),
+            [x] => self.words.extend_from_slice(&[first, ty, id, x]),
+            [x, y] => self.words.extend_from_slice(&[first, ty, id, x, y]),
+            [x, y, z] => self.words.extend_from_slice(&[first, ty, id, x, y, z]),
+            [x, y, z, w] => self.words.extend_from_slice(&[first, ty, id, x, y, z, w]),
+            _ => {
+                self.words.reserve(3 + operands.len());
+                self.words.extend_from_slice(&[first, ty, id]);
+                self.words.extend_from_slice(operands);
+            }
+        }
         id
     }
 
     /// An instruction without a result.
     #[inline]
     pub(crate) fn op_void(&mut self, op: Op, operands: &[u32]) {
-        self.words.reserve(1 + operands.len());
-        self.words.push(first_word(op, 1 + operands.len()));
-        module::extend_short(&mut self.words, operands);
+        let first = first_word(op, 1 + operands.len());
+        // As in `op`: one fixed-size piece for up to four operands.
+        match *operands {
+            [] => self.words.push(first),
+            [x] => self.words.extend_from_slice(&[first, x]),
+            [x, y] => self.words.extend_from_slice(&[first, x, y]),
+            [x, y, z] => self.words.extend_from_slice(&[first, x, y, z]),
+            [x, y, z, w] => self.words.extend_from_slice(&[first, x, y, z, w]),
+            _ => {
+                self.words.reserve(1 + operands.len());
+                self.words.push(first);
+                self.words.extend_from_slice(operands);
+            }
+        }
     }
 
     /// The finished function, for [`Builder::add_function`].
