@@ -11,12 +11,31 @@ use super::{Base, HelperKind};
 use crate::analysis::Type;
 use crate::error::NotInstrumented;
 use crate::info::Stage;
-use crate::module::{encode_string, Instruction, Module};
+use crate::module::{Instruction, Module, Operands};
 use crate::record::{header, CRASH_ADDRESS, NO_STAGE, RECORD_HEADER_WORDS, STAGE_SHIFT};
 use crate::util::{string_is, string_words};
 
 /// The extension that brings `PhysicalStorageBufferAddresses` below SPIR-V 1.5.
 const EXT_PSB: &str = "SPV_KHR_physical_storage_buffer";
+/// [`EXT_PSB`] as the words of a literal string, encoded once rather than for every module.
+const EXT_PSB_WORDS: [u32; 8] = literal_string(EXT_PSB);
+
+/// The words of the literal string `s` (what [`crate::module::encode_string`] makes), for a constant: `N` must be the
+/// count of words, `s.len() / 4 + 1`.
+const fn literal_string<const N: usize>(s: &str) -> [u32; N] {
+    let bytes = s.as_bytes();
+    assert!(
+        bytes.len() / 4 + 1 == N,
+        "N is not the string's count of words"
+    );
+    let mut words = [0; N];
+    let mut i = 0;
+    while i < bytes.len() {
+        words[i / 4] |= (bytes[i] as u32) << (8 * (i % 4));
+        i += 1;
+    }
+    words
+}
 /// The memory operand `Aligned` (followed by the alignment in bytes) that loads and stores through the
 /// buffer's pointers need.
 const ALIGNED: u32 = MemoryAccess::ALIGNED.bits();
@@ -680,6 +699,8 @@ impl Base<'_> {
 fn add_interface(entry_point: &mut Instruction, ids: &[u32]) {
     let name_words = entry_point.operands.get(2..).map_or(0, string_words);
     let start = (2 + name_words).min(entry_point.operands.len());
+    // Room for all at once: grown id by id, the list was reallocated several times.
+    entry_point.operands.reserve(ids.len());
     for &id in ids {
         if !entry_point.operands[start..].contains(&id) {
             entry_point.operands.push(id);
@@ -709,7 +730,7 @@ pub(super) fn enable_buffer_addresses(module: &mut Module) {
             Op::Extension,
             None,
             None,
-            encode_string(EXT_PSB),
+            Operands::from_slice(&EXT_PSB_WORDS),
         ));
     }
     if let Some(model) = module.memory_model.first_mut() {
@@ -764,4 +785,17 @@ pub(super) fn new_non_finite(
             fb.op(b, Op::LogicalAnd, bool_t, &[finite_in, bad_output])
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extension_name_is_encoded_as_at_run_time() {
+        assert_eq!(
+            EXT_PSB_WORDS.to_vec(),
+            crate::module::encode_string(EXT_PSB)
+        );
+    }
 }
