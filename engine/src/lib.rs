@@ -386,14 +386,33 @@ fn parse_supported(words: &[u32]) -> Result<(Module, ShaderId), NotInstrumented>
 fn basic_info(id: ShaderId, module: &Module, an: &Analysis) -> ShaderInfo {
     let entry_points = an.public_entry_points();
     let sources = analysis::source::source_files(module, an);
-    let mut seen = FastSet::default();
-    let debug_names = entry_points
+    let names = entry_points
         .iter()
-        .map(|e| e.name.clone())
-        .chain(entry_points.iter().filter_map(|e| e.function_name.clone()))
-        .chain(sources.iter().map(|s| s.name.clone()))
-        .filter(|n| !n.is_empty() && seen.insert(n.clone()))
-        .collect();
+        .map(|e| e.name.as_str())
+        .chain(
+            entry_points
+                .iter()
+                .filter_map(|e| e.function_name.as_deref()),
+        )
+        .chain(sources.iter().map(|s| s.name.as_str()))
+        .filter(|n| !n.is_empty());
+    // A module has a few such names: each is looked for among those kept so far, with no table to build
+    // and no copy of each name to key it; a set only where there are many.
+    let mut kept: Vec<&str> = Vec::new();
+    let mut seen: Option<FastSet<&str>> = None;
+    for name in names {
+        let new = match &mut seen {
+            Some(seen) => seen.insert(name),
+            None => !kept.contains(&name),
+        };
+        if new {
+            kept.push(name);
+            if seen.is_none() && kept.len() > 16 {
+                seen = Some(kept.iter().copied().collect());
+            }
+        }
+    }
+    let debug_names = kept.into_iter().map(str::to_owned).collect();
     ShaderInfo {
         id,
         spirv_version: module.version(),

@@ -42,7 +42,9 @@ impl DebugSources {
 }
 
 /// If `inst` is an `OpExtInst` of `NonSemantic.Shader.DebugInfo.100` that the grammar knows, the instruction
-/// and its arguments.
+/// and its arguments. Inlined: called for every instruction of every function, which is rarely an
+/// `OpExtInst`; left to the compiler it became a call each when other code changed.
+#[inline(always)]
 pub(crate) fn debug_ext_inst<'a>(
     an: &Analysis,
     inst: &'a Instruction,
