@@ -513,7 +513,7 @@ impl Module {
     /// Calls `f` with every run of instructions of the module's functions, in layout order. Plain loops,
     /// cheaper than [`Module::all_instructions`]'s chain of iterators where every instruction is visited
     /// (writing the module, counting its words).
-    fn for_each_function_list<'a>(&'a self, mut f: impl FnMut(&'a [Instruction])) {
+    pub(crate) fn for_each_function_list<'a>(&'a self, mut f: impl FnMut(&'a [Instruction])) {
         for function in &self.functions {
             f(&function.prefix);
             f(std::slice::from_ref(&function.def));
@@ -526,7 +526,8 @@ impl Module {
         }
     }
 
-    fn sections(&self) -> [&Vec<Instruction>; 11] {
+    /// The module-level sections, in layout order.
+    pub(crate) fn sections(&self) -> [&Vec<Instruction>; 11] {
         [
             &self.capabilities,
             &self.extensions,
