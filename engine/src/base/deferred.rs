@@ -12,7 +12,7 @@ use spirv::{Op, SelectionControl};
 
 use super::builder::{Emit, FnBuilder};
 use super::values::{self, Shape};
-use super::{Base, Edit, HelperKind};
+use super::{Base, Edit};
 use crate::module::{Instruction, Operands};
 use crate::record::ScalarType;
 
@@ -63,23 +63,21 @@ type GroupIds = smallvec::SmallVec<[u32; 64]>;
 pub(crate) type TestedValues = smallvec::SmallVec<[(u32, Shape); 1]>;
 
 impl Base<'_> {
-    /// The edit for a NaN check's `site` (from [`Base::site`]) right after its instruction: in the group
-    /// ([`Edit::CheckLater`]) when every value it tests (those after its inputs) is a 32- or 64-bit float
-    /// scalar or vector, else its own call right after the instruction ([`Edit::After`]).
-    pub(crate) fn check_later(&self, site: Vec<Instruction>) -> Edit {
-        match self.tested_values(&site) {
+    /// The edit for a NaN check's `site` (from [`Base::site`] with [`super::HelperKind::NanCheck`] and these
+    /// `inputs`) right after its instruction: in the group ([`Edit::CheckLater`]) when every value it tests
+    /// (those after its inputs) is a 32- or 64-bit float scalar or vector, else its own call right after
+    /// the instruction ([`Edit::After`]).
+    pub(crate) fn check_later(&self, site: Vec<Instruction>, inputs: usize) -> Edit {
+        match self.tested_values(&site, inputs) {
             Some(tested) => Edit::CheckLater { site, tested },
             None => Edit::After(site),
         }
     }
 
-    /// The values a grouped NaN check tests, with their shapes: the call's values after its inputs.
-    fn tested_values(&self, site: &[Instruction]) -> Option<TestedValues> {
+    /// The values a grouped NaN check tests, with their shapes: the call's values after its `inputs`.
+    /// (The caller made the site and knows its inputs: looking its helper up by id walked every helper.)
+    fn tested_values(&self, site: &[Instruction], inputs: usize) -> Option<TestedValues> {
         let call = site.last()?;
-        let inputs = match self.helper_kind_of(*call.operands.first()?)? {
-            HelperKind::NanCheck { inputs } | HelperKind::PendingNanCheck { inputs } => inputs,
-            HelperKind::Record | HelperKind::AssertRecord => return None,
-        };
         let tested: TestedValues = call
             .operands
             .get(4 + inputs..)?

@@ -356,13 +356,6 @@ impl Base<'_> {
         }
     }
 
-    /// What the value helper `f` does, when `f` is one.
-    pub(super) fn helper_kind_of(&self, f: u32) -> Option<HelperKind> {
-        self.helpers
-            .iter()
-            .find_map(|((kind, _), &id)| (id == f).then_some(*kind))
-    }
-
     /// The helper for a site with values of `types` (`words` payload words in all):
     /// `void bb_values(uint kind_word, uint site, uint cap, T0 v0, ...)`. It turns the values into payload
     /// words, asks `bb_begin` for a record and stores them; a [`HelperKind::NanCheck`] helper first tests the

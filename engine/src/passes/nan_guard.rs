@@ -302,7 +302,7 @@ impl NanGuardPass {
             None,
         )?;
         Ok(match site {
-            Some(site) => base.check_later(site),
+            Some(site) => base.check_later(site, inputs),
             None => Edit::Keep,
         })
     }
@@ -658,9 +658,10 @@ impl Pass for NanGuardPass {
         let Some(op) = inst.op() else {
             return Ok(Edit::Keep);
         };
-        // A check right after the write it checks joins the block's group of checks.
+        // A check right after the write it checks joins the block's group of checks (a check of what is
+        // written has no inputs).
         let grouped = |base: &Base<'_>, edit: Edit| match edit {
-            Edit::After(site) => base.check_later(site),
+            Edit::After(site) => base.check_later(site, 0),
             edit => edit,
         };
         match op {
