@@ -164,7 +164,9 @@ impl Base<'_> {
         fb.block(run);
         let mut next_param = 1;
         for call in calls.iter() {
-            let mut operands = Operands::from_slice(&call.operands[..4]);
+            // On the stack: a call's callee and constants and its few values (an `Operands` of more
+            // than five words is allocated).
+            let mut operands = GroupIds::from_slice(&call.operands[..4]);
             let n = call.operands.len() - 4;
             operands.extend_from_slice(&params[next_param..next_param + n]);
             next_param += n;
@@ -174,10 +176,16 @@ impl Base<'_> {
         fb.block(end);
         fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
-        let void = self.b.type_void();
-        let mut operands = GroupIds::with_capacity(1 + arguments.len());
+        // The call's operands made once, in place (not copied from a list on the stack).
+        let mut operands = Operands::with_capacity(1 + arguments.len());
         operands.push(group_fn);
         operands.extend_from_slice(&arguments);
-        out.emit(&mut self.b, Op::FunctionCall, void, &operands);
+        let call_id = self.b.id();
+        out.push(Instruction::new(
+            Op::FunctionCall,
+            Some(void),
+            Some(call_id),
+            operands,
+        ));
     }
 }
