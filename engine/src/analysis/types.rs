@@ -326,22 +326,17 @@ impl TypeTable {
     }
 
     /// [`TypeTable::find_or_add_constant`] for the `OpConstant` `value` of `uint`, the builder's 32-bit
-    /// integer type, so a new constant's value is remembered without looking its type up. (In a damaged
-    /// module `uint`'s id may also stand for something else; the constant is still the builder's own, of
-    /// the value it was given, so remembering that value is right either way.)
+    /// integer type. A new constant's value is not entered by id ([`TypeTable::int_value`] does not know
+    /// it): the engine makes dozens of these per module at the NaN levels, a second hash insertion
+    /// each, and passes only ask the values of constants the module's own instructions name.
     pub(crate) fn find_or_add_u32(
         &mut self,
         uint: u32,
         value: u32,
         new_id: impl FnOnce() -> u32,
     ) -> (u32, bool) {
-        let (id, new) = self
-            .by_key
-            .find_or_add(&[Op::Constant as u32, uint], &[value], new_id);
-        if new {
-            self.by_id.entry(id).or_default().int_value = Some(value);
-        }
-        (id, new)
+        self.by_key
+            .find_or_add(&[Op::Constant as u32, uint], &[value], new_id)
     }
 
     /// The constant (opcode, type, operands), or a new one with the id `new_id` gives, recorded as
@@ -372,7 +367,8 @@ impl TypeTable {
         &self.struct_members[start..start + list.count as usize]
     }
 
-    /// The value of a non-spec scalar integer constant of 32 bits or fewer.
+    /// The value of a non-spec scalar integer constant of 32 bits or fewer (one the module declares, or
+    /// the engine added other than through [`TypeTable::find_or_add_u32`]).
     pub(crate) fn int_value(&self, id: u32) -> Option<u32> {
         self.by_id.get(&id)?.int_value
     }
