@@ -56,6 +56,9 @@ use crate::NanLevel;
 /// The largest number of float leaves a store is checked for.
 const MAX_LEAVES: usize = 16;
 
+/// The names of a checked operation's first operands.
+const OPERAND_NAMES: [&str; 3] = ["operand 0", "operand 1", "operand 2"];
+
 /// The NaN guard pass.
 pub(crate) struct NanGuardPass {
     level: NanLevel,
@@ -279,7 +282,7 @@ impl NanGuardPass {
         if !shape(&base.b.types, ty).is_some_and(|s| s.is_float()) {
             return Ok(Edit::Keep);
         }
-        let mut values = Vec::new();
+        let mut values = Vec::with_capacity(operands.len() + 1);
         for (i, &operand) in operands.iter().enumerate() {
             let float = base
                 .an
@@ -287,7 +290,12 @@ impl NanGuardPass {
                 .and_then(|t| shape(&base.b.types, t))
                 .is_some_and(|s| s.is_float());
             if float {
-                values.push((format!("operand {i}"), operand));
+                // The checked operations take up to three operands: their names are copied, not formatted.
+                let name = match OPERAND_NAMES.get(i) {
+                    Some(name) => name.to_string(),
+                    None => format!("operand {i}"),
+                };
+                values.push((name, operand));
             }
         }
         let inputs = values.len();
