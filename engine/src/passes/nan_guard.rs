@@ -647,8 +647,33 @@ fn loadable(base: &Base<'_>, ty: u32, depth: usize) -> bool {
     }
 }
 
-impl Pass for NanGuardPass {
-    fn visit(
+/// Whether the pass at `level` may do anything at an instruction of `op`: checks it (an operation at
+/// `ops`, a write), or notes it ([`NanGuardPass::observe`]).
+#[inline]
+fn may_visit(op: Op, level: NanLevel) -> bool {
+    matches!(
+        op,
+        Op::Store
+            | Op::ImageWrite
+            | Op::CopyMemory
+            | Op::CopyMemorySized
+            | Op::AtomicFAddEXT
+            | Op::AtomicFMinEXT
+            | Op::AtomicFMaxEXT
+            | Op::AtomicStore
+            | Op::AtomicExchange
+            | Op::AtomicCompareExchange
+            | Op::ReportIntersectionKHR
+            | Op::Bitcast
+            | Op::CompositeConstruct
+            | Op::CopyObject
+    ) || (level == NanLevel::Ops && matches!(op, Op::FDiv | Op::FRem | Op::FMod | Op::ExtInst))
+}
+
+impl NanGuardPass {
+    /// [`Pass::visit`] for an instruction that [`may_visit`] lets through.
+    #[inline(never)]
+    fn visit_some(
         &mut self,
         base: &mut Base<'_>,
         at: &At<'_>,
@@ -722,6 +747,22 @@ impl Pass for NanGuardPass {
                     _ => Ok(Edit::Keep),
                 }
             }
+            _ => Ok(Edit::Keep),
+        }
+    }
+}
+
+impl Pass for NanGuardPass {
+    fn visit(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        inst: &Instruction,
+    ) -> Result<Edit, NotInstrumented> {
+        // Most instructions are none the pass looks at: answered here, without the stack frame and saved
+        // registers of the checks (a call per instruction of every function).
+        match inst.op() {
+            Some(op) if may_visit(op, self.level) => self.visit_some(base, at, inst),
             _ => Ok(Edit::Keep),
         }
     }
