@@ -77,6 +77,9 @@ pub(crate) struct Pending {
     words_var: u32,
     /// `bool bb_pending_any`: some site has fired since the last flush.
     any: u32,
+    /// The constant `true`, 0 until a helper first sets `any`: every NaN helper stores it, and finding it in
+    /// the type table took a hash and probe each time.
+    yes: u32,
     sites: Vec<PendingSite>,
     words: u32,
 }
@@ -139,6 +142,7 @@ impl Base<'_> {
                 words_ptr,
                 words_var,
                 any,
+                yes: 0,
                 sites: Vec::new(),
                 words: 0,
             });
@@ -162,7 +166,8 @@ impl Base<'_> {
     /// the flag. `slot` is the parameter [`Base::pending_slot`] gave.
     pub(super) fn keep_pending(&mut self, fb: &mut FnBuilder, slot: u32, payload: &[u32]) {
         let pending = self.pending.as_ref().expect("a pending site");
-        let (counts, words_var, any) = (pending.counts, pending.words_var, pending.any);
+        let (counts, words_var, any, yes) =
+            (pending.counts, pending.words_var, pending.any, pending.yes);
         let uint = self.b.type_uint();
         let bool_t = self.b.type_bool();
         let p_uint = self.b.type_pointer(StorageClass::Private, uint);
@@ -176,7 +181,14 @@ impl Base<'_> {
         let count = fb.op(&mut self.b, Op::Load, uint, &[count_ptr]);
         let counted = fb.op(&mut self.b, Op::IAdd, uint, &[count, one]);
         fb.op_void(Op::Store, &[count_ptr, counted]);
-        let yes = self.b.constant(Op::ConstantTrue, bool_t, &[]);
+        let yes = match yes {
+            0 => {
+                let yes = self.b.constant(Op::ConstantTrue, bool_t, &[]);
+                self.pending.as_mut().expect("a pending site").yes = yes;
+                yes
+            }
+            made => made,
+        };
         fb.op_void(Op::Store, &[any, yes]);
         let first = fb.op(&mut self.b, Op::IEqual, bool_t, &[count, zero]);
         let (keep, kept) = (self.b.id(), self.b.id());
