@@ -45,8 +45,9 @@ impl Shape {
     }
 }
 
-fn scalar_shape(types: &TypeTable, ty: u32) -> Option<(ScalarType, u32, bool)> {
-    Some(match types.get(ty)? {
+/// The payload type, width and signedness of a scalar type.
+fn scalar_shape(ty: &Type) -> Option<(ScalarType, u32, bool)> {
+    Some(match ty {
         Type::Bool => (ScalarType::Bool, 1, false),
         Type::Float { width: 16 } => (ScalarType::F16, 16, false),
         Type::Float { width: 32 } => (ScalarType::F32, 32, false),
@@ -68,7 +69,7 @@ fn scalar_shape(types: &TypeTable, ty: u32) -> Option<(ScalarType, u32, bool)> {
 /// The shape of a scalar, vector or matrix of bools, 8/16/32/64-bit integers and 16/32/64-bit floats.
 pub(crate) fn shape(types: &TypeTable, ty: u32) -> Option<Shape> {
     let make = |scalar_type: u32, outer: u32, rows: u32| {
-        let (scalar, width, signed) = scalar_shape(types, scalar_type)?;
+        let (scalar, width, signed) = scalar_shape(types.get(scalar_type)?)?;
         Some(Shape {
             scalar,
             scalar_type,
@@ -80,7 +81,8 @@ pub(crate) fn shape(types: &TypeTable, ty: u32) -> Option<Shape> {
     };
     // Vulkan allows vectors of 2 to 4 components (16 with `Vector16`) and matrices of 2 to 4 columns.
     let vector = |count: u32| (2..=16).contains(&count);
-    match types.get(ty)? {
+    let t = types.get(ty)?;
+    match t {
         Type::Vector { component, count } if vector(*count) => make(*component, *count, 0),
         Type::Matrix { column, count } if (2..=4).contains(count) => match types.get(*column)? {
             Type::Vector {
@@ -90,7 +92,18 @@ pub(crate) fn shape(types: &TypeTable, ty: u32) -> Option<Shape> {
             _ => None,
         },
         Type::Vector { .. } | Type::Matrix { .. } => None,
-        _ => make(ty, 0, 0),
+        // A scalar: the type found above, not looked up again.
+        _ => {
+            let (scalar, width, signed) = scalar_shape(t)?;
+            Some(Shape {
+                scalar,
+                scalar_type: ty,
+                width,
+                signed,
+                outer: 0,
+                rows: 0,
+            })
+        }
     }
 }
 
