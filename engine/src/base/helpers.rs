@@ -71,10 +71,18 @@ pub(crate) struct PrivateVars {
 }
 
 impl Base<'_> {
+    /// The buffer's types and constants, made at the first call.
+    #[inline]
     pub(super) fn buffer(&mut self) -> BufferAccess {
-        if let Some(a) = self.buffer {
-            return a;
+        // Asked for at every access the helpers make: the answer inline, the making out of line.
+        match self.buffer {
+            Some(a) => a,
+            None => self.make_buffer(),
         }
+    }
+
+    #[inline(never)]
+    fn make_buffer(&mut self) -> BufferAccess {
         {
             let b = &mut self.b;
             let uint = b.type_uint();
