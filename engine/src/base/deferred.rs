@@ -119,7 +119,18 @@ impl Base<'_> {
     }
 
     /// Emits the group's call, if it has kept calls, and starts a new group.
+    #[inline]
     pub(crate) fn end_group(&mut self, group: &mut Group, out: &mut Vec<Instruction>) {
+        // Asked before every merge, branch and call and at every block's end; most groups are empty (a
+        // kept call always comes with a flag).
+        if group.flag.is_some() {
+            self.end_kept_group(group, out);
+        }
+    }
+
+    /// [`Base::end_group`] for a group with kept calls.
+    #[inline(never)]
+    fn end_kept_group(&mut self, group: &mut Group, out: &mut Vec<Instruction>) {
         let values = std::mem::take(&mut group.arguments);
         // The list of calls stays with the group, emptied, for the next one (a list per group cost an
         // allocation each).
