@@ -127,11 +127,21 @@ impl Builder {
         let count = 2 + usize::from(result_type.is_some()) + operands.len();
         let first = first_word(op, count);
         // Fixed-size pieces, as `Instruction::write` does: a `memcpy` call costs more than these few words.
-        match result_type {
-            Some(ty) => self.globals.extend_from_slice(&[first, ty, id]),
-            None => self.globals.extend_from_slice(&[first, id]),
+        // The whole instruction as one piece for what the engine adds most (a `uint` constant, a type of
+        // one or two operands): one capacity check rather than two.
+        match (result_type, operands) {
+            (Some(ty), &[value]) => self.globals.extend_from_slice(&[first, ty, id, value]),
+            (None, &[a]) => self.globals.extend_from_slice(&[first, id, a]),
+            (None, &[a, b]) => self.globals.extend_from_slice(&[first, id, a, b]),
+            (Some(ty), _) => {
+                self.globals.extend_from_slice(&[first, ty, id]);
+                module::extend_short(&mut self.globals, operands);
+            }
+            (None, _) => {
+                self.globals.extend_from_slice(&[first, id]);
+                module::extend_short(&mut self.globals, operands);
+            }
         }
-        module::extend_short(&mut self.globals, operands);
     }
 
     /// Adds a global instruction with a fresh result id.
