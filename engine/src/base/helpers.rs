@@ -175,15 +175,23 @@ impl Base<'_> {
     /// writes the record header there (`with_header`; else the caller does) and returns the word index
     /// where the payload goes. It returns 0 (never a payload index: the buffer header is there) when nothing
     /// is to be written, after counting a drop if the buffer was full (see [`crate::record`]).
+    #[inline]
     pub(super) fn begin_writer(&mut self, with_header: bool) -> u32 {
-        let cached = if with_header {
+        // Asked for by every value helper: the answer inline once made, the making out of line.
+        let made = if with_header {
             self.begin
         } else {
             self.begin_no_header
         };
-        if let Some(f) = cached {
-            return f;
+        match made {
+            Some(f) => f,
+            None => self.make_begin_writer(with_header),
         }
+    }
+
+    /// [`Base::begin_writer`] the first time.
+    #[inline(never)]
+    fn make_begin_writer(&mut self, with_header: bool) -> u32 {
         let uint = self.b.type_uint();
         let bool_t = self.b.type_bool();
         let (mut fb, id, p) = FnBuilder::new(&mut self.b, uint, &[uint, uint, uint, uint, uint]);
