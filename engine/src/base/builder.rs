@@ -562,6 +562,34 @@ impl FnBuilder {
         id
     }
 
+    /// `index == position ? word : otherwise`, of type `ty` (`OpIEqual` to `bool_type`, then `OpSelect`),
+    /// appended as one piece: chains of these pick words by an index known only when the shader runs
+    /// (`helpers::pick`), dozens per module at the NaN levels.
+    #[inline]
+    pub(crate) fn select_if_equal(
+        &mut self,
+        b: &mut Builder,
+        [bool_type, ty]: [u32; 2],
+        [index, position]: [u32; 2],
+        [word, otherwise]: [u32; 2],
+    ) -> u32 {
+        let (equal, selected) = (b.id(), b.id());
+        self.words.extend_from_slice(&[
+            first_word(Op::IEqual, 5),
+            bool_type,
+            equal,
+            index,
+            position,
+            first_word(Op::Select, 6),
+            ty,
+            selected,
+            equal,
+            word,
+            otherwise,
+        ]);
+        selected
+    }
+
     /// An instruction without a result.
     #[inline]
     pub(crate) fn op_void(&mut self, op: Op, operands: &[u32]) {

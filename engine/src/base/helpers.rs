@@ -757,8 +757,7 @@ pub(super) fn pick(fb: &mut FnBuilder, b: &mut Builder, words: &[u32], index: u3
     let (&last, rest) = words.split_last().expect("words to pick from");
     rest.iter().enumerate().rev().fold(last, |later, (j, &w)| {
         let j = b.const_u32(j as u32);
-        let here = fb.op(b, Op::IEqual, bool_t, &[index, j]);
-        fb.op(b, Op::Select, uint, &[here, w, later])
+        fb.select_if_equal(b, [bool_t, uint], [index, j], [w, later])
     })
 }
 
