@@ -409,6 +409,10 @@ impl Module {
             bound: header.bound,
             hash,
         };
+        // One spare slot for a capability: an instrumented module gets one (`PhysicalStorageBufferAddresses`),
+        // and a list sized exactly was reallocated for it. (The same for the extensions, pushed only below
+        // SPIR-V 1.5, counted more at every level.)
+        plan.sections[Place::Capability as usize] += 1;
         let mut lists: [Vec<Instruction>; SECTIONS] = plan.sections.map(Vec::with_capacity);
         let mut current = Place::Capability;
         let mut first_function = None;
