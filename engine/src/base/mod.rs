@@ -134,9 +134,9 @@ pub(crate) struct Base<'o> {
     /// NaN records waiting until the invocation ends, once a site has a slot.
     pending: Option<pending::Pending>,
     crash: Option<u32>,
-    /// The last site's function, with its name and the names of the entry points that reach it: sites
-    /// come function by function, and decoding these for each cost more than copying them.
-    site_function: Option<(u32, Option<String>, Vec<String>)>,
+    /// The last site's function: sites come function by function, and a site in the same function copies
+    /// the last site's function name and entry point names (decoding these for each cost more).
+    last_site_function: Option<u32>,
 }
 
 impl<'o> Base<'o> {
@@ -182,7 +182,7 @@ impl<'o> Base<'o> {
             helpers: FastMap::default(),
             pending: None,
             crash: None,
-            site_function: None,
+            last_site_function: None,
         })
     }
 
@@ -378,17 +378,16 @@ impl<'o> Base<'o> {
             other => other,
         };
         let helper_fn = self.value_helper(helper, &types, words)?;
-        let (function, entry_points) = match &self.site_function {
-            Some((f, name, entry_points)) if *f == at.function => {
-                (name.clone(), entry_points.clone())
+        let (function, entry_points) = match self.sites.last() {
+            Some(last) if self.last_site_function == Some(at.function) => {
+                (last.function.clone(), last.entry_points.clone())
             }
-            _ => {
-                let name = self.an.name(at.function);
-                let entry_points = self.an.entry_point_names(at.function);
-                self.site_function = Some((at.function, name.clone(), entry_points.clone()));
-                (name, entry_points)
-            }
+            _ => (
+                self.an.name(at.function),
+                self.an.entry_point_names(at.function),
+            ),
         };
+        self.last_site_function = Some(at.function);
         self.sites.push(Site {
             local_index,
             kind,
