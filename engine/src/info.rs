@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::hash::Fnv1a64;
 use crate::record::{RecordKind, ValueLayout};
-use crate::util::{map_with_capacity, FastMap};
+use crate::util::{map_with_capacity, FastMap, FastSet};
 
 /// A shader's identity: a 64-bit content hash of the module's words as given to the engine (before any
 /// rewrite). `Display` writes 16 lowercase hex digits; that string is what dumps, logs and
@@ -530,6 +530,13 @@ fn reading_key(s: &Site) -> ReadingKey<'_> {
 fn sites_reading_alike(sites: &[Site]) -> Option<Vec<usize>> {
     // One site (most modules at the NaN levels) reads like no other: no table.
     if sites.len() < 2 {
+        return None;
+    }
+    // Sites in different places read apart whatever else they share, and places alone are far cheaper
+    // to hash than whole keys: where every place differs (most modules), no keys.
+    let mut places: FastSet<&str> =
+        FastSet::with_capacity_and_hasher(sites.len(), Default::default());
+    if sites.iter().all(|s| places.insert(s.place.as_str())) {
         return None;
     }
     // Sized for every site reading apart (the usual case): grown from nothing, it was rehashed at each
