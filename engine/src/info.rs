@@ -1,6 +1,7 @@
 //! What the engine knows about a shader module: [`ShaderInfo`] and the types it is made of.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::hash::Fnv1a64;
 use crate::record::{RecordKind, ValueLayout};
@@ -363,11 +364,12 @@ pub struct Site {
     pub values: Vec<ValueLayout>,
     /// The stage of the first entry point whose call tree reaches the site (records carry their own stage).
     pub stage: Stage,
-    /// The `OpName` of the function that contains the site, when there is one.
-    pub function: Option<String>,
+    /// The `OpName` of the function that contains the site, when there is one. Shared by the sites of
+    /// one function (most have several): a copy each was several allocations per site.
+    pub function: Option<Arc<str>>,
     /// The names of the entry points whose static call tree reaches the site, in module order, each name
-    /// once; empty when none does.
-    pub entry_points: Vec<String>,
+    /// once; empty when none does. Shared by the sites of one function, like `function`.
+    pub entry_points: Arc<[String]>,
     /// The instruction the site checks (for printf and asserts, the call it replaces) as `spirv-dis
     /// --raw-id` writes it, with the ids of the module as the app gave it: `%412 = OpExtInst %3 %1 Sqrt
     /// %409`, `OpStore %29 %30`, `OpCopyMemory %12 %15`. Searching the disassembly of that module
@@ -408,7 +410,7 @@ impl Site {
             out.push_str(f);
             out.push_str(", ");
         }
-        match self.entry_points.as_slice() {
+        match &self.entry_points[..] {
             [] => out.push_str("no entry point"),
             [one] => out.push_str(&format!("entry point {one} ({})", self.stage)),
             many => {
@@ -519,7 +521,7 @@ fn reading_key(s: &Site) -> ReadingKey<'_> {
         s.shown_format(),
         s.place.as_str(),
         s.shown_function(),
-        s.entry_points.as_slice(),
+        &s.entry_points,
         // The scope names the stage with a single entry point only.
         (s.entry_points.len() == 1).then_some(s.stage),
     )
@@ -650,8 +652,8 @@ mod tests {
             format: None,
             values: Vec::new(),
             stage: Stage::Fragment,
-            function: function.map(String::from),
-            entry_points: vec!["main".into()],
+            function: function.map(Arc::from),
+            entry_points: Arc::new(["main".into()]),
             instruction: instruction.into(),
             place: String::new(),
         }

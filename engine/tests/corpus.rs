@@ -343,7 +343,7 @@ fn sites_name_their_function_entry_points_and_instruction() {
     };
     let s = op_site(&out, "inversesqrt");
     assert_eq!(s.function.as_deref(), Some("attraction(vf3;vf3;"));
-    assert_eq!(s.entry_points, ["main"]);
+    assert_eq!(s.entry_points[..], ["main"]);
     assert_eq!(
         s.scope(),
         "function attraction(vf3;vf3;, entry point main (comp)"
@@ -397,7 +397,7 @@ fn sites_name_their_function_entry_points_and_instruction() {
     let (division, store) = (lines[0].0, lines[1].0);
     assert_eq!(sites.len(), 5, "{sites:?}");
     for s in &sites[..4] {
-        assert_eq!(s.entry_points, ["first", "second"]);
+        assert_eq!(s.entry_points[..], ["first", "second"]);
         assert_eq!(s.scope(), "function shade(f1;, entry points first, second");
     }
     let file = "entries.comp.spvasm";
@@ -417,7 +417,7 @@ fn sites_name_their_function_entry_points_and_instruction() {
         format!("{file}:{store}, instruction {} #1", sites[2].instruction)
     );
     assert!(sites[3].place.ends_with(" #2"), "{}", sites[3].place);
-    assert_eq!(sites[4].entry_points, ["second"]);
+    assert_eq!(sites[4].entry_points[..], ["second"]);
     // Memory operands, both masks of a copy.
     let words = common::read_words(&variant("copy.comp.spvasm vulkan1.2").path);
     let out = instrument(&words, &options(NanLevel::Outputs)).unwrap();

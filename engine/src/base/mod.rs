@@ -30,6 +30,8 @@ mod helpers;
 mod pending;
 pub(crate) mod values;
 
+use std::sync::Arc;
+
 use spirv::{AddressingModel, Capability, MemoryModel, Op};
 
 use crate::analysis::source::{DebugSources, LineTracker};
@@ -383,8 +385,8 @@ impl<'o> Base<'o> {
                 (last.function.clone(), last.entry_points.clone())
             }
             _ => (
-                self.an.name(at.function),
-                self.an.entry_point_names(at.function),
+                self.an.name(at.function).map(Arc::from),
+                Arc::from(self.an.entry_point_names(at.function)),
             ),
         };
         self.last_site_function = Some(at.function);
