@@ -490,7 +490,7 @@ impl Module {
     }
     /// Writes the module back to words.
     pub fn to_words(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.word_count());
+        let mut out = Vec::with_capacity(self.word_estimate());
         let h = &self.header;
         out.extend([h.magic, h.version, h.generator, h.bound, h.schema]);
         let write = |out: &mut Vec<u32>, list: &[Instruction]| {
@@ -511,6 +511,8 @@ impl Module {
         for function in &self.added_functions {
             out.extend_from_slice(function);
         }
+        // Where the estimate was over, the spare room is handed back (in place: cheap).
+        out.shrink_to_fit();
         out
     }
 
@@ -547,19 +549,24 @@ impl Module {
         ]
     }
 
-    /// The exact length of [`to_words`](Self::to_words), so that it allocates once.
-    fn word_count(&self) -> usize {
-        let count_list =
-            |list: &[Instruction]| list.iter().map(Instruction::word_count).sum::<usize>();
-        let mut count = 5
+    /// About the length of [`to_words`](Self::to_words), an upper bound for most modules, so that it
+    /// mostly allocates once: five words an instruction, counted from the lengths of the lists. (The exact
+    /// length, summed over every instruction, was a second walk over the module.)
+    fn word_estimate(&self) -> usize {
+        let mut instructions = 0;
+        for list in self.sections() {
+            instructions += list.len();
+        }
+        for function in &self.functions {
+            instructions += function.prefix.len() + function.params.len() + 2;
+            for block in &function.blocks {
+                instructions += 1 + block.instructions.len();
+            }
+        }
+        5 + 5 * instructions
             + self.added_annotations.len()
             + self.added_globals.len()
-            + self.added_functions.iter().map(Vec::len).sum::<usize>();
-        for list in self.sections() {
-            count += count_list(list);
-        }
-        self.for_each_function_list(|list| count += count_list(list));
-        count
+            + self.added_functions.iter().map(Vec::len).sum::<usize>()
     }
 
     /// The words of each instruction the engine added (`added_annotations`, `added_globals`,
