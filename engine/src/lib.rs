@@ -293,10 +293,10 @@ pub struct Instrumented {
 /// and asserts off) gets no buffer access and only loses its `NonSemantic.DebugPrintf` calls (and, with
 /// [`Options::strip_non_semantic`], the rest of its `NonSemantic.*` instructions).
 pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotInstrumented> {
-    let (mut module, id) = parse_supported(words)?;
+    let (mut module, id, first_unknown) = parse_supported(words)?;
     // An instruction this engine has no grammar for may define ids or types, or end a block, in ways the
     // passes cannot see: such a module is handed back as it is rather than risk breaking it.
-    if let Some(unknown) = first_unknown_opcode(&module) {
+    if let Some(unknown) = first_unknown {
         return Err(NotInstrumented::unsupported(format!(
             "opcode {unknown} is not in the SPIR-V grammar this engine knows"
         )));
@@ -364,38 +364,22 @@ pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
 
 /// What the engine knows about a module, without rewriting it (`sites` is empty).
 pub fn shader_info(words: &[u32]) -> Result<ShaderInfo, NotInstrumented> {
-    let (module, id) = parse_supported(words)?;
+    let (module, id, _) = parse_supported(words)?;
     let an = Analysis::new(&module)?;
     Ok(basic_info(id, &module, &an))
 }
 
 /// Parses a module of a SPIR-V version the engine knows; also returns its [`ShaderId`], hashed while parsing
-/// (see `Module::parse_and_hash`).
-fn parse_supported(words: &[u32]) -> Result<(Module, ShaderId), NotInstrumented> {
-    let (module, id) = Module::parse_and_hash(words)?;
+/// (see `Module::parse_and_hash`), and the first opcode it has no grammar for.
+fn parse_supported(words: &[u32]) -> Result<(Module, ShaderId, Option<u16>), NotInstrumented> {
+    let (module, id, first_unknown) = Module::parse_and_hash(words)?;
     let (major, minor) = module.version();
     if major != 1 || minor > 6 {
         return Err(NotInstrumented::unsupported(format!(
             "SPIR-V version {major}.{minor}"
         )));
     }
-    Ok((module, ShaderId(id)))
-}
-
-/// The first opcode of `module` the grammar does not know, in plain loops over its lists (cheaper than the
-/// chained iterator of `Module::all_instructions`).
-fn first_unknown_opcode(module: &Module) -> Option<u16> {
-    let mut unknown = None;
-    let mut look = |list: &[module::Instruction]| {
-        if unknown.is_none() {
-            unknown = list.iter().find(|i| i.op().is_none()).map(|i| i.opcode());
-        }
-    };
-    for list in module.sections() {
-        look(list);
-    }
-    module.for_each_function_list(look);
-    unknown
+    Ok((module, ShaderId(id), first_unknown))
 }
 
 fn basic_info(id: ShaderId, module: &Module, an: &Analysis) -> ShaderInfo {

@@ -352,14 +352,17 @@ fn out_of_order(inst: &Instruction, at: usize, what: &str) -> NotInstrumented {
 impl Module {
     /// Reads a module. Fails, with the word offset, on anything malformed; never panics.
     pub fn parse(words: &[u32]) -> Result<Module, NotInstrumented> {
-        Self::parse_words::<false>(words).map(|(module, _)| module)
+        Self::parse_words::<false>(words).map(|(module, ..)| module)
     }
 
     /// [`Module::parse`], and the FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]) on the way.
     /// The hash is a chain of dependent multiplies, four cycles a byte whatever else runs: fed each
     /// instruction's words as the parser reaches them, it runs alongside the parsing (the processor
-    /// overlaps the two) rather than in a pass of its own after it.
-    pub(crate) fn parse_and_hash(words: &[u32]) -> Result<(Module, u64), NotInstrumented> {
+    /// overlaps the two) rather than in a pass of its own after it. Also the first opcode the grammar does
+    /// not know, in the order of the words, noted on the way rather than looked for in a walk of its own.
+    pub(crate) fn parse_and_hash(
+        words: &[u32],
+    ) -> Result<(Module, u64, Option<u16>), NotInstrumented> {
         Self::parse_words::<true>(words)
     }
 
@@ -368,7 +371,9 @@ impl Module {
     /// instruction goes is then a match on its [`Place`] (from the grammar table), with no parser state to
     /// consult and update per instruction.
     #[inline(always)]
-    fn parse_words<const HASH: bool>(words: &[u32]) -> Result<(Module, u64), NotInstrumented> {
+    fn parse_words<const HASH: bool>(
+        words: &[u32],
+    ) -> Result<(Module, u64, Option<u16>), NotInstrumented> {
         let mut hash = crate::hash::Fnv1a64::new();
         if words.len() < 5 {
             return Err(NotInstrumented::malformed(format!(
@@ -408,6 +413,7 @@ impl Module {
             grammar,
             bound: header.bound,
             hash,
+            first_unknown: None,
         };
         // One spare slot for a capability: an instrumented module gets one (`PhysicalStorageBufferAddresses`),
         // and a list sized exactly was reallocated for it. (The same for the extensions, pushed only below
@@ -486,7 +492,7 @@ impl Module {
             added_globals: Vec::new(),
             added_functions: Vec::new(),
         };
-        Ok((module, reader.hash.finish()))
+        Ok((module, reader.hash.finish(), reader.first_unknown))
     }
     /// Writes the module back to words.
     pub fn to_words(&self) -> Vec<u32> {
@@ -730,6 +736,8 @@ struct Reader<'a, const HASH: bool> {
     grammar: &'static [OpInfo],
     bound: u32,
     hash: crate::hash::Fnv1a64,
+    /// The first opcode read that the grammar does not know.
+    first_unknown: Option<u16>,
 }
 
 impl<const HASH: bool> Reader<'_, HASH> {
@@ -756,6 +764,9 @@ impl<const HASH: bool> Reader<'_, HASH> {
             self.hash.write_words(inst_words);
         }
         let info = grammar::lookup(self.grammar, opcode);
+        if info.op.is_none() && self.first_unknown.is_none() {
+            self.first_unknown = Some(opcode);
+        }
         let inst = decode(info, opcode, self.words, at, count, self.bound)?;
         self.at = at + count;
         Ok(Some((inst, info.place, at)))
@@ -995,6 +1006,18 @@ pub(crate) mod tests {
         );
         assert_eq!(module.functions[0].blocks[0].instructions.len(), 2);
         assert_eq!(module.version(), (1, 0));
+    }
+
+    #[test]
+    fn parsing_notes_the_first_unknown_opcode() {
+        let (_, _, first_unknown) = Module::parse_and_hash(&tiny()).unwrap();
+        assert_eq!(first_unknown, Some(UNKNOWN_OPCODE));
+        let err = crate::instrument(&tiny(), &crate::Options::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("opcode {UNKNOWN_OPCODE} ")),
+            "{err}"
+        );
     }
 
     #[test]
