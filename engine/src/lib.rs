@@ -293,15 +293,16 @@ pub struct Instrumented {
 /// and asserts off) gets no buffer access and only loses its `NonSemantic.DebugPrintf` calls (and, with
 /// [`Options::strip_non_semantic`], the rest of its `NonSemantic.*` instructions).
 pub fn instrument(words: &[u32], options: &Options) -> Result<Instrumented, NotInstrumented> {
-    let (mut module, id, first_unknown) = parse_supported(words)?;
+    let (mut module, notes) = parse_supported(words)?;
     // An instruction this engine has no grammar for may define ids or types, or end a block, in ways the
     // passes cannot see: such a module is handed back as it is rather than risk breaking it.
-    if let Some(unknown) = first_unknown {
+    if let Some(unknown) = notes.first_unknown {
         return Err(NotInstrumented::unsupported(format!(
             "opcode {unknown} is not in the SPIR-V grammar this engine knows"
         )));
     }
-    let mut base = base::Base::new(&module, options)?;
+    let id = ShaderId(notes.hash);
+    let mut base = base::Base::new(&module, notes.value_types, options)?;
     // The type table only for a module that a pass may change: at the default options most have no debug
     // printf, and reading their types and constants was a tenth of their cost.
     if passes::may_instrument(&base, options) {
@@ -364,22 +365,23 @@ pub fn needs_instrumentation(words: &[u32], options: &Options) -> bool {
 
 /// What the engine knows about a module, without rewriting it (`sites` is empty).
 pub fn shader_info(words: &[u32]) -> Result<ShaderInfo, NotInstrumented> {
-    let (module, id, _) = parse_supported(words)?;
-    let an = Analysis::new(&module)?;
-    Ok(basic_info(id, &module, &an))
+    let (module, notes) = parse_supported(words)?;
+    let an = Analysis::with_value_types(&module, notes.value_types)?;
+    Ok(basic_info(ShaderId(notes.hash), &module, &an))
 }
 
-/// Parses a module of a SPIR-V version the engine knows; also returns its [`ShaderId`], hashed while parsing
-/// (see `Module::parse_and_hash`), and the first opcode it has no grammar for.
-fn parse_supported(words: &[u32]) -> Result<(Module, ShaderId, Option<u16>), NotInstrumented> {
-    let (module, id, first_unknown) = Module::parse_and_hash(words)?;
+/// Parses a module of a SPIR-V version the engine knows; also returns what the parser noted on the way
+/// (`Module::parse_and_hash`): the hash of its [`ShaderId`], the first opcode it has no grammar for, the
+/// values' types.
+fn parse_supported(words: &[u32]) -> Result<(Module, module::ParseNotes), NotInstrumented> {
+    let (module, notes) = Module::parse_and_hash(words)?;
     let (major, minor) = module.version();
     if major != 1 || minor > 6 {
         return Err(NotInstrumented::unsupported(format!(
             "SPIR-V version {major}.{minor}"
         )));
     }
-    Ok((module, ShaderId(id), first_unknown))
+    Ok((module, notes))
 }
 
 fn basic_info(id: ShaderId, module: &Module, an: &Analysis) -> ShaderInfo {

@@ -352,28 +352,25 @@ fn out_of_order(inst: &Instruction, at: usize, what: &str) -> NotInstrumented {
 impl Module {
     /// Reads a module. Fails, with the word offset, on anything malformed; never panics.
     pub fn parse(words: &[u32]) -> Result<Module, NotInstrumented> {
-        Self::parse_words::<false>(words).map(|(module, ..)| module)
+        Self::parse_words::<false>(words).map(|(module, _)| module)
     }
 
     /// [`Module::parse`], and the FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]) on the way.
     /// The hash is a chain of dependent multiplies, four cycles a byte whatever else runs: fed each
     /// instruction's words as the parser reaches them, it runs alongside the parsing (the processor
-    /// overlaps the two) rather than in a pass of its own after it. Also the first opcode the grammar does
-    /// not know, in the order of the words, noted on the way rather than looked for in a walk of its own.
-    pub(crate) fn parse_and_hash(
-        words: &[u32],
-    ) -> Result<(Module, u64, Option<u16>), NotInstrumented> {
+    /// overlaps the two) rather than in a pass of its own after it. With it, the rest of [`ParseNotes`].
+    pub(crate) fn parse_and_hash(words: &[u32]) -> Result<(Module, ParseNotes), NotInstrumented> {
         Self::parse_words::<true>(words)
     }
 
-    /// Parses; with `HASH`, also hashes every word (all of them once parsing succeeds). The module-level
-    /// sections, then each function, then what lies between functions, each a loop of its own: where an
-    /// instruction goes is then a match on its [`Place`] (from the grammar table), with no parser state to
-    /// consult and update per instruction.
+    /// Parses; with `NOTES`, also hashes every word (all of them once parsing succeeds) and takes the
+    /// other [`ParseNotes`]. The module-level sections, then each function, then what lies between
+    /// functions, each a loop of its own: where an instruction goes is then a match on its [`Place`] (from
+    /// the grammar table), with no parser state to consult and update per instruction.
     #[inline(always)]
-    fn parse_words<const HASH: bool>(
+    fn parse_words<const NOTES: bool>(
         words: &[u32],
-    ) -> Result<(Module, u64, Option<u16>), NotInstrumented> {
+    ) -> Result<(Module, ParseNotes), NotInstrumented> {
         let mut hash = crate::hash::Fnv1a64::new();
         if words.len() < 5 {
             return Err(NotInstrumented::malformed(format!(
@@ -389,7 +386,7 @@ impl Module {
             };
             return Err(NotInstrumented::malformed(reason));
         }
-        if HASH {
+        if NOTES {
             hash.write_words(&words[..5]);
         }
         let header = Header {
@@ -407,13 +404,18 @@ impl Module {
         }
         let grammar = grammar::table();
         let mut plan = Plan::of(words, grammar);
-        let mut reader = Reader::<HASH> {
+        let mut reader = Reader::<NOTES> {
             words,
             at: 5,
             grammar,
             bound: header.bound,
             hash,
             first_unknown: None,
+            value_types: if NOTES {
+                vec![0; header.bound as usize]
+            } else {
+                Vec::new()
+            },
         };
         // One spare slot for a capability: an instrumented module gets one (`PhysicalStorageBufferAddresses`),
         // and a list sized exactly was reallocated for it. (The same for the extensions, pushed only below
@@ -492,7 +494,12 @@ impl Module {
             added_globals: Vec::new(),
             added_functions: Vec::new(),
         };
-        Ok((module, reader.hash.finish(), reader.first_unknown))
+        let notes = ParseNotes {
+            hash: reader.hash.finish(),
+            first_unknown: reader.first_unknown,
+            value_types: reader.value_types,
+        };
+        Ok((module, notes))
     }
     /// Writes the module back to words.
     pub fn to_words(&self) -> Vec<u32> {
@@ -729,7 +736,7 @@ impl Plan {
 }
 
 /// The parser's cursor: reads, checks, hashes and decodes one instruction at a time.
-struct Reader<'a, const HASH: bool> {
+struct Reader<'a, const NOTES: bool> {
     words: &'a [u32],
     /// The next instruction's first word.
     at: usize,
@@ -738,9 +745,23 @@ struct Reader<'a, const HASH: bool> {
     hash: crate::hash::Fnv1a64,
     /// The first opcode read that the grammar does not know.
     first_unknown: Option<u16>,
+    /// Each id's result type, with `NOTES` (empty without).
+    value_types: Vec<u32>,
 }
 
-impl<const HASH: bool> Reader<'_, HASH> {
+/// What [`Module::parse_and_hash`] notes on the way, for the engine: each of these in a walk of its own
+/// after parsing cost more.
+pub(crate) struct ParseNotes {
+    /// The FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]).
+    pub hash: u64,
+    /// The first opcode the grammar does not know, in the order of the words.
+    pub first_unknown: Option<u16>,
+    /// The result type of every id that has one, indexed by id (0 when none; the last, where an id is
+    /// defined twice): the analysis's table ([`crate::analysis::Analysis::with_value_types`]).
+    pub value_types: Vec<u32>,
+}
+
+impl<const NOTES: bool> Reader<'_, NOTES> {
     /// The next instruction, where it goes and the word it starts at; `None` at the end of the module.
     #[inline(always)]
     fn next(&mut self) -> Result<Option<(Instruction, Place, usize)>, NotInstrumented> {
@@ -760,14 +781,22 @@ impl<const HASH: bool> Reader<'_, HASH> {
                 "instruction at word {at} (opcode {opcode}, {count} words) runs past the end of the module"
             )));
         };
-        if HASH {
+        if NOTES {
             self.hash.write_words(inst_words);
         }
         let info = grammar::lookup(self.grammar, opcode);
-        if info.op.is_none() && self.first_unknown.is_none() {
+        if NOTES && info.op.is_none() && self.first_unknown.is_none() {
             self.first_unknown = Some(opcode);
         }
         let inst = decode(info, opcode, self.words, at, count, self.bound)?;
+        if NOTES {
+            if let (Some(ty), Some(id)) = (inst.result_type, inst.result_id) {
+                // In the bound: `decode` checked it.
+                if let Some(slot) = self.value_types.get_mut(id as usize) {
+                    *slot = ty;
+                }
+            }
+        }
         self.at = at + count;
         Ok(Some((inst, info.place, at)))
     }
@@ -1010,8 +1039,10 @@ pub(crate) mod tests {
 
     #[test]
     fn parsing_notes_the_first_unknown_opcode() {
-        let (_, _, first_unknown) = Module::parse_and_hash(&tiny()).unwrap();
-        assert_eq!(first_unknown, Some(UNKNOWN_OPCODE));
+        let (module, notes) = Module::parse_and_hash(&tiny()).unwrap();
+        assert_eq!(notes.first_unknown, Some(UNKNOWN_OPCODE));
+        let analysis = crate::analysis::Analysis::new(&module).unwrap();
+        assert_eq!(notes.value_types, analysis.value_types_for_tests());
         let err = crate::instrument(&tiny(), &crate::Options::default()).unwrap_err();
         assert!(
             err.to_string()

@@ -10,7 +10,7 @@ use spirv::{BuiltIn, Decoration, Op};
 
 use crate::error::NotInstrumented;
 use crate::info::{EntryPoint, Stage};
-use crate::module::{decode_string, Instruction, Module};
+use crate::module::{decode_string, Module};
 use crate::util::{map_with_capacity, FastMap};
 
 pub(crate) use types::{Type, TypeTable};
@@ -57,10 +57,41 @@ pub(crate) struct Analysis {
     function_entry_points: FastMap<u32, Vec<usize>>,
 }
 
+/// The result type of every id of `module` that has one, indexed by id (0 when none): what the parser notes
+/// (`ParseNotes::value_types`), for tests that analyse a module parsed without notes.
+#[cfg(test)]
+fn value_types_of(module: &Module) -> Vec<u32> {
+    let mut value_types = vec![0; module.header.bound as usize];
+    let mut note_type = |list: &[crate::module::Instruction]| {
+        for inst in list {
+            if let (Some(ty), Some(id)) = (inst.result_type, inst.result_id) {
+                if let Some(slot) = value_types.get_mut(id as usize) {
+                    *slot = ty;
+                }
+            }
+        }
+    };
+    for list in module.sections() {
+        note_type(list);
+    }
+    module.for_each_function_list(note_type);
+    value_types
+}
+
 impl Analysis {
-    /// Analyses a module. Fails on entry points of kernels or unknown execution models.
+    /// Analyses a module (tests: the engine has the value types from the parser).
+    #[cfg(test)]
     pub(crate) fn new(module: &Module) -> Result<Analysis, NotInstrumented> {
-        let bound = module.header.bound as usize;
+        Self::with_value_types(module, value_types_of(module))
+    }
+
+    /// Analyses a module, given the result type of every id (indexed by id, 0 when none) as the parser
+    /// noted them (`ParseNotes::value_types`). Fails on entry points of kernels or unknown execution
+    /// models.
+    pub(crate) fn with_value_types(
+        module: &Module,
+        value_types: Vec<u32>,
+    ) -> Result<Analysis, NotInstrumented> {
         let name_count = module.debug_names.len();
         // Maps sized up front from what fills them (an upper bound): grown from nothing, each was rehashed
         // at every doubling.
@@ -78,7 +109,7 @@ impl Analysis {
                 module.debug_names.iter().map(|i| i.operands.len()).sum(),
             ),
             ext_sets: map_with_capacity(module.ext_inst_imports.len()),
-            value_types: vec![0; bound],
+            value_types,
             builtin_vars: Vec::new(),
             entry_points: Vec::new(),
             function_stage: map_with_capacity(module.functions.len()),
@@ -117,22 +148,6 @@ impl Analysis {
                     .push((BuiltIn::from_u32(inst.operands[2]), inst.operands[0]));
             }
         }
-        // Every instruction in plain loops over its lists: cheaper than the chained iterator of
-        // `Module::all_instructions`, even walked from inside.
-        let value_types = &mut a.value_types;
-        let mut note_type = |list: &[Instruction]| {
-            for inst in list {
-                if let (Some(ty), Some(id)) = (inst.result_type, inst.result_id) {
-                    if let Some(slot) = value_types.get_mut(id as usize) {
-                        *slot = ty;
-                    }
-                }
-            }
-        };
-        for list in module.sections() {
-            note_type(list);
-        }
-        module.for_each_function_list(note_type);
         for (index, inst) in module.entry_points.iter().enumerate() {
             let (&model, rest) = inst
                 .operands
@@ -162,6 +177,11 @@ impl Analysis {
             }
         }
         Ok(a)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn value_types_for_tests(&self) -> &[u32] {
+        &self.value_types
     }
 
     /// Copies a name's words into `name_words`; returns where they are.

@@ -143,8 +143,13 @@ pub(crate) struct Base<'o> {
 
 impl<'o> Base<'o> {
     /// The context for `module`. Fails for modules the engine cannot instrument at all.
-    pub(crate) fn new(module: &Module, options: &'o Options) -> Result<Base<'o>, NotInstrumented> {
-        let an = Analysis::new(module)?;
+    /// `value_types`: as for [`Analysis::with_value_types`].
+    pub(crate) fn new(
+        module: &Module,
+        value_types: Vec<u32>,
+        options: &'o Options,
+    ) -> Result<Base<'o>, NotInstrumented> {
+        let an = Analysis::with_value_types(module, value_types)?;
         if module.has_capability(Capability::Kernel) {
             return Err(NotInstrumented::unsupported(
                 "kernel modules (the Kernel capability) are not instrumented",
