@@ -279,9 +279,9 @@ impl NanGuardPass {
         let (Some(ty), Some(result)) = (inst.result_type, inst.result_id) else {
             return Ok(Edit::Keep);
         };
-        if !shape(&base.b.types, ty).is_some_and(|s| s.is_float()) {
+        let Some(result_shape) = shape(&base.b.types, ty).filter(|s| s.is_float()) else {
             return Ok(Edit::Keep);
-        }
+        };
         let mut values = Vec::with_capacity(operands.len() + 1);
         for (i, &operand) in operands.iter().enumerate() {
             let float = base
@@ -310,7 +310,7 @@ impl NanGuardPass {
             None,
         )?;
         Ok(match site {
-            Some(site) => base.check_later(site, inputs),
+            Some(site) => base.check_result_later(site, inputs, result, ty, result_shape),
             None => Edit::Keep,
         })
     }
