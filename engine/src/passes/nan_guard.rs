@@ -45,7 +45,7 @@
 use spirv::{GlslStd450Op, MemoryAccess, Op, StorageClass};
 
 use crate::analysis::{Type, GLSL_STD_450_SET};
-use crate::base::values::shape;
+use crate::base::values::{is_float_shape, shape};
 use crate::base::{At, Base, Edit, HelperKind, Pass};
 use crate::error::NotInstrumented;
 use crate::info::SiteKind;
@@ -209,8 +209,7 @@ impl NanGuardPass {
         let is_float = |id: u32| {
             base.an
                 .type_of(id)
-                .and_then(|t| shape(&base.b.types, t))
-                .is_some_and(|s| s.is_float())
+                .is_some_and(|t| is_float_shape(&base.b.types, t))
         };
         let integer_result = || shape(&base.b.types, ty).is_some_and(|s| !s.is_float());
         let bits = match op {
@@ -287,8 +286,7 @@ impl NanGuardPass {
             let float = base
                 .an
                 .type_of(operand)
-                .and_then(|t| shape(&base.b.types, t))
-                .is_some_and(|s| s.is_float());
+                .is_some_and(|t| is_float_shape(&base.b.types, t));
             if float {
                 // The checked operations take up to three operands: their names are copied, not formatted.
                 let name = match OPERAND_NAMES.get(i) {
