@@ -74,9 +74,9 @@ impl Base<'_> {
         }
     }
 
-    /// [`Base::check_later`] for an operation's site whose one tested value is its `result`, of type `ty`
-    /// and `shape` (the pass found them): when the call passes that result as it is (not widened), its
-    /// shape is not found again.
+    /// [`Base::check_later`] for a site whose one tested value is `result` (an operation's result, or a
+    /// written value of one float leaf), of type `ty` and `shape` (the pass found them): when the call
+    /// passes that value as it is (not widened), its shape is not found again.
     pub(crate) fn check_result_later(
         &self,
         site: Vec<Instruction>,

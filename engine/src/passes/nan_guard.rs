@@ -45,7 +45,7 @@
 use spirv::{GlslStd450Op, MemoryAccess, Op, StorageClass};
 
 use crate::analysis::{Type, GLSL_STD_450_SET};
-use crate::base::values::{is_float_shape, shape};
+use crate::base::values::{is_float_shape, shape, Shape};
 use crate::base::{At, Base, Edit, HelperKind, Pass};
 use crate::error::NotInstrumented;
 use crate::info::SiteKind;
@@ -66,6 +66,9 @@ pub(crate) struct NanGuardPass {
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
     float_bits: FastMap<u32, FloatBits>,
+    /// The value, type and shape [`NanGuardPass::visit_store`] last checked as one float leaf (most
+    /// writes): the group takes the shape from here rather than finding it again.
+    stored: Option<(u32, u32, Shape)>,
 }
 
 /// How an integer value holds the bits of floats.
@@ -197,6 +200,7 @@ impl NanGuardPass {
         NanGuardPass {
             level,
             float_bits: FastMap::default(),
+            stored: None,
         }
     }
 
@@ -325,15 +329,22 @@ impl NanGuardPass {
         };
         let mut extracts = Vec::new();
         let mut leaves = Vec::new();
-        flatten(
-            base,
-            value,
-            ty,
-            "value".to_string(),
-            &mut extracts,
-            &mut leaves,
-            0,
-        );
+        // A float scalar, vector or matrix (most writes) is its one leaf, as `flatten` finds it.
+        let top = shape(&base.b.types, ty);
+        match top {
+            Some(s) if s.is_float() => leaves.push(("value".to_string(), value)),
+            Some(_) => {}
+            None => flatten(
+                base,
+                value,
+                ty,
+                "value".to_string(),
+                &mut extracts,
+                &mut leaves,
+                0,
+            ),
+        }
+        self.stored = top.filter(|s| s.is_float()).map(|s| (value, ty, s));
         if leaves.is_empty() {
             return Ok(Edit::Keep);
         }
@@ -691,8 +702,14 @@ impl NanGuardPass {
         };
         // A check right after the write it checks joins the block's group of checks (a check of what is
         // written has no inputs).
-        let grouped = |base: &Base<'_>, edit: Edit| match edit {
-            Edit::After(site) => base.check_later(site, 0),
+        // The shape of the one float leaf `visit_store` checked, if it did (`check_result_later` makes sure
+        // the site's call tests that value as it is).
+        self.stored = None;
+        let grouped = |base: &Base<'_>, stored: Option<(u32, u32, Shape)>, edit: Edit| match edit {
+            Edit::After(site) => match stored {
+                Some((value, ty, shape)) => base.check_result_later(site, 0, value, ty, shape),
+                None => base.check_later(site, 0),
+            },
             edit => edit,
         };
         match op {
@@ -704,7 +721,7 @@ impl NanGuardPass {
                     Some(destination) => {
                         let [store, bits, _] = destination.names();
                         let edit = self.written_value(base, at, value, store, bits)?;
-                        Ok(grouped(base, edit))
+                        Ok(grouped(base, self.stored.take(), edit))
                     }
                     None => Ok(Edit::Keep),
                 }
@@ -718,7 +735,7 @@ impl NanGuardPass {
                         "image store",
                         "image store of a bitcast float",
                     )?;
-                    Ok(grouped(base, edit))
+                    Ok(grouped(base, self.stored.take(), edit))
                 }
                 None => Ok(Edit::Keep),
             },
@@ -730,7 +747,7 @@ impl NanGuardPass {
             | Op::AtomicExchange
             | Op::AtomicCompareExchange => {
                 let edit = self.visit_atomic(base, at, op, inst)?;
-                Ok(grouped(base, edit))
+                Ok(grouped(base, self.stored.take(), edit))
             }
             Op::ReportIntersectionKHR => {
                 let Some(hit) = inst.operand(0) else {
