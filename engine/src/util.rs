@@ -118,19 +118,51 @@ pub(crate) fn string_words(words: &[u32]) -> usize {
         .map_or(words.len(), |i| i + 1)
 }
 
-/// Appends `n` in decimal, without `fmt` (disassemblies and site places are mostly numbers).
+/// Appends `n` in decimal, without `fmt` (disassemblies and site places are mostly numbers): two digits
+/// per division, from a table, and one copy into `out`.
 pub(crate) fn push_decimal(out: &mut String, mut n: u32) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut digits = [0u8; 10];
     let mut at = digits.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[at] = b'0' + n as u8;
     }
     for &d in &digits[at..] {
         out.push(char::from(d));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_decimal;
+
+    #[test]
+    fn push_decimal_writes_what_display_does() {
+        let edges = [
+            0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 4096, 65535, 99_999, 100_000,
+        ];
+        for n in edges
+            .into_iter()
+            .chain([u32::MAX - 1, u32::MAX, 1_000_000_000])
+        {
+            let mut out = String::from("%");
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("%{n}"));
+        }
     }
 }
