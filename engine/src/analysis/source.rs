@@ -81,7 +81,30 @@ impl LineTracker {
     }
 
     /// Takes one instruction into account; returns `true` if it was a line instruction.
+    ///
+    /// Inlined, down to the opcode test: called for every instruction of every function, of which few
+    /// are line instructions or `OpExtInst`s, the call (its prologue and epilogue) cost more than the test.
+    #[inline(always)]
     pub(crate) fn observe(
+        &mut self,
+        an: &Analysis,
+        types: &TypeTable,
+        sources: &DebugSources,
+        inst: &Instruction,
+    ) -> bool {
+        if !(inst.is(Op::Line)
+            || inst.is(Op::NoLine)
+            || inst.is(Op::ExtInst)
+            || inst.is(Op::ExtInstWithForwardRefsKHR))
+        {
+            return false;
+        }
+        self.observe_maybe_line(an, types, sources, inst)
+    }
+
+    /// [`LineTracker::observe`] for an `OpLine`, `OpNoLine` or `OpExtInst`.
+    #[inline(never)]
+    fn observe_maybe_line(
         &mut self,
         an: &Analysis,
         types: &TypeTable,
