@@ -74,34 +74,6 @@ impl Base<'_> {
         }
     }
 
-    /// [`Base::check_later`] for a site whose one tested value is `result` (an operation's result, or a
-    /// written value of one float leaf), of type `ty` and `shape` (the pass found them): when the call
-    /// passes that value as it is (not widened), its shape is not found again.
-    pub(crate) fn check_result_later(
-        &self,
-        site: Vec<Instruction>,
-        inputs: usize,
-        result: u32,
-        ty: u32,
-        shape: Shape,
-    ) -> Edit {
-        let as_is = site.last().is_some_and(|call| {
-            call.operands.get(4 + inputs..) == Some(&[result][..])
-                && self.an.type_of(result) == Some(ty)
-        });
-        if !as_is {
-            return self.check_later(site, inputs);
-        }
-        if matches!(shape.scalar, ScalarType::F32 | ScalarType::F64) && shape.rows == 0 {
-            Edit::CheckLater {
-                site,
-                tested: smallvec::smallvec![(result, shape)],
-            }
-        } else {
-            Edit::After(site)
-        }
-    }
-
     /// The values a grouped NaN check tests, with their shapes: the call's values after its `inputs`.
     /// (The caller made the site and knows its inputs: looking its helper up by id walked every helper.)
     fn tested_values(&self, site: &[Instruction], inputs: usize) -> Option<TestedValues> {

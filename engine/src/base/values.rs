@@ -66,37 +66,6 @@ fn scalar_shape(ty: &Type) -> Option<(ScalarType, u32, bool)> {
     })
 }
 
-/// Whether `ty` has a [`shape`] that [`Shape::is_float`]: a float scalar, or a vector or matrix of them, told
-/// without making the shape (the NaN pass asks it of every operand of the operations it checks).
-pub(crate) fn is_float_shape(types: &TypeTable, ty: u32) -> bool {
-    let float = |t: u32| {
-        matches!(
-            types.get(t),
-            Some(Type::Float {
-                width: 16 | 32 | 64
-            })
-        )
-    };
-    match types.get(ty) {
-        Some(Type::Vector { component, count }) => (2..=16).contains(count) && float(*component),
-        Some(Type::Matrix { column, count }) if (2..=4).contains(count) => match types.get(*column)
-        {
-            Some(Type::Vector {
-                component,
-                count: rows,
-            }) => (2..=4).contains(rows) && float(*component),
-            _ => false,
-        },
-        Some(t) => matches!(
-            t,
-            Type::Float {
-                width: 16 | 32 | 64
-            }
-        ),
-        None => false,
-    }
-}
-
 /// The shape of a scalar, vector or matrix of bools, 8/16/32/64-bit integers and 16/32/64-bit floats.
 pub(crate) fn shape(types: &TypeTable, ty: u32) -> Option<Shape> {
     let make = |scalar_type: u32, outer: u32, rows: u32| {

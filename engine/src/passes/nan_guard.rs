@@ -45,7 +45,7 @@
 use spirv::{GlslStd450Op, MemoryAccess, Op, StorageClass};
 
 use crate::analysis::{Type, GLSL_STD_450_SET};
-use crate::base::values::{is_float_shape, shape, Shape};
+use crate::base::values::shape;
 use crate::base::{At, Base, Edit, HelperKind, Pass};
 use crate::error::NotInstrumented;
 use crate::info::SiteKind;
@@ -66,9 +66,6 @@ pub(crate) struct NanGuardPass {
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
     float_bits: FastMap<u32, FloatBits>,
-    /// The value, type and shape [`NanGuardPass::visit_store`] last checked as one float leaf (most
-    /// writes): the group takes the shape from here rather than finding it again.
-    stored: Option<(u32, u32, Shape)>,
 }
 
 /// How an integer value holds the bits of floats.
@@ -200,7 +197,6 @@ impl NanGuardPass {
         NanGuardPass {
             level,
             float_bits: FastMap::default(),
-            stored: None,
         }
     }
 
@@ -213,7 +209,8 @@ impl NanGuardPass {
         let is_float = |id: u32| {
             base.an
                 .type_of(id)
-                .is_some_and(|t| is_float_shape(&base.b.types, t))
+                .and_then(|t| shape(&base.b.types, t))
+                .is_some_and(|s| s.is_float())
         };
         let integer_result = || shape(&base.b.types, ty).is_some_and(|s| !s.is_float());
         let bits = match op {
@@ -282,15 +279,16 @@ impl NanGuardPass {
         let (Some(ty), Some(result)) = (inst.result_type, inst.result_id) else {
             return Ok(Edit::Keep);
         };
-        let Some(result_shape) = shape(&base.b.types, ty).filter(|s| s.is_float()) else {
+        if !shape(&base.b.types, ty).is_some_and(|s| s.is_float()) {
             return Ok(Edit::Keep);
-        };
+        }
         let mut values = Vec::with_capacity(operands.len() + 1);
         for (i, &operand) in operands.iter().enumerate() {
             let float = base
                 .an
                 .type_of(operand)
-                .is_some_and(|t| is_float_shape(&base.b.types, t));
+                .and_then(|t| shape(&base.b.types, t))
+                .is_some_and(|s| s.is_float());
             if float {
                 // The checked operations take up to three operands: their names are copied, not formatted.
                 let name = match OPERAND_NAMES.get(i) {
@@ -312,7 +310,7 @@ impl NanGuardPass {
             None,
         )?;
         Ok(match site {
-            Some(site) => base.check_result_later(site, inputs, result, ty, result_shape),
+            Some(site) => base.check_later(site, inputs),
             None => Edit::Keep,
         })
     }
@@ -329,22 +327,15 @@ impl NanGuardPass {
         };
         let mut extracts = Vec::new();
         let mut leaves = Vec::new();
-        // A float scalar, vector or matrix (most writes) is its one leaf, as `flatten` finds it.
-        let top = shape(&base.b.types, ty);
-        match top {
-            Some(s) if s.is_float() => leaves.push(("value".to_string(), value)),
-            Some(_) => {}
-            None => flatten(
-                base,
-                value,
-                ty,
-                "value".to_string(),
-                &mut extracts,
-                &mut leaves,
-                0,
-            ),
-        }
-        self.stored = top.filter(|s| s.is_float()).map(|s| (value, ty, s));
+        flatten(
+            base,
+            value,
+            ty,
+            "value".to_string(),
+            &mut extracts,
+            &mut leaves,
+            0,
+        );
         if leaves.is_empty() {
             return Ok(Edit::Keep);
         }
@@ -702,14 +693,8 @@ impl NanGuardPass {
         };
         // A check right after the write it checks joins the block's group of checks (a check of what is
         // written has no inputs).
-        // The shape of the one float leaf `visit_store` checked, if it did (`check_result_later` makes sure
-        // the site's call tests that value as it is).
-        self.stored = None;
-        let grouped = |base: &Base<'_>, stored: Option<(u32, u32, Shape)>, edit: Edit| match edit {
-            Edit::After(site) => match stored {
-                Some((value, ty, shape)) => base.check_result_later(site, 0, value, ty, shape),
-                None => base.check_later(site, 0),
-            },
+        let grouped = |base: &Base<'_>, edit: Edit| match edit {
+            Edit::After(site) => base.check_later(site, 0),
             edit => edit,
         };
         match op {
@@ -721,7 +706,7 @@ impl NanGuardPass {
                     Some(destination) => {
                         let [store, bits, _] = destination.names();
                         let edit = self.written_value(base, at, value, store, bits)?;
-                        Ok(grouped(base, self.stored.take(), edit))
+                        Ok(grouped(base, edit))
                     }
                     None => Ok(Edit::Keep),
                 }
@@ -735,7 +720,7 @@ impl NanGuardPass {
                         "image store",
                         "image store of a bitcast float",
                     )?;
-                    Ok(grouped(base, self.stored.take(), edit))
+                    Ok(grouped(base, edit))
                 }
                 None => Ok(Edit::Keep),
             },
@@ -747,7 +732,7 @@ impl NanGuardPass {
             | Op::AtomicExchange
             | Op::AtomicCompareExchange => {
                 let edit = self.visit_atomic(base, at, op, inst)?;
-                Ok(grouped(base, self.stored.take(), edit))
+                Ok(grouped(base, edit))
             }
             Op::ReportIntersectionKHR => {
                 let Some(hit) = inst.operand(0) else {
