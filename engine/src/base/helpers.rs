@@ -750,12 +750,15 @@ pub(super) fn enable_buffer_addresses(module: &mut Module) {
 }
 
 /// `words[index]` for an `index` known only when the shader runs: a chain of selects, the last word when
-/// `index` is past the others.
+/// `index` is past the others. A word the same as the one picked after it needs no select.
 pub(super) fn pick(fb: &mut FnBuilder, b: &mut Builder, words: &[u32], index: u32) -> u32 {
     let uint = b.type_uint();
     let bool_t = b.type_bool();
     let (&last, rest) = words.split_last().expect("words to pick from");
     rest.iter().enumerate().rev().fold(last, |later, (j, &w)| {
+        if w == later {
+            return later;
+        }
         let j = b.const_u32(j as u32);
         fb.select_if_equal(b, [bool_t, uint], [index, j], [w, later])
     })

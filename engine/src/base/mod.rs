@@ -369,16 +369,13 @@ impl<'o> Base<'o> {
             SiteKind::Printf => self.options.printf_records_per_site,
             _ => self.options.full_records_per_site,
         };
-        let kind_word = self
-            .b
-            .const_u32(u32::from(kind.record_kind().code()) << record::KIND_SHIFT);
-        let global = self.b.const_u32(global);
-        let mut cap = self.b.const_u32(cap);
+        let kind_word = u32::from(kind.record_kind().code()) << record::KIND_SHIFT;
+        let mut pending = None;
         let helper = match helper {
             HelperKind::NanCheck { inputs } if self.options.nan_records_at_end => {
                 match self.pending_slot(words, kind_word, global, cap) {
                     Some(slot) => {
-                        cap = slot;
+                        pending = Some(slot);
                         HelperKind::PendingNanCheck { inputs }
                     }
                     None => helper,
@@ -386,6 +383,9 @@ impl<'o> Base<'o> {
             }
             other => other,
         };
+        let kind_word = self.b.const_u32(kind_word);
+        let global = self.b.const_u32(global);
+        let cap = pending.unwrap_or_else(|| self.b.const_u32(cap));
         let helper_fn = self.value_helper(helper, &types, words)?;
         let (function, entry_points) = match self.sites.last() {
             Some(last) if self.last_site_function == Some(at.function) => {

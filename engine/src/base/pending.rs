@@ -33,7 +33,7 @@
 
 use spirv::{Op, SelectionControl, StorageClass};
 
-use super::builder::FnBuilder;
+use super::builder::{Builder, FnBuilder};
 use super::Base;
 use crate::module::{Instruction, Module};
 use crate::record::{header, RECORD_HEADER_WORDS};
@@ -51,14 +51,15 @@ const NO_SELECTION_CONTROL: u32 = SelectionControl::NONE.bits();
 /// A few ids per pending site or payload word, kept inline.
 type Words = smallvec::SmallVec<[u32; 16]>;
 
-/// A site whose record waits in `bb_pending`.
+/// A site whose record waits in `bb_pending`, as numbers: the flush makes of each field a constant, an
+/// expression of the site's position or a pick, whichever the sites' values allow.
 struct PendingSite {
-    /// Constant ids: the record's kind word, the global site index, its record cap, the record size.
+    /// The record's kind word, the global site index, its record cap, the record size.
     kind_word: u32,
     site: u32,
     cap: u32,
     size: u32,
-    /// Where its payload words start in `bb_pending_words`, a constant id.
+    /// Where its payload words start in `bb_pending_words`.
     offset: u32,
 }
 
@@ -111,7 +112,7 @@ fn ends_invocation(inst: &Instruction) -> bool {
 impl Base<'_> {
     /// A place in `bb_pending` for a NaN site of `words` payload words, if there is room: a constant id,
     /// the site's ordinal times 65536 plus its payload offset (the helper's parameter in place of the cap;
-    /// drivers fold it). The site is flushed with its constants (`kind_word`, `site`, `cap`: constant ids).
+    /// drivers fold it). The site is flushed with its record's kind word, global index and cap.
     pub(super) fn pending_slot(
         &mut self,
         words: usize,
@@ -148,16 +149,14 @@ impl Base<'_> {
             });
         }
         let slot = self.b.const_u32(sites << 16 | used);
-        let offset = self.b.const_u32(used);
-        let size = self.b.const_u32((RECORD_HEADER_WORDS + words) as u32);
         let pending = self.pending.as_mut().expect("made above");
         pending.words += words as u32;
         pending.sites.push(PendingSite {
             kind_word,
             site,
             cap,
-            size,
-            offset,
+            size: (RECORD_HEADER_WORDS + words) as u32,
+            offset: used,
         });
         Some(slot)
     }
@@ -209,7 +208,8 @@ impl Base<'_> {
     /// not 0: clears it, adds it to the site's counter and, under the cap, writes the record with the kept
     /// payload (see [`Base::begin_writer`]). Every word of the arrays is read at a constant index and
     /// picked by selects: an index known only when the shader runs would make drivers keep the arrays in
-    /// memory (llvmpipe compiles each such access as a chain of branches, for the sites' accesses too).
+    /// memory (llvmpipe compiles each such access as a chain of branches, for the sites' accesses too). A
+    /// site's record fields are picked the same way only where they do not step evenly ([`pick_value`]).
     fn flush_function(&mut self) -> u32 {
         let pending = self.pending.as_ref().expect("pending sites");
         let (counts, words_var, any, words) = (
@@ -220,6 +220,7 @@ impl Base<'_> {
         );
         // On the stack for a few sites: seven lists allocated per module otherwise.
         let field = |f: fn(&PendingSite) -> u32| pending.sites.iter().map(f).collect::<Words>();
+        let (counts_null, site_count) = (pending.counts_null, pending.sites.len() as u32);
         let (kinds, sites, caps, sizes, offsets) = (
             field(|s| s.kind_word),
             field(|s| s.site),
@@ -227,7 +228,6 @@ impl Base<'_> {
             field(|s| s.size),
             field(|s| s.offset),
         );
-        let site_count = sites.len() as u32;
         let begin = self.begin_writer(true);
         let void = self.b.type_void();
         let uint = self.b.type_uint();
@@ -270,11 +270,11 @@ impl Base<'_> {
             fb.op_void(Op::SelectionMerge, &[written, NO_SELECTION_CONTROL]);
             fb.op_void(Op::BranchConditional, &[has, write, written]);
             fb.block(write);
-            let kind = pick(fb, &mut base.b, &kinds, j);
-            let site = pick(fb, &mut base.b, &sites, j);
-            let cap = pick(fb, &mut base.b, &caps, j);
-            let size = pick(fb, &mut base.b, &sizes, j);
-            let offset = pick(fb, &mut base.b, &offsets, j);
+            let kind = pick_value(fb, &mut base.b, &kinds, j);
+            let site = pick_value(fb, &mut base.b, &sites, j);
+            let cap = pick_value(fb, &mut base.b, &caps, j);
+            let size = pick_value(fb, &mut base.b, &sizes, j);
+            let offset = pick_value(fb, &mut base.b, &offsets, j);
             let at = fb.op(
                 &mut base.b,
                 Op::FunctionCall,
@@ -297,12 +297,9 @@ impl Base<'_> {
             fb.op_void(Op::Branch, &[written]);
             fb.block(written);
         });
-        // Counts are cleared for a later flush (after a demote, the invocation goes on as a helper).
-        for c in 0..site_count {
-            let c = self.b.const_u32(c);
-            let ptr = fb.op(&mut self.b, Op::AccessChain, p_uint, &[counts, c]);
-            fb.op_void(Op::Store, &[ptr, zero]);
-        }
+        // Counts are cleared for a later flush (after a demote, the invocation goes on as a helper): the
+        // whole array at once, to its initializer.
+        fb.op_void(Op::Store, &[counts, counts_null]);
         fb.op_void(Op::Branch, &[end]);
         fb.block(end);
         fb.op_void(Op::Return, &[]);
@@ -388,6 +385,43 @@ impl Base<'_> {
                     );
                 }
             }
+        }
+    }
+}
+
+/// `values[index]` as a `uint`, for an `index` below `values.len()` known only when the shader runs: the
+/// constant when all are equal, `a + s * index` when the values step evenly (site numbers, the offsets of
+/// equal payloads), else a [`pick`](super::helpers::pick) among their constants. The flush picks five
+/// fields per site: as selects alone they were most of its code.
+fn pick_value(fb: &mut FnBuilder, b: &mut Builder, values: &[u32], index: u32) -> u32 {
+    let first = values[0];
+    let step = values.get(1).map_or(0, |v| v.wrapping_sub(first));
+    let stepped = (0u32..)
+        .zip(values)
+        .all(|(j, &v)| v == first.wrapping_add(step.wrapping_mul(j)));
+    if stepped && step == 0 {
+        return b.const_u32(first);
+    }
+    // Selects take two instructions per value but the last; the expression one per step not 1 and per
+    // start not 0.
+    let arithmetic = u32::from(step != 1) + u32::from(first != 0);
+    if !stepped || arithmetic as usize >= 2 * (values.len() - 1) {
+        let ids: Words = values.iter().map(|&v| b.const_u32(v)).collect();
+        return super::helpers::pick(fb, b, &ids, index);
+    }
+    let uint = b.type_uint();
+    let scaled = match step {
+        1 => index,
+        _ => {
+            let step = b.const_u32(step);
+            fb.op(b, Op::IMul, uint, &[index, step])
+        }
+    };
+    match first {
+        0 => scaled,
+        _ => {
+            let first = b.const_u32(first);
+            fb.op(b, Op::IAdd, uint, &[scaled, first])
         }
     }
 }
