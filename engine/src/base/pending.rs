@@ -429,6 +429,49 @@ fn pick_value(fb: &mut FnBuilder, b: &mut Builder, values: &[u32], index: u32) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::tests::tiny;
+
+    /// What `pick_value` emits for `values` in a function of its own: the opcodes, and whether its result
+    /// is the index itself, or the constant `Some(v)`.
+    fn picked(values: &[u32]) -> (Vec<Op>, bool, Option<u32>) {
+        let mut module = Module::parse(&tiny()).unwrap();
+        let mut b = Builder::new(&module);
+        let void = b.type_void();
+        let uint = b.type_uint();
+        let (mut fb, _, params) = FnBuilder::new(&mut b, void, &[uint]);
+        let result = pick_value(&mut fb, &mut b, values, params[0]);
+        let constant = values.iter().copied().find(|&v| b.const_u32(v) == result);
+        fb.op_void(Op::Return, &[]);
+        b.add_function(fb.finish());
+        b.finish(&mut module).unwrap();
+        let module = Module::parse(&module.to_words()).unwrap();
+        let function = module.functions.last().unwrap();
+        let ops = function.blocks[0]
+            .instructions
+            .iter()
+            .filter_map(Instruction::op)
+            .filter(|&op| op != Op::Return)
+            .collect();
+        (ops, result == params[0], constant)
+    }
+
+    #[test]
+    fn record_fields_are_picked_by_selects_only_where_they_do_not_step_evenly() {
+        // All equal: the constant, nothing emitted.
+        assert_eq!(picked(&[262_144; 5]), (vec![], false, Some(262_144)));
+        // Site numbers from 0: the position itself; from 7: one add.
+        assert_eq!(picked(&[0, 1, 2, 3]), (vec![], true, None));
+        assert_eq!(picked(&[7, 8, 9]).0, [Op::IAdd]);
+        // Offsets of equal payloads: a multiply (and an add when they do not start at 0).
+        assert_eq!(picked(&[0, 6, 12, 18]).0, [Op::IMul]);
+        assert_eq!(picked(&[2, 5, 8]).0, [Op::IMul, Op::IAdd]);
+        // Where the expression costs as much as the selects, or the values do not step evenly: selects.
+        assert_eq!(picked(&[11, 9]).0, [Op::IEqual, Op::Select]);
+        let uneven = picked(&[0, 3, 7]).0;
+        assert_eq!(uneven, [Op::IEqual, Op::Select, Op::IEqual, Op::Select]);
+        // A select between a word and the same word is left out.
+        assert_eq!(picked(&[4, 9, 9]).0, [Op::IEqual, Op::Select]);
+    }
 
     #[test]
     fn no_opcode_below_kill_ends_an_invocation() {
