@@ -48,6 +48,24 @@ fn main() {
                 ..base.clone()
             },
         ),
+        // What GPUs get: NaN records written where they fire (the layer keeps them to the end on CPU
+        // devices only).
+        (
+            "outputs-fired",
+            Options {
+                nan: NanLevel::Outputs,
+                nan_records_at_end: false,
+                ..base.clone()
+            },
+        ),
+        (
+            "ops-fired",
+            Options {
+                nan: NanLevel::Ops,
+                nan_records_at_end: false,
+                ..base.clone()
+            },
+        ),
         (
             "nothing",
             Options {
