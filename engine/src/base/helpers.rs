@@ -358,7 +358,7 @@ impl Base<'_> {
     }
 
     /// Stores `words` at `buf.words[base + k]`.
-    fn store_words(&mut self, fb: &mut FnBuilder, buf: u32, base: u32, words: &[u32]) {
+    pub(super) fn store_words(&mut self, fb: &mut FnBuilder, buf: u32, base: u32, words: &[u32]) {
         let uint = self.b.type_uint();
         for (k, &w) in words.iter().enumerate() {
             let index = if k == 0 {
