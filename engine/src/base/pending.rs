@@ -16,6 +16,9 @@
 //! instruction that ends the invocation or makes it a helper (`OpKill` and the like), so the app's own
 //! code gets no device access at all. Every array word is read at a constant index and picked by selects:
 //! an index known only when the shader runs makes llvmpipe compile each access as a chain of branches.
+//! The payload is stored by a loop (one store, which llvmpipe turns into a loop over its SIMD lanes: a
+//! case per site with straight stores compiled slower, 7.7 -> 8.9-10.0 s over 49 modules at NaN `ops`);
+//! only a module with one pending site gets a flush without loops.
 //!
 //! What this changes: an invocation writes at most one record per site (its first firing), and the
 //! records are written when it ends, so a device fault or an endless loop before then loses them (the
