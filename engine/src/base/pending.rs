@@ -262,81 +262,52 @@ impl Base<'_> {
             // loop over the sites or over its payload. Loops are much of what llvmpipe's compile costs
             // (a module with one output check: vkCreateComputePipelines 2.3 -> 1.7 ms), and with one site
             // there is still one record writer to inline.
-            let [write, allocated, stored, written] = [(); 4].map(|()| self.b.id());
-            let count = all_counts[0];
-            let has = fb.op(&mut self.b, Op::INotEqual, bool_t, &[count, zero]);
-            fb.op_void(Op::SelectionMerge, &[written, NO_SELECTION_CONTROL]);
-            fb.op_void(Op::BranchConditional, &[has, write, written]);
-            fb.block(write);
-            let [kind, site, cap, size] =
-                [kinds[0], sites[0], caps[0], sizes[0]].map(|v| self.b.const_u32(v));
-            let at = fb.op(
-                &mut self.b,
-                Op::FunctionCall,
-                uint,
-                &[begin, kind, site, cap, size, count],
-            );
-            let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
-            fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
-            fb.op_void(Op::BranchConditional, &[writing, allocated, stored]);
-            fb.block(allocated);
-            // bb_begin wrote the header; the payload is all of bb_pending_words.
             let payload = sizes[0] as usize - RECORD_HEADER_WORDS;
-            self.store_words(&mut fb, buf, at, &all_words[..payload]);
-            fb.op_void(Op::Branch, &[stored]);
-            fb.block(stored);
-            fb.op_void(Op::Branch, &[written]);
-            fb.block(written);
-            fb.op_void(Op::Store, &[counts, counts_null]);
-            fb.op_void(Op::Branch, &[end]);
-            fb.block(end);
-            fb.op_void(Op::Return, &[]);
-            self.b.add_function(fb.finish());
-            return id;
-        }
-        // The bound is the site count plus a header word that is always 0: no compiler sees a constant trip
-        // count and unrolls the loop into a record writer per site (NVIDIA's did, DontUnroll notwithstanding).
-        let zero_word = self.b.const_u32(header::ZERO as u32);
-        let zero_ptr = self.word_ptr(&mut fb, buf, zero_word);
-        let opaque_zero = fb.op(&mut self.b, Op::Load, uint, &[zero_ptr, ALIGNED, 4]);
-        let total = self.b.const_u32(site_count);
-        let bound = fb.op(&mut self.b, Op::IAdd, uint, &[total, opaque_zero]);
-        // for (j = 0; j < sites + 0; j++) if (count != 0) { at = bb_begin(..., count); if (at != 0) write }
-        self.counted_loop(&mut fb, bound, |base, fb, j| {
-            let pick = super::helpers::pick;
-            let [write, allocated, stored, written] = [(); 4].map(|()| base.b.id());
-            let count = pick(fb, &mut base.b, &all_counts, j);
-            let has = fb.op(&mut base.b, Op::INotEqual, bool_t, &[count, zero]);
-            fb.op_void(Op::SelectionMerge, &[written, NO_SELECTION_CONTROL]);
-            fb.op_void(Op::BranchConditional, &[has, write, written]);
-            fb.block(write);
-            let kind = pick_value(fb, &mut base.b, &kinds, j);
-            let site = pick_value(fb, &mut base.b, &sites, j);
-            let cap = pick_value(fb, &mut base.b, &caps, j);
-            let size = pick_value(fb, &mut base.b, &sizes, j);
-            let offset = pick_value(fb, &mut base.b, &offsets, j);
-            let at = fb.op(
-                &mut base.b,
-                Op::FunctionCall,
-                uint,
-                &[begin, kind, site, cap, size, count],
+            self.write_pending(
+                &mut fb,
+                begin,
+                |_, _| all_counts[0],
+                |base, _| {
+                    let [kind, site, cap, size] =
+                        [kinds[0], sites[0], caps[0], sizes[0]].map(|v| base.b.const_u32(v));
+                    [kind, site, cap, size, zero]
+                },
+                // The payload is all of bb_pending_words.
+                |base, fb, at, _| base.store_words(fb, buf, at, &all_words[..payload]),
             );
-            let writing = fb.op(&mut base.b, Op::INotEqual, bool_t, &[at, zero]);
-            fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
-            fb.op_void(Op::BranchConditional, &[writing, allocated, stored]);
-            fb.block(allocated);
-            // bb_begin wrote the header; payload word k is bb_pending_words[offset + k].
-            let header_words = base.b.const_u32(RECORD_HEADER_WORDS as u32);
-            let payload_words = fb.op(&mut base.b, Op::ISub, uint, &[size, header_words]);
-            base.store_loop(fb, buf, at, payload_words, &|fb, b, k| {
-                let index = fb.op(b, Op::IAdd, uint, &[offset, k]);
-                pick(fb, b, &all_words, index)
+        } else {
+            // The bound is the site count plus a header word that is always 0: no compiler sees a constant
+            // trip count and unrolls the loop into a record writer per site (NVIDIA's did, DontUnroll
+            // notwithstanding).
+            let zero_word = self.b.const_u32(header::ZERO as u32);
+            let zero_ptr = self.word_ptr(&mut fb, buf, zero_word);
+            let opaque_zero = fb.op(&mut self.b, Op::Load, uint, &[zero_ptr, ALIGNED, 4]);
+            let total = self.b.const_u32(site_count);
+            let bound = fb.op(&mut self.b, Op::IAdd, uint, &[total, opaque_zero]);
+            // for (j = 0; j < sites + 0; j++) if (count != 0) { at = bb_begin(..., count); if (at != 0) write }
+            self.counted_loop(&mut fb, bound, |base, fb, j| {
+                let pick = super::helpers::pick;
+                base.write_pending(
+                    fb,
+                    begin,
+                    |base, fb| pick(fb, &mut base.b, &all_counts, j),
+                    |base, fb| {
+                        [&kinds, &sites, &caps, &sizes, &offsets]
+                            .map(|values| pick_value(fb, &mut base.b, values, j))
+                    },
+                    |base, fb, at, [.., size, offset]| {
+                        // bb_begin wrote the header; payload word k is bb_pending_words[offset + k].
+                        let header_words = base.b.const_u32(RECORD_HEADER_WORDS as u32);
+                        let payload_words =
+                            fb.op(&mut base.b, Op::ISub, uint, &[size, header_words]);
+                        base.store_loop(fb, buf, at, payload_words, &|fb, b, k| {
+                            let index = fb.op(b, Op::IAdd, uint, &[offset, k]);
+                            pick(fb, b, &all_words, index)
+                        });
+                    },
+                );
             });
-            fb.op_void(Op::Branch, &[stored]);
-            fb.block(stored);
-            fb.op_void(Op::Branch, &[written]);
-            fb.block(written);
-        });
+        }
         // Counts are cleared for a later flush (after a demote, the invocation goes on as a helper): the
         // whole array at once, to its initializer.
         fb.op_void(Op::Store, &[counts, counts_null]);
@@ -345,6 +316,45 @@ impl Base<'_> {
         fb.op_void(Op::Return, &[]);
         self.b.add_function(fb.finish());
         id
+    }
+
+    /// `if (count != 0) { at = bb_begin(kind, site, cap, size, count); if (at != 0) payload(at) }`: the
+    /// flush's record of one site. `count` makes the site's count; `fields` its kind, site, cap, size and
+    /// payload offset, where the count is not 0; `payload` stores the payload from `at` on, given them.
+    fn write_pending(
+        &mut self,
+        fb: &mut FnBuilder,
+        begin: u32,
+        count: impl FnOnce(&mut Self, &mut FnBuilder) -> u32,
+        fields: impl FnOnce(&mut Self, &mut FnBuilder) -> [u32; 5],
+        payload: impl FnOnce(&mut Self, &mut FnBuilder, u32, [u32; 5]),
+    ) {
+        let uint = self.b.type_uint();
+        let bool_t = self.b.type_bool();
+        let zero = self.b.const_u32(0);
+        let [write, allocated, stored, written] = [(); 4].map(|()| self.b.id());
+        let count = count(self, fb);
+        let has = fb.op(&mut self.b, Op::INotEqual, bool_t, &[count, zero]);
+        fb.op_void(Op::SelectionMerge, &[written, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[has, write, written]);
+        fb.block(write);
+        let made = fields(self, fb);
+        let [kind, site, cap, size, _] = made;
+        let at = fb.op(
+            &mut self.b,
+            Op::FunctionCall,
+            uint,
+            &[begin, kind, site, cap, size, count],
+        );
+        let writing = fb.op(&mut self.b, Op::INotEqual, bool_t, &[at, zero]);
+        fb.op_void(Op::SelectionMerge, &[stored, NO_SELECTION_CONTROL]);
+        fb.op_void(Op::BranchConditional, &[writing, allocated, stored]);
+        fb.block(allocated);
+        payload(self, fb, at, made);
+        fb.op_void(Op::Branch, &[stored]);
+        fb.block(stored);
+        fb.op_void(Op::Branch, &[written]);
+        fb.block(written);
     }
 
     /// When sites are pending: defines the arrays (now that their lengths are known), builds the flush and
