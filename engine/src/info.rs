@@ -538,17 +538,17 @@ fn sites_reading_alike(sites: &[Site]) -> Option<Vec<usize>> {
     // to hash than whole keys: where every place differs (most modules), no keys. Up to 16 sites (most
     // modules with two or more) are compared pair by pair, without a table: the set cost more, its
     // allocation and hashing every place, than the 120 comparisons at most, most of them settled by length.
-    if sites.len() <= 16
-        && sites
+    let places_differ = if sites.len() <= 16 {
+        sites
             .iter()
             .enumerate()
             .all(|(i, s)| sites[..i].iter().all(|t| t.place != s.place))
-    {
-        return None;
-    }
-    let mut places: FastSet<&str> =
-        FastSet::with_capacity_and_hasher(sites.len(), Default::default());
-    if sites.iter().all(|s| places.insert(s.place.as_str())) {
+    } else {
+        let mut places: FastSet<&str> =
+            FastSet::with_capacity_and_hasher(sites.len(), Default::default());
+        sites.iter().all(|s| places.insert(s.place.as_str()))
+    };
+    if places_differ {
         return None;
     }
     // Sized for every site reading apart (the usual case): grown from nothing, it was rehashed at each

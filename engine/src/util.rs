@@ -119,7 +119,7 @@ pub(crate) fn string_words(words: &[u32]) -> usize {
 }
 
 /// Appends `n` in decimal, without `fmt` (disassemblies and site places are mostly numbers): two digits
-/// per division, from a table, and one copy into `out`.
+/// per division, from a table.
 pub(crate) fn push_decimal(out: &mut String, mut n: u32) {
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
         2021222324252627282930313233343536373839\
