@@ -138,8 +138,10 @@ pub fn for_each_execution(
 /// A recording in progress.
 pub struct Recording {
     log: Log,
-    /// Indices of the open label scopes, innermost last.
+    /// Indices of the open label scopes, innermost last: changed only by `enter_scope` and `leave_scope`.
     open: Vec<u32>,
+    /// The last of `open`, or [`NONE`]: what every command's entry takes, read as one word.
+    innermost: u32,
     units: u32,
     /// The unit of the render pass being recorded, when the pass is one unit.
     pass_unit: Option<u32>,
@@ -175,6 +177,7 @@ impl Default for Recording {
         Self {
             log: Log::default(),
             open: Vec::new(),
+            innermost: NONE,
             units: 0,
             pass_unit: None,
             inside_render_pass: false,
@@ -878,12 +881,11 @@ impl CommandBuffer {
     /// `vkCmdBeginDebugUtilsLabelEXT` (or an inserted label when `inserted`).
     fn open_label(&self, text: &[u8], inserted: bool) {
         self.recording.with(|rec| {
-            let parent = rec.open.last().copied().unwrap_or(NONE);
-            let index = rec.log.open_scope(text, parent, inserted);
+            let index = rec.log.open_scope(text, rec.innermost, inserted);
             if !inserted {
                 let skip = &crate::config().skip;
                 let skips = !skip.is_empty() && skip.label(&rec.log.scope_name(index));
-                rec.open.push(index);
+                rec.enter_scope(index);
                 rec.open_skips.push(skips);
                 rec.skipping_labels += u32::from(skips);
             }
@@ -894,7 +896,7 @@ impl CommandBuffer {
     /// nothing here (labels are shown per command buffer).
     fn close_label(&self) {
         self.recording.with(|rec| {
-            if let Some(index) = rec.open.pop() {
+            if let Some(index) = rec.leave_scope() {
                 rec.log.close_scope(index);
             }
             if rec.open_skips.pop() == Some(true) {
@@ -1279,9 +1281,28 @@ impl Recording {
         skipped: bool,
     ) {
         let pipeline = bind.index().map_or(NONE, |i| self.pipeline_indices[i]);
-        let scope = self.open.last().copied().unwrap_or(NONE);
-        self.log
-            .push(command, class, params, scope, unit, pipeline, skipped);
+        self.log.push(
+            command,
+            class,
+            params,
+            self.innermost,
+            unit,
+            pipeline,
+            skipped,
+        );
+    }
+
+    /// Opens label scope `index` inside the innermost one.
+    fn enter_scope(&mut self, index: u32) {
+        self.open.push(index);
+        self.innermost = index;
+    }
+
+    /// Closes the innermost label scope, if one is open; its index.
+    fn leave_scope(&mut self) -> Option<u32> {
+        let index = self.open.pop();
+        self.innermost = self.open.last().copied().unwrap_or(NONE);
+        index
     }
 
     /// Records the marker write of `mark` into the next word of the recording, if it has one. (A layer
@@ -1334,7 +1355,7 @@ mod tests {
         rec.pipelines[1] = pipeline;
         rec.pipeline_indices[1] = rec.log.pipeline_index(pipeline);
         let outer = rec.log.open_scope(b"outer", NONE, false);
-        rec.open.push(outer);
+        rec.enter_scope(outer);
         rec.push(
             CommandId::cmd_dispatch,
             CommandClass::Action,

@@ -155,7 +155,14 @@ pub struct Log {
     executions: Vec<(u32, u32)>,
     /// Commands recorded beyond [`MAX_LOGGED_COMMANDS`].
     unlogged: u32,
+    /// Commands that can be appended before [`Log::make_room`] must look again: both vectors have room
+    /// for them (an entry and [`PARAM_ROOM`] words each) and the limit is that far off. One count checked
+    /// per command, where the limit and each vector's capacity were three checks.
+    room: u32,
 }
+
+/// The parameter words [`Log::push`] writes per command (it writes them all and keeps those it needs).
+const PARAM_ROOM: usize = 2 * MAX_PARAMS;
 
 impl Log {
     /// An empty log with room for a recording like `other`.
@@ -180,6 +187,7 @@ impl Log {
         self.executed.clear();
         self.executions.clear();
         self.unlogged = 0;
+        self.room = 0;
     }
 
     /// Whether it holds storage worth handing to another recording.
@@ -216,14 +224,15 @@ impl Log {
         pipeline: u32,
         skipped: bool,
     ) {
-        if self.entries.len() >= MAX_LOGGED_COMMANDS {
+        if self.room == 0 && !self.make_room() {
             self.unlogged += 1;
             return;
         }
+        self.room -= 1;
         let params = &params[..params.len().min(MAX_PARAMS)];
         // Every parameter's low word, and the high word of those that need it, gathered on the stack and
-        // written at once into room reserved once.
-        let mut words = [0u32; 2 * MAX_PARAMS];
+        // written at once.
+        let mut words = [0u32; PARAM_ROOM];
         let mut n = 0;
         let mut wide = 0u8;
         for (i, &p) in params.iter().enumerate() {
@@ -235,28 +244,52 @@ impl Log {
                 n += 1;
             }
         }
-        self.params.reserve(words.len());
-        let len = self.params.len();
-        // SAFETY: `reserve` made room for all of `words` past the length (a `[u32; N]` is aligned as a
-        // `u32`); the first `n` of them become part of the vector, the rest stay spare capacity.
-        unsafe {
-            self.params
-                .as_mut_ptr()
-                .add(len)
-                .cast::<[u32; 2 * MAX_PARAMS]>()
-                .write(words);
-            self.params.set_len(len + n);
-        }
         let bits =
             class_bits(class) | if skipped { SKIPPED } else { 0 } | (params.len() as u8) << 3;
-        self.entries.push(Entry {
+        let entry = Entry {
             command,
             bits,
             wide,
             scope,
             unit,
             pipeline,
-        });
+        };
+        let (len, entries) = (self.params.len(), self.entries.len());
+        // SAFETY: `room` was above 0, so both vectors have room past their lengths (`make_room`): for all
+        // of `words` (a `[u32; N]` is aligned as a `u32`), of which the first `n` become part of the
+        // vector, and for the entry.
+        unsafe {
+            self.params
+                .as_mut_ptr()
+                .add(len)
+                .cast::<[u32; PARAM_ROOM]>()
+                .write(words);
+            self.params.set_len(len + n);
+            self.entries.as_mut_ptr().add(entries).write(entry);
+            self.entries.set_len(entries + 1);
+        }
+    }
+
+    /// Sets [`Log::room`] from the vectors' spare capacity, growing them where it is none (as a push
+    /// would: the vector doubles); `false` at [`MAX_LOGGED_COMMANDS`].
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self) -> bool {
+        let logged = self.entries.len();
+        if logged >= MAX_LOGGED_COMMANDS {
+            return false;
+        }
+        if self.entries.len() == self.entries.capacity() {
+            self.entries.reserve(1);
+        }
+        if self.params.capacity() - self.params.len() < PARAM_ROOM {
+            self.params.reserve(PARAM_ROOM);
+        }
+        let entries = self.entries.capacity() - logged;
+        let params = (self.params.capacity() - self.params.len()) / PARAM_ROOM;
+        let limit = MAX_LOGGED_COMMANDS - logged;
+        self.room = entries.min(params).min(limit) as u32;
+        true
     }
 
     /// The index entries use for `pipeline`: a recent one's again when it was bound before (apps switch
@@ -456,6 +489,44 @@ mod tests {
             (all[2].class, all[2].param_count, all[2].executed),
             (CommandClass::Sync, 0, NONE)
         );
+    }
+
+    /// Pushes `n` commands whose parameters take from none to all of `PARAM_ROOM` words, and checks each
+    /// comes back: the room counted ahead must hold through every growth of the two vectors.
+    fn push_and_check(log: &mut Log, n: u64) {
+        let wide = 1u64 << 40;
+        for i in 0..n {
+            let k = (i % 5) as usize;
+            let params = [wide + i, wide + 2 * i, i, wide - 1 + i];
+            log.push(
+                CommandId::cmd_draw,
+                CommandClass::Action,
+                &params[..k.min(4)],
+                NONE,
+                i as u32,
+                NONE,
+                false,
+            );
+        }
+        assert_eq!(log.len() as u64, n);
+        for (i, c) in log.commands().enumerate() {
+            let i = i as u64;
+            let k = (i % 5).min(4) as usize;
+            let params = [wide + i, wide + 2 * i, i, wide - 1 + i];
+            assert_eq!(usize::from(c.param_count), k, "command {i}");
+            assert_eq!(&c.params[..k], &params[..k], "command {i}");
+            assert_eq!(c.unit, i as u32);
+        }
+    }
+
+    #[test]
+    fn commands_come_back_across_growth_clearing_and_reuse() {
+        let mut log = Log::default();
+        push_and_check(&mut log, 5_000);
+        log.clear();
+        push_and_check(&mut log, 3_000);
+        let mut next = Log::sized_like(&log);
+        push_and_check(&mut next, 7_000);
     }
 
     #[test]

@@ -62,14 +62,29 @@ fn trampoline<R: Fallback>(command: &'static str, body: impl FnOnce() -> Option<
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Some(result)) => result,
         Ok(None) => {
-            debug!("{command}: called on an object Blackbox does not know; returned its fallback");
+            unknown_object(command);
             R::fallback()
         }
         Err(_) => {
-            error!("{command}: internal error, Blackbox steps aside for this call");
+            stepped_aside(command);
             R::fallback()
         }
     }
+}
+
+// The two logs of `trampoline`, out of line and given the name by value: formatted in place, the name was
+// stored to the stack on entry to every trampoline, for a message that is almost never written.
+
+#[cold]
+#[inline(never)]
+fn unknown_object(command: &'static str) {
+    debug!("{command}: called on an object Blackbox does not know; returned its fallback");
+}
+
+#[cold]
+#[inline(never)]
+fn stepped_aside(command: &'static str) {
+    error!("{command}: internal error, Blackbox steps aside for this call");
 }
 
 /// A command parameter as the recorded log keeps it.
