@@ -632,24 +632,44 @@ impl CommandBuffer {
     }
 
     /// Logs a command that does work (draw, dispatch, trace rays, copy, clear...), with its marker, and
-    /// returns what the caller writes once it has called down. `None` when `VK_BLACKBOX_SKIP` selects it:
-    /// it is logged as skipped, and the caller does not call down.
+    /// makes `call` (the call down) in between, as the marker path needs it (see [`AfterCall`]). `None`
+    /// when `VK_BLACKBOX_SKIP` selects the command: it is logged as skipped, and `call` is not made.
     ///
     /// The parameters come by value: only the screened path, out of line, takes a copy's address, so on
     /// the common path they stay in registers.
     #[inline]
-    pub fn work<const N: usize>(
+    pub fn work<const N: usize, R>(
         &self,
         command: CommandId,
         bind: BindPoint,
         params: [u64; N],
-    ) -> Option<AfterCall> {
+        call: impl FnOnce() -> R,
+    ) -> Option<R> {
         if self.screened {
             let copy = params;
-            self.screened_work(command, bind, &copy)
-        } else {
-            Some(self.action(command, bind, &params))
+            let after = self.screened_work(command, bind, &copy)?;
+            let result = call();
+            after.write(self);
+            return Some(result);
         }
+        // The recording stays entered across the call down, so the "started" mark after it takes no
+        // second entry. (A command recorded into this command buffer from below, during the call, would
+        // find it busy and go down unlogged, as it would during any of the layer's own writes.)
+        Some(match self.recording.enter() {
+            Some(mut rec) => {
+                let after = rec.action(self, command, bind, &params);
+                let result = call();
+                if after.0 != 0 {
+                    if let Some(started) = rec.started_write {
+                        // SAFETY: recording (the mark was made by this command, which has just gone
+                        // down); buffer markers go anywhere in a recording.
+                        unsafe { started.write(self.handle, after.0) };
+                    }
+                }
+                result
+            }
+            None => call(),
+        })
     }
 
     /// `work` when `VK_BLACKBOX_SKIP` or `VK_BLACKBOX_SUSPECTS` is set.

@@ -8,7 +8,7 @@ use ash::vk;
 use std::ffi::CStr;
 
 use super::{trampoline, Hook, Param, Scope};
-use crate::command_buffer::{self, AfterCall, BindPoint};
+use crate::command_buffer::{self, BindPoint};
 use crate::command_log::CommandId;
 use crate::fallback::Fallback;
 use crate::registry;
@@ -93,14 +93,11 @@ macro_rules! trampolines {
                     #[allow(unused_unsafe)]
                     // SAFETY: key parameters read from the app's valid arguments.
                     let params = unsafe { [$(Param::param($param)),*] };
-                    // `None`: `VK_BLACKBOX_SKIP` keeps the command from the driver.
-                    let Some(after) = trampolines!(@record $class cb, $field, $bind, params) else {
-                        return Some(Fallback::fallback());
-                    };
                     // SAFETY: the app's arguments, handed on as they came.
-                    let result = unsafe { next($first $(, $arg)*) };
-                    after.write(cb);
-                    Some(result)
+                    let call = move || unsafe { next($first $(, $arg)*) };
+                    // `None`: `VK_BLACKBOX_SKIP` kept the command from the driver.
+                    Some(trampolines!(@record $class cb, $field, $bind, params, call)
+                        .unwrap_or_else(Fallback::fallback))
                 });
                 match logged {
                     Some(result) => result,
@@ -149,16 +146,16 @@ macro_rules! trampolines {
         }
     };
 
-    (@record action $cb:ident, $field:ident, $bind:ident, $params:ident) => {
-        $cb.work(CommandId::$field, BindPoint::$bind, $params)
+    (@record action $cb:ident, $field:ident, $bind:ident, $params:ident, $call:ident) => {
+        $cb.work(CommandId::$field, BindPoint::$bind, $params, $call)
     };
-    (@record state $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
+    (@record state $cb:ident, $field:ident, $bind:ident, $params:ident, $call:ident) => {{
         $cb.state(CommandId::$field, &$params);
-        Some(AfterCall::NONE)
+        Some($call())
     }};
-    (@record sync $cb:ident, $field:ident, $bind:ident, $params:ident) => {{
+    (@record sync $cb:ident, $field:ident, $bind:ident, $params:ident, $call:ident) => {{
         $cb.sync(CommandId::$field, &$params);
-        Some(AfterCall::NONE)
+        Some($call())
     }};
 }
 
