@@ -146,6 +146,9 @@ pub struct Recording {
     /// The unit of the render pass being recorded, when the pass is one unit.
     pass_unit: Option<u32>,
     inside_render_pass: bool,
+    /// Whether each action is a marker unit of its own where the recording is now: what `action` asks of
+    /// every command, worked out when it can change (`set_inside_render_pass`, the recording's start).
+    action_units: bool,
     /// Bound pipelines (graphics, compute, ray tracing) and their indices in the log.
     pipelines: [vk::Pipeline; 3],
     pipeline_indices: [u32; 3],
@@ -181,6 +184,7 @@ impl Default for Recording {
             units: 0,
             pass_unit: None,
             inside_render_pass: false,
+            action_units: false,
             pipelines: [vk::Pipeline::null(); 3],
             pipeline_indices: [NONE; 3],
             marking: false,
@@ -549,7 +553,6 @@ impl CommandBuffer {
         let markers = self.device.markers.read();
         self.recording.with(|rec| {
             rec.log = log;
-            rec.inside_render_pass = continues_render_pass;
             if let Some(m) = markers.as_ref() {
                 rec.granularity = m.granularity;
                 rec.marking =
@@ -565,6 +568,7 @@ impl CommandBuffer {
                     rec.marks = Some(words);
                 }
             }
+            rec.set_inside_render_pass(continues_render_pass);
         });
     }
 
@@ -877,7 +881,7 @@ impl CommandBuffer {
             }
         });
         call();
-        self.recording.with(|rec| rec.inside_render_pass = true);
+        self.recording.with(|rec| rec.set_inside_render_pass(true));
     }
 
     /// A render pass ends (logged as a state command, like a subpass change). Its "finished" marker waits
@@ -893,7 +897,7 @@ impl CommandBuffer {
                 unit,
                 false,
             );
-            rec.inside_render_pass = false;
+            rec.set_inside_render_pass(false);
         });
         call();
     }
@@ -1260,12 +1264,7 @@ impl Recording {
         bind: BindPoint,
         params: &[u64],
     ) -> AfterCall {
-        let standalone_unit = self.marking
-            && if self.inside_render_pass {
-                self.units_inside_passes
-            } else {
-                self.granularity >= Breadcrumbs::Pass
-            };
+        let standalone_unit = self.action_units;
         let unit = if standalone_unit {
             self.units += 1;
             self.unfinished = true;
@@ -1310,6 +1309,17 @@ impl Recording {
             pipeline,
             skipped,
         );
+    }
+
+    /// Enters or leaves a render pass, and works out `action_units` for where the recording now is.
+    fn set_inside_render_pass(&mut self, inside: bool) {
+        self.inside_render_pass = inside;
+        self.action_units = self.marking
+            && if inside {
+                self.units_inside_passes
+            } else {
+                self.granularity >= Breadcrumbs::Pass
+            };
     }
 
     /// Opens label scope `index` inside the innermost one.
