@@ -77,8 +77,9 @@ impl Instruction {
             + self.operands.len()
     }
 
-    /// Appends the instruction's words to `out`.
-    #[inline]
+    /// Appends the instruction's words to `out`. Always inlined: writing a module back is a loop of
+    /// these, and left to the compiler (with LTO) it became a call per instruction.
+    #[inline(always)]
     pub fn write(&self, out: &mut Vec<u32>) {
         let first = first_word(self.opcode, self.word_count());
         // Fixed-size pieces (one capacity check and a few stores each) rather than a push per word.
