@@ -293,11 +293,20 @@ impl AfterCall {
             return;
         }
         if let Some(rec) = cb.recording.enter() {
-            if let Some(started) = rec.started_write {
-                // SAFETY: `cb` is recording (the mark was made by one of its commands, which has just
-                // gone down); buffer markers go anywhere in a recording.
-                unsafe { started.write(cb.handle, self.0) };
-            }
+            self.write_in(&rec, cb);
+        }
+    }
+
+    /// [`AfterCall::write`] where `rec`, `cb`'s recording, is already entered.
+    #[inline(always)]
+    fn write_in(self, rec: &Recording, cb: &CommandBuffer) {
+        if self.0 == 0 {
+            return;
+        }
+        if let Some(started) = rec.started_write {
+            // SAFETY: `cb` is recording (the mark was made by one of its commands, which has just gone
+            // down); buffer markers go anywhere in a recording.
+            unsafe { started.write(cb.handle, self.0) };
         }
     }
 }
@@ -663,13 +672,7 @@ impl CommandBuffer {
             Some(mut rec) => {
                 let after = rec.action(self, command, bind, &params);
                 let result = call();
-                if after.0 != 0 {
-                    if let Some(started) = rec.started_write {
-                        // SAFETY: recording (the mark was made by this command, which has just gone
-                        // down); buffer markers go anywhere in a recording.
-                        unsafe { started.write(self.handle, after.0) };
-                    }
-                }
+                after.write_in(&rec, self);
                 result
             }
             None => call(),

@@ -279,7 +279,7 @@ impl Log {
         if logged >= MAX_LOGGED_COMMANDS {
             return false;
         }
-        if self.entries.len() == self.entries.capacity() {
+        if logged == self.entries.capacity() {
             self.entries.reserve(1);
         }
         if self.params.capacity() - self.params.len() < PARAM_ROOM {
@@ -501,7 +501,7 @@ mod tests {
             log.push(
                 CommandId::cmd_draw,
                 CommandClass::Action,
-                &params[..k.min(4)],
+                &params[..k],
                 NONE,
                 i as u32,
                 NONE,
@@ -511,7 +511,7 @@ mod tests {
         assert_eq!(log.len() as u64, n);
         for (i, c) in log.commands().enumerate() {
             let i = i as u64;
-            let k = (i % 5).min(4) as usize;
+            let k = (i % 5) as usize;
             let params = [wide + i, wide + 2 * i, i, wide - 1 + i];
             assert_eq!(usize::from(c.param_count), k, "command {i}");
             assert_eq!(&c.params[..k], &params[..k], "command {i}");
