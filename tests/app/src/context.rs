@@ -99,6 +99,9 @@ pub struct Features {
     pub swapchain: bool,
     /// VK_AMD_buffer_marker is enabled (`Needs::buffer_marker`).
     pub buffer_marker: bool,
+    /// VK_KHR_pipeline_executable_properties and its `pipelineExecutableInfo` are enabled
+    /// (`Needs::pipeline_statistics`): pipelines are made with `CAPTURE_STATISTICS`.
+    pub pipeline_statistics: bool,
 }
 
 /// Device features and extensions only some scenarios need, enabled (where supported) only when a scenario
@@ -123,6 +126,8 @@ pub struct Needs {
     pub presentation: bool,
     /// VK_AMD_buffer_marker, where the device has it (record-bench's `--app-markers`).
     pub buffer_marker: bool,
+    /// VK_KHR_pipeline_executable_properties, where the device has it (shader-bench's `--pipeline-stats`).
+    pub pipeline_statistics: bool,
 }
 
 impl Needs {
@@ -136,6 +141,7 @@ impl Needs {
         features_via_extensions: false,
         presentation: false,
         buffer_marker: false,
+        pipeline_statistics: false,
     };
 
     pub fn union(self, other: Needs) -> Needs {
@@ -149,6 +155,7 @@ impl Needs {
             features_via_extensions: self.features_via_extensions || other.features_via_extensions,
             presentation: self.presentation || other.presentation,
             buffer_marker: self.buffer_marker || other.buffer_marker,
+            pipeline_statistics: self.pipeline_statistics || other.pipeline_statistics,
         }
     }
 }
@@ -384,6 +391,17 @@ impl Context {
         if needs.features_via_extensions && !via_extensions {
             bail!("--features-via-extensions: the device lacks VK_KHR_timeline_semaphore or VK_KHR_buffer_device_address");
         }
+        // Asked only when wanted: the feature struct is chained to the query only then.
+        let pipeline_statistics = needs.pipeline_statistics
+            && api >= vk::API_VERSION_1_1
+            && has_extension(ash::khr::pipeline_executable_properties::NAME)
+            && {
+                let mut supported =
+                    vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+                let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported);
+                unsafe { instance.get_physical_device_features2(physical_device, &mut query) };
+                supported.pipeline_executable_info == vk::TRUE
+            };
         let features = Features {
             timeline_semaphore: supported12.timeline_semaphore == vk::TRUE,
             dynamic_rendering: supported13.dynamic_rendering == vk::TRUE,
@@ -416,6 +434,7 @@ impl Context {
                 && supported_atomic.shader_buffer_float32_atomics == vk::TRUE,
             swapchain: app.surface.is_some() && has_extension(ash::khr::swapchain::NAME),
             buffer_marker: needs.buffer_marker && has_extension(ash::amd::buffer_marker::NAME),
+            pipeline_statistics,
         };
 
         let priorities = [1.0f32; 2];
@@ -461,6 +480,12 @@ impl Context {
         if features.non_semantic_info {
             device_extensions.push(ash::khr::shader_non_semantic_info::NAME.as_ptr());
         }
+        let mut executable_info =
+            vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
+                .pipeline_executable_info(true);
+        if features.pipeline_statistics {
+            device_extensions.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
+        }
         let mut timeline = vk::PhysicalDeviceTimelineSemaphoreFeatures::default()
             .timeline_semaphore(features.timeline_semaphore);
         let mut address = vk::PhysicalDeviceBufferDeviceAddressFeatures::default()
@@ -495,6 +520,9 @@ impl Context {
         }
         if features.buffer_float_atomics {
             device_info = device_info.push_next(&mut atomic_float);
+        }
+        if features.pipeline_statistics {
+            device_info = device_info.push_next(&mut executable_info);
         }
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }
             .vk_context("vkCreateDevice")?;

@@ -67,6 +67,9 @@ options:
   --shader-condition-only shader-bench: the shaders with the BB_ASSERT replaced by its condition checked
                        by hand, setting a flag read once at the end: run without a layer, a reference
                        for what an assert costs (without a layer the driver deletes the assert)
+  --pipeline-stats     shader-bench: print the driver's statistics of each pipeline's executables
+                       (registers, instructions: VK_KHR_pipeline_executable_properties, where the
+                       device has it; one line says so where it has not)
   --memory-cmdbufs N   memory-bench: command buffers recorded and submitted (default 1000)
   --memory-draws M     memory-bench: draws per command buffer, as record-bench's (default 100)
   --hang-groups N    hang: workgroups of 64 invocations in dispatch 3, the long one (default 8000,
@@ -212,6 +215,8 @@ pub struct BenchOptions {
     pub shader_iterations: u32,
     /// shader-bench: the shaders with the assert's condition alone in place of the assert.
     pub shader_condition_only: bool,
+    /// shader-bench: print the driver's statistics of each pipeline (VK_KHR_pipeline_executable_properties).
+    pub pipeline_stats: bool,
     /// memory-bench: command buffers, draws per command buffer.
     pub memory_cmdbufs: u32,
     pub memory_draws: u32,
@@ -367,6 +372,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             shader_size: 256,
             shader_iterations: 64,
             shader_condition_only: false,
+            pipeline_stats: false,
             memory_cmdbufs: 1000,
             memory_draws: 100,
         },
@@ -449,6 +455,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
                 options.bench.shader_iterations = value("--shader-iterations")?.max(1)
             }
             "--shader-condition-only" => options.bench.shader_condition_only = true,
+            "--pipeline-stats" => options.bench.pipeline_stats = true,
             "--memory-cmdbufs" => options.bench.memory_cmdbufs = value("--memory-cmdbufs")?.max(1),
             "--memory-draws" => options.bench.memory_draws = value("--memory-draws")?.max(1),
             "--hang-groups" => {
@@ -663,6 +670,7 @@ fn run(options: &Options) -> Result<RunSummary> {
         .fold(Needs::NONE, |needs, s| needs.union(s.needs));
     let needs = Needs {
         features_via_extensions: options.stress.features_via_extensions,
+        pipeline_statistics: options.bench.pipeline_stats,
         ..needs
     };
     let surface = if needs.presentation {

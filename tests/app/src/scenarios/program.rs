@@ -69,6 +69,16 @@ impl Labels<'_> {
     }
 }
 
+/// `CAPTURE_STATISTICS` where the run asked for pipeline statistics and the device has them
+/// (`--pipeline-stats`), else no flags.
+fn capture_flags(cx: &Context) -> vk::PipelineCreateFlags {
+    if cx.features.pipeline_statistics {
+        vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+    } else {
+        vk::PipelineCreateFlags::empty()
+    }
+}
+
 /// A compute pipeline from SPIR-V whose storage buffers (set 0, bindings 0..n, whole buffers) are bound
 /// once, with `push_size` bytes of push constants. Only handles.
 #[derive(Clone, Copy)]
@@ -120,6 +130,7 @@ impl ComputeProgram {
             .module(module)
             .name(c"main");
         let info = vk::ComputePipelineCreateInfo::default()
+            .flags(capture_flags(cx))
             .stage(stage)
             .layout(layout);
         let created =
@@ -288,6 +299,7 @@ impl FullscreenProgram {
         let mut rendering =
             vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&color_formats);
         let info = vk::GraphicsPipelineCreateInfo::default()
+            .flags(capture_flags(cx))
             .stages(&stages)
             .vertex_input_state(&vertex_input)
             .input_assembly_state(&input_assembly)

@@ -16,6 +16,10 @@
 //! With `--shader-condition-only` both shaders are built with the assert replaced by its condition checked
 //! by hand (shader_bench.glsl says how): run without a layer, the reference for what an assert costs.
 //!
+//! With `--pipeline-stats` it first prints the driver's statistics of both pipelines (registers,
+//! instructions, as the driver names them: VK_KHR_pipeline_executable_properties), where the device has
+//! them.
+//!
 //! The checksum is of the results of the last run (the vec4s, then the image): any setting that changes
 //! what the shaders compute changes it. The app fails if a result is NaN or Inf. The defaults keep each
 //! part at tens of milliseconds on lavapipe; give a GPU far larger sizes. Numbers are for comparing runs,
@@ -44,6 +48,62 @@ const VEC4_BYTES: u64 = 16;
 const RESULTS_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
+
+/// Prints the driver's statistics of each executable of each pipeline (`--pipeline-stats`), one line
+/// each: `shader-bench stats PART EXECUTABLE: NAME = VALUE`. What the driver keeps of a shader (registers,
+/// instructions) is what its run time follows; the names and what is counted are the driver's own.
+fn print_pipeline_statistics(cx: &Context, pipelines: &[(&str, vk::Pipeline)]) -> Result<()> {
+    if !cx.features.pipeline_statistics {
+        println!(
+            "shader-bench stats none: the device has no VK_KHR_pipeline_executable_properties"
+        );
+        return Ok(());
+    }
+    let executables =
+        ash::khr::pipeline_executable_properties::Device::new(&cx.instance, &cx.device);
+    for &(part, pipeline) in pipelines {
+        let info = vk::PipelineInfoKHR::default().pipeline(pipeline);
+        let properties = unsafe { executables.get_pipeline_executable_properties(&info) }
+            .vk_context("vkGetPipelineExecutablePropertiesKHR")?;
+        for (index, executable) in properties.iter().enumerate() {
+            let name = executable
+                .name_as_c_str()
+                .map(|n| n.to_string_lossy().into_owned());
+            let name = name.unwrap_or_else(|_| format!("executable {index}"));
+            let info = vk::PipelineExecutableInfoKHR::default()
+                .pipeline(pipeline)
+                .executable_index(index as u32);
+            let statistics = unsafe { executables.get_pipeline_executable_statistics(&info) }
+                .vk_context("vkGetPipelineExecutableStatisticsKHR")?;
+            for statistic in &statistics {
+                let stat = statistic
+                    .name_as_c_str()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                // SAFETY: the union member read is the one `format` names.
+                let value = unsafe {
+                    match statistic.format {
+                        vk::PipelineExecutableStatisticFormatKHR::BOOL32 => {
+                            (statistic.value.b32 == vk::TRUE).to_string()
+                        }
+                        vk::PipelineExecutableStatisticFormatKHR::INT64 => {
+                            statistic.value.i64.to_string()
+                        }
+                        vk::PipelineExecutableStatisticFormatKHR::UINT64 => {
+                            statistic.value.u64.to_string()
+                        }
+                        vk::PipelineExecutableStatisticFormatKHR::FLOAT64 => {
+                            statistic.value.f64.to_string()
+                        }
+                        _ => "?".to_string(),
+                    }
+                };
+                println!("shader-bench stats {part} {name}: {stat} = {value}");
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Submits `cmd` alone, waits for `fence` and resets it; returns the CPU time of submit + wait.
 fn submit_timed(cx: &Context, cmd: vk::CommandBuffer, fence: vk::Fence) -> Result<u128> {
@@ -102,6 +162,16 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         8,
         c"shader-bench fragment",
     )?;
+
+    if opts.pipeline_stats {
+        print_pipeline_statistics(
+            cx,
+            &[
+                ("compute", compute.pipeline),
+                ("fragment", fragment.pipeline),
+            ],
+        )?;
+    }
 
     let valid_bits = cx.timestamp_valid_bits;
     let queries = if valid_bits > 0 {
