@@ -17,7 +17,10 @@
 # VK_DRIVER_FILES if set, else lavapipe's; with BIN and without VK_DRIVER_FILES, the loader's own choice of
 # driver. LAYER_ENV="VAR=VALUE ..." is added to every Blackbox row (e.g. LAYER_ENV=VK_BLACKBOX_NAN_RECORDS=end).
 # The validation layer's rows are skipped, with a note, where it is not installed or does not turn the
-# feature on. Writes files only under $TMPDIR.
+# feature on. The first round also asks the driver for its statistics of each row's pipelines
+# (bb-testapp --pipeline-stats: VK_KHR_pipeline_executable_properties), printed after the table as
+# registers per thread and binary bytes of each shader, where the device has them (not lavapipe). Writes
+# files only under $TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-5}
@@ -62,12 +65,17 @@ for i in "${!vvl_names[@]}"; do
 done
 out=$tmp/results
 : > "$out"
+stats=$tmp/stats
+: > "$stats"
 device=""
 for r in $(seq "$reps"); do
   for i in "${!names[@]}"; do
     [ -z "${skipped[$i]:-}" ] || continue
     # shellcheck disable=SC2086
-    if ! result=$(env ${envs[$i]} "$bin/bb-testapp" $shader_args ${row_args[$i]:-} shader-bench 2> "$tmp/stderr"); then
+    # The first round also asks for the driver's statistics of the pipelines (registers, binary size).
+    stats_arg=""
+    [ "$r" -gt 1 ] || stats_arg=--pipeline-stats
+    if ! result=$(env ${envs[$i]} "$bin/bb-testapp" $shader_args ${row_args[$i]:-} $stats_arg shader-bench 2> "$tmp/stderr"); then
       echo "bench-shaders: bb-testapp failed with setting '${names[$i]}':" >&2
       tail -5 "$tmp/stderr" >&2
       exit 1
@@ -76,6 +84,17 @@ for r in $(seq "$reps"); do
     awk -v i="$i" '/compute_gpu_us/ {c=$3} /fragment_gpu_us/ {f=$3} /compute_cpu_us/ {cc=$3} /fragment_cpu_us/ {fc=$3}
       /^scenario shader-bench checksum/ {s=$4}
       END { print i, (c == "" ? "-" : c), (f == "" ? "-" : f), cc + fc, s }' <<< "$result" >> "$out"
+    if [ "$r" -eq 1 ]; then
+      # NVIDIA names them "Register Count" and "Binary Size"; a driver that names them otherwise gets "-".
+      awk -v i="$i" -F' = ' '
+        /^shader-bench stats none/ { none = 1 }
+        /^shader-bench stats compute .*: Register Count = / { rc = $2 }
+        /^shader-bench stats compute .*: Binary Size = / { bc = $2 }
+        /^shader-bench stats fragment FS: Register Count = / { rf = $2 }
+        /^shader-bench stats fragment FS: Binary Size = / { bf = $2 }
+        END { if (!none) print i, (rc == "" ? "-" : rc), (bc == "" ? "-" : bc), (rf == "" ? "-" : rf), (bf == "" ? "-" : bf) }
+      ' <<< "$result" >> "$stats"
+    fi
   done
   echo "bench-shaders: round $r of $reps done" >&2
 done
@@ -109,4 +128,14 @@ else
   echo "checksums DIFFER between settings:"
   awk '{print $5, $1}' "$out" | sort -u | while read -r sum i; do echo "  $sum  ${names[$i]}"; done
   exit 1
+fi
+# What the driver kept of each setting's shaders (VK_KHR_pipeline_executable_properties), where it says.
+if [ -s "$stats" ]; then
+  echo "driver statistics (first round): registers per thread and binary bytes of the compute and fragment shaders"
+  printf '%-24s %10s %12s %10s %12s\n' setting "comp. regs" "comp. bytes" "frag. regs" "frag. bytes"
+  while read -r i rc bc rf bf; do
+    printf '%-24s %10s %12s %10s %12s\n' "${names[$i]}" "$rc" "$bc" "$rf" "$bf"
+  done < "$stats"
+else
+  echo "driver statistics: none (the device has no VK_KHR_pipeline_executable_properties)"
 fi
