@@ -68,7 +68,7 @@ options:
                        by hand, setting a flag read once at the end: run without a layer, a reference
                        for what an assert costs (without a layer the driver deletes the assert)
   --pipeline-stats     shader-bench: print the driver's statistics of each pipeline's executables
-                       (registers, instructions: VK_KHR_pipeline_executable_properties, where the
+                       (registers, code size: VK_KHR_pipeline_executable_properties, where the
                        device has it; one line says so where it has not)
   --memory-cmdbufs N   memory-bench: command buffers recorded and submitted (default 1000)
   --memory-draws M     memory-bench: draws per command buffer, as record-bench's (default 100)

@@ -16,8 +16,8 @@
 //! With `--shader-condition-only` both shaders are built with the assert replaced by its condition checked
 //! by hand (shader_bench.glsl says how): run without a layer, the reference for what an assert costs.
 //!
-//! With `--pipeline-stats` it first prints the driver's statistics of both pipelines (registers,
-//! instructions, as the driver names them: VK_KHR_pipeline_executable_properties), where the device has
+//! With `--pipeline-stats` it first prints the driver's statistics of both pipelines (registers, code
+//! size, as the driver names them: VK_KHR_pipeline_executable_properties), where the device has
 //! them.
 //!
 //! The checksum is of the results of the last run (the vec4s, then the image): any setting that changes
@@ -50,8 +50,8 @@ const RESULTS_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
 );
 
 /// Prints the driver's statistics of each executable of each pipeline (`--pipeline-stats`), one line
-/// each: `shader-bench stats PART EXECUTABLE: NAME = VALUE`. What the driver keeps of a shader (registers,
-/// instructions) is what its run time follows; the names and what is counted are the driver's own.
+/// each: `shader-bench stats PART EXECUTABLE: NAME = VALUE`: what the driver kept of each shader (on the
+/// H200: registers, code size), beside its run time. The names and what is counted are the driver's own.
 fn print_pipeline_statistics(cx: &Context, pipelines: &[(&str, vk::Pipeline)]) -> Result<()> {
     if !cx.features.pipeline_statistics {
         println!(
