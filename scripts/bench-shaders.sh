@@ -85,7 +85,8 @@ for r in $(seq "$reps"); do
       /^scenario shader-bench checksum/ {s=$4}
       END { print i, (c == "" ? "-" : c), (f == "" ? "-" : f), cc + fc, s }' <<< "$result" >> "$out"
     if [ "$r" -eq 1 ]; then
-      # NVIDIA names them "Register Count" and "Binary Size"; a driver that names them otherwise gets "-".
+      # NVIDIA names them "Register Count" and "Binary Size", and the fragment pipeline's fragment
+      # executable "FS" (its other is the vertex shader's); a driver that names them otherwise gets "-".
       awk -v i="$i" -F' = ' '
         /^shader-bench stats none/ { none = 1 }
         /^shader-bench stats compute .*: Register Count = / { rc = $2 }
