@@ -184,7 +184,16 @@ impl Swapchain {
         }
         if self.copies.is_none() {
             match Copies::new(device, self, family, flash) {
-                Ok(c) => self.copies = Some(c),
+                Ok(c) => {
+                    debug!(
+                        "frame capture: swapchain {:#x} ({}x{} {:?}): each present is copied",
+                        self.handle.as_raw(),
+                        self.extent.width,
+                        self.extent.height,
+                        self.format
+                    );
+                    self.copies = Some(c);
+                }
                 Err(e) => {
                     self.not_copied = Some(e.clone());
                     return (Vec::new(), Err(e));
@@ -793,11 +802,14 @@ impl Copies {
                 .collect();
             let cbs = [cb];
             let signals = [signal];
-            let info = vk::SubmitInfo::default()
-                .wait_semaphores(waits)
-                .wait_dst_stage_mask(&stages)
+            let mut info = vk::SubmitInfo::default()
                 .command_buffers(&cbs)
                 .signal_semaphores(&signals);
+            // An app may present with no wait semaphore (vkd3d does): the copy then waits for none, with
+            // null arrays, as best practices warns about a wait array with a count of 0.
+            if !waits.is_empty() {
+                info = info.wait_semaphores(waits).wait_dst_stage_mask(&stages);
+            }
             check("vkQueueSubmit", submit(queue, 1, &info, fence))?;
             let s = &mut self.slots[slot];
             s.frame = Some(frame);

@@ -365,3 +365,52 @@ fn vkcube_with_frame_capture_and_flash_detection_adds_nothing() {
         run.dump()
     );
 }
+
+#[test]
+fn vkd3d_gears_with_frame_capture_and_flash_detection_adds_nothing() {
+    // A Direct3D 12 app through vkd3d (Debian's vkd3d-demos), which presents with no wait semaphore: the
+    // copy's submit must then wait for none, with no wait array (best practices warns about one with a
+    // count of 0, once per frame). The demo draws until it is stopped: each run is 3 s, then SIGTERM.
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("frames-vkd3d");
+    let args = ["-s", "TERM", "3", "vkd3d-gears"];
+    let stopped = |run: &Run| {
+        // timeout(1) exits 124 when it had to stop the program: the demo ran the whole 3 s.
+        assert_eq!(run.status.code(), Some(124), "{}", run.dump());
+    };
+    let mut reference = vulkan_command("timeout", home.path());
+    reference
+        .args(args)
+        .env("DISPLAY", &xvfb.display)
+        .env("VK_INSTANCE_LAYERS", VALIDATION);
+    let reference = run(&mut reference);
+    stopped(&reference);
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command("timeout", home.path());
+    cmd.args(args)
+        .env("DISPLAY", &xvfb.display)
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"))
+        .env("VK_BLACKBOX_FLASH", "on")
+        .env("VK_BLACKBOX_LOG", "debug");
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    stopped(&run);
+    run.assert_no_validation_messages_added(&reference);
+    assert!(
+        run.stderr
+            .contains("frame capture (8 frames, flash detection)"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr.contains("each present is copied"),
+        "the copies ran\n{}",
+        run.dump()
+    );
+    assert!(
+        reports_in(&home.path().join("reports")).is_empty(),
+        "{}",
+        run.dump()
+    );
+}
