@@ -5,8 +5,8 @@
 //! A first run with `VK_BLACKBOX_SUSPECTS` lists what can be skipped ([`blackbox_report::suspects`]); more
 //! full runs check that the symptom is steady (a flaky one is said so, not bisected); then each run skips
 //! half of the suspects left ([`search`]), and two last runs check the answer: skipping the culprit alone
-//! makes the symptom go, and keeping it alone (skipping every other suspect) brings it back or not. Every
-//! run's output goes to a log of its own.
+//! makes the symptom go (not run again when the last halving skipped it alone), and keeping it alone
+//! (skipping every other suspect) brings it back or not. Every run's output goes to a log of its own.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -186,24 +186,28 @@ pub enum Found {
 /// Bisects `n` suspects (indices 0..n): `shows(skipped)` runs the app skipping those suspects and says
 /// whether the symptom shows. Skipping everything is tried first; then each step skips the first half of
 /// the candidates left: the symptom goes → the culprit is in that half, else in the other; the last one is
-/// checked by skipping it alone.
+/// checked by skipping it alone, unless the last step did just that.
 pub fn search(n: usize, mut shows: impl FnMut(&[usize]) -> Result<bool>) -> Result<Found> {
     let all: Vec<usize> = (0..n).collect();
     if n == 0 || shows(&all)? {
         return Ok(Found::NotAmongSuspects);
     }
     let mut candidates = all;
+    // The suspect whose skipping alone made the symptom go, when the last step skipped only it.
+    let mut gone_without = None;
     while candidates.len() > 1 {
         let half = candidates.len() / 2;
         let (first, second) = candidates.split_at(half);
         candidates = if shows(first)? {
+            gone_without = None;
             second.to_vec()
         } else {
+            gone_without = (first.len() == 1).then(|| first[0]);
             first.to_vec()
         };
     }
     let culprit = candidates[0];
-    if n > 1 && shows(&[culprit])? {
+    if n > 1 && gone_without != Some(culprit) && shows(&[culprit])? {
         return Ok(Found::NotAlone(culprit));
     }
     Ok(Found::Culprit(culprit))
@@ -256,8 +260,8 @@ struct Runner<'a> {
     /// About how many runs in all, once the suspects are known.
     expected: Option<u32>,
     timeout: Duration,
-    /// `run k: what was skipped -> outcome`, for the summary.
-    history: Vec<String>,
+    /// Each run (what was skipped, whether the symptom showed, its folder), for the summary.
+    history: Vec<(String, bool, PathBuf)>,
 }
 
 impl Runner<'_> {
@@ -347,13 +351,7 @@ impl Runner<'_> {
                 "symptom gone"
             }
         );
-        self.history.push(format!(
-            "  run {:>2}  {:<40}  {}  ({})",
-            self.runs,
-            what,
-            if shows { "seen" } else { "gone" },
-            dir.display()
-        ));
+        self.history.push((what.to_owned(), shows, dir));
         Ok(outcome)
     }
 }
@@ -540,7 +538,7 @@ pub fn bisect(opts: &BisectOptions) -> Result<i32> {
 
     let mut out = std::io::stdout().lock();
     writeln!(out, "blackbox bisect: {} runs", runner.runs)?;
-    for line in &runner.history {
+    for line in history_lines(&runner.history) {
         writeln!(out, "{line}")?;
     }
     if alone {
@@ -587,10 +585,31 @@ pub fn bisect(opts: &BisectOptions) -> Result<i32> {
     Ok(if alone { 0 } else { 1 })
 }
 
-fn print_history(history: &[String]) {
-    for line in history {
+fn print_history(history: &[(String, bool, PathBuf)]) {
+    for line in history_lines(history) {
         eprintln!("{line}");
     }
+}
+
+/// `  run  k  what was skipped  seen|gone  (folder)`, the columns as wide as the longest line needs.
+fn history_lines(history: &[(String, bool, PathBuf)]) -> Vec<String> {
+    let width = history
+        .iter()
+        .map(|(what, ..)| what.len())
+        .max()
+        .unwrap_or(0);
+    history
+        .iter()
+        .enumerate()
+        .map(|(i, (what, shows, dir))| {
+            format!(
+                "  run {:>2}  {what:<width$}  {}  ({})",
+                i + 1,
+                if *shows { "seen" } else { "gone" },
+                dir.display()
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -617,6 +636,22 @@ mod tests {
                 assert!(runs <= expected_runs(n), "n {n}: {runs} runs");
             }
         }
+    }
+
+    #[test]
+    fn a_culprit_the_last_halving_skipped_alone_is_not_run_again() {
+        // 0 of 4: all, then [0, 1], then [0], where the symptom went: no fourth run of [0].
+        let mut skips = Vec::new();
+        let found = search(4, |skipped| {
+            skips.push(skipped.to_vec());
+            Ok(!skipped.contains(&0))
+        })
+        .unwrap();
+        assert_eq!(found, Found::Culprit(0));
+        assert_eq!(skips, [vec![0, 1, 2, 3], vec![0, 1], vec![0]]);
+        // 1 of 4: [0] showed the symptom, so 1 was never skipped alone: it is checked.
+        let (found, runs) = one_culprit(4, 1);
+        assert_eq!((found, runs), (Found::Culprit(1), 4));
     }
 
     #[test]

@@ -102,7 +102,8 @@ pub enum Verb {
     /// to the driver), until one is left whose skipping makes the symptom go. The suspects come from a first
     /// full run (the layer lists every label, pipeline, shader and command index with work); more full runs
     /// check the symptom is steady (--confirm): a flaky one is said so, with its rate, and not bisected. Two
-    /// last runs check the answer: skipping the culprit alone, and keeping it alone.
+    /// last runs check the answer: skipping the culprit alone (unless the last halving did just that), and
+    /// keeping it alone.
     ///
     /// Each run's output (stdout and stderr together) and reports go to a folder of its own under --logs;
     /// runs are killed at --timeout. Progress goes to stderr; the runs, the culprit (as a report names it:
