@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The third-party programs of tests/integration/apps/ (wgpu, ncnn, Taichi) on a GPU machine: each without
+# any layer but the validation layer (the reference), then through Blackbox at the defaults, NaN `outputs`,
+# NaN `ops`, loop and integer checks, `command` breadcrumbs and everything at once, the validation layer
+# below (synchronization validation and best practices on). Prints, per run, whether the results are the
+# program's own, Blackbox's lines, and every validation message id the run has more often than the
+# reference. The device tool carries 64 MiB a call and Taichi's wheel is 55 MB, so it packs two folders:
+#
+#   scripts/gpu-apps.sh pack              # .gpu-apps/wgpu-ncnn and .gpu-apps/taichi (needs .gl, see below)
+#   scripts/gpu-apps.sh run .gpu-apps/wgpu-ncnn wgpu ncnn     # there, carrying .gpu-apps/wgpu-ncnn
+#   scripts/gpu-apps.sh run .gpu-apps/taichi taichi           # there, carrying .gpu-apps/taichi
+#
+# `pack` builds the release layer and downloads the pinned wheels for the GPU machine's Python (3.12), and
+# copies the Vulkan loader and validation layer debs from .gl/ (the device tool's notes say how to fetch
+# them). `run` unpacks them, installs the wheels into /tmp/site, and writes every run's output and reports
+# into $OUT/logs.tgz (or /tmp). With LOCAL=1 it unpacks nothing (PY=.venv-apps/bin/python to try it here).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+pack() {
+  cargo build --release -q -p blackbox-layer || exit 1
+  ls .gl/libvulkan1_*.deb .gl/vulkan-validationlayers_*.deb > /dev/null 2>&1 || {
+    echo "gpu-apps: no .gl/*.deb (the Vulkan loader, libglvnd and vulkan-validationlayers)" >&2
+    exit 1
+  }
+  local pins wheels
+  pins=$(grep -E '^[A-Za-z].*==' tests/integration/apps/requirements.txt)
+  wheels=$(mktemp -d)
+  for pin in wgpu ncnn taichi cffi pycparser rendercanvas dill; do
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+      --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+      --platform manylinux2014_x86_64 -d "$wheels" "$(grep -i "^$pin==" <<< "$pins")" || exit 1
+  done
+  rm -rf .gpu-apps
+  for dir in wgpu-ncnn taichi; do
+    local d=.gpu-apps/$dir
+    mkdir -p "$d/gl" "$d/whl"
+    cp target/release/libVkLayer_blackbox.so "$d/" && strip "$d/libVkLayer_blackbox.so"
+    sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_blackbox.so"#' \
+      manifest/VkLayer_blackbox.json > "$d/VkLayer_blackbox.json"
+    cp .gl/*.deb "$d/gl/"
+  done
+  cp "$wheels"/wgpu-* "$wheels"/ncnn-* "$wheels"/cffi-* "$wheels"/pycparser-* "$wheels"/rendercanvas-* \
+    .gpu-apps/wgpu-ncnn/whl/
+  cp "$wheels"/taichi-* "$wheels"/dill-* .gpu-apps/taichi/whl/
+  rm -rf "$wheels"
+  git rev-parse --short HEAD > .gpu-apps/wgpu-ncnn/COMMIT
+  cp .gpu-apps/wgpu-ncnn/COMMIT .gpu-apps/taichi/COMMIT
+  du -sh .gpu-apps/*
+}
+
+run() {
+  local D
+  D=$(cd "$1" && pwd) || exit 1
+  shift
+  local PY=${PY:-python3}
+  if [ -z "${LOCAL:-}" ]; then
+    for f in "$D"/gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+      "$D"/whl/*.whl || exit 1
+    # The loader's standard folders, in case the machine's environment names none.
+    mkdir -p /etc/vulkan/icd.d
+    cp /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/ 2> /dev/null
+  fi
+  echo "gpu-apps: layer built from $(cat "$D/COMMIT" 2> /dev/null || echo '?')"
+  local W=/tmp/gpu-apps
+  rm -rf $W
+  mkdir -p $W/runtime $W/logs
+  cat > $W/vk_layer_settings.txt << 'S'
+khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT
+khronos_validation.report_flags = error,warn,perf,info
+khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG
+khronos_validation.log_filename = stdout
+khronos_validation.enable_message_limit = false
+S
+  one() { # NAME SCRIPT ARGS VAR=VALUE...
+    local name=$1 script=$2 args=$3
+    shift 3
+    env -i PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" XDG_DATA_DIRS="${XDG_DATA_DIRS:-}" HOME=$W \
+      XDG_RUNTIME_DIR=$W/runtime VK_LAYER_SETTINGS_PATH=$W/vk_layer_settings.txt PYTHONPATH=/tmp/site \
+      PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 "$@" \
+      timeout 300 "$PY" "$PWD/tests/integration/apps/$script" $args > "$W/logs/$name.out" 2>&1
+    echo "rc=$?" >> "$W/logs/$name.out"
+  }
+  ids() { grep -oE '^[A-Za-z0-9_-]+\((ERROR|WARN) / [A-Z]+\)' "$1" | sed 's/(.*//' | sort | uniq -c |
+    awk '{print $2" "$1}' | sort; }
+  local settings=(
+    ""
+    "VK_BLACKBOX_NAN=outputs"
+    "VK_BLACKBOX_NAN=ops"
+    "VK_BLACKBOX_LOOPS=break VK_BLACKBOX_INT=on"
+    "VK_BLACKBOX_BREADCRUMBS=command"
+    "VK_BLACKBOX_NAN=ops VK_BLACKBOX_NAN_RECORDS=end VK_BLACKBOX_LOOPS=break VK_BLACKBOX_INT=on VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_CHECKPOINTS=on"
+  )
+  local n script args k s f ref
+  for n in "$@"; do
+    case $n in
+      wgpu) script=wgpu_app.py args=--nan ;;
+      taichi) script=taichi_app.py args=--nan ;;
+      ncnn) script=ncnn_app.py args= ;;
+      *) echo "gpu-apps: unknown program $n (wgpu, ncnn, taichi)" >&2; exit 2 ;;
+    esac
+    ref=$W/logs/${n}_reference.out
+    one "${n}_reference" $script "$args" VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
+    echo "== $n without Blackbox: $(grep '^rc=' "$ref"), $(grep -c '^result' "$ref") results"
+    grep -v '^result\|^rc=' "$ref" | grep -m2 -E '^[a-z]+-app:|Assertion' | cut -c1-300
+    k=0
+    for s in "${settings[@]}"; do
+      k=$((k + 1))
+      f=$W/logs/${n}_$k.out
+      one "${n}_$k" $script "$args" VK_ADD_LAYER_PATH="$D" VK_INSTANCE_LAYERS=VK_LAYER_blackbox:VK_LAYER_KHRONOS_validation \
+        VK_BLACKBOX_OUTPUT=$W/reports-${n}-$k $s
+      echo "-- $n, ${s:-defaults}: $(grep '^rc=' "$f"), results $(diff <(grep '^result' "$ref") <(grep '^result' "$f") > /dev/null && echo 'the same' || echo DIFFERENT), Blackbox start-up lines $(grep -c 'blackbox\] info: Blackbox' "$f"), reports $(ls $W/reports-${n}-$k 2> /dev/null | wc -l), validation messages added: [$(join -a2 -e0 -o 0,1.2,2.2 <(ids "$ref") <(ids "$f") | awk '$3>$2{printf "%s %d->%d; ", $1, $2, $3}')]"
+      grep -h '\[blackbox\] \(warn\|error\)' "$f" | cut -c1-300 | sort | uniq -c | head -6
+    done
+  done
+  tar czf "${OUT:-/tmp}/logs.tgz" -C $W logs $(cd $W && ls -d reports-* 2> /dev/null)
+}
+
+case "${1:-}" in
+  pack) pack ;;
+  run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi..." >&2; exit 2; }; run "$@" ;;
+  *) echo "usage: $0 pack | run DIR wgpu|ncnn|taichi..." >&2; exit 2 ;;
+esac
