@@ -348,3 +348,83 @@ fn vkd3d_triangle_runs_through_blackbox_with_every_module_instrumented() {
         "the fragment shader's OpCopyMemory to its output is not checked:\n{sites}"
     );
 }
+
+/// An OpenGL ES demo (Debian's mesa-utils `es2tri`) on Vulkan through Mesa's zink, on lavapipe: zink is a
+/// demanding Vulkan app (dozens of device extensions, its own SPIR-V compiler, descriptor and pipeline
+/// caches). It draws once and waits for window events: each run is 6 s, then SIGTERM. Through Blackbox at
+/// NaN `ops` with `command` breadcrumbs: every module zink makes comes out instrumented (the fragment
+/// shader's output checked), no warning, and no validation message the run without Blackbox lacks. One
+/// allowance: best practices' message for es2tri's draw comes once per draw, and a run on a loaded machine
+/// may draw once more than the other in its 6 s (Blackbox draws nothing itself).
+#[test]
+fn zink_es2tri_runs_through_blackbox_with_every_module_instrumented() {
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("zink");
+    let args = ["-s", "TERM", "6", "es2tri"];
+    let zink = |cmd: &mut Command| {
+        // Zink takes a CPU Vulkan device (lavapipe) only for a software context.
+        cmd.args(args)
+            .env("DISPLAY", &xvfb.display)
+            .env("LIBGL_ALWAYS_SOFTWARE", "1")
+            .env("GALLIUM_DRIVER", "zink");
+    };
+    let stopped = |run: &Run| {
+        // timeout(1) exits 124 when it had to stop the program: the demo ran the whole 6 s.
+        assert_eq!(run.status.code(), Some(124), "{}", run.dump());
+    };
+    let mut cmd = vulkan_command("timeout", home.path());
+    zink(&mut cmd);
+    cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
+    let reference = run(&mut cmd);
+    stopped(&reference);
+    reference.validation().assert_enabled().unwrap();
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let dump = home.path().join("dump");
+    let mut cmd = vulkan_command("timeout", home.path());
+    zink(&mut cmd);
+    cmd.env("VK_BLACKBOX_NAN", "ops")
+        .env("VK_BLACKBOX_BREADCRUMBS", "command")
+        .env("VK_BLACKBOX_DUMP_SHADERS", &dump)
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    stopped(&run);
+    let per_draw = [("UNASSIGNED-BestPractices-DrawState-VtxIndexOutOfBounds", 1)];
+    if let Err(e) = run.validation_messages_added_beyond(&reference, &per_draw) {
+        panic!("{e}\n{}", run.dump());
+    }
+    assert!(
+        run.stderr.contains("active in \"es2tri\"") && run.warnings().is_empty(),
+        "{}",
+        run.dump()
+    );
+    let names: Vec<String> = std::fs::read_dir(&dump)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{}", dump.display(), run.dump()))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let modules: Vec<&String> = names
+        .iter()
+        .filter(|n| n.ends_with(".spv") && !n.ends_with(".instrumented.spv"))
+        .collect();
+    assert!(modules.len() >= 2, "{names:?}");
+    for m in &modules {
+        let id = m.trim_end_matches(".spv");
+        assert!(
+            names.contains(&format!("{id}.instrumented.spv")),
+            "{m} was left unchanged: {names:?}"
+        );
+    }
+    let sites: String = names
+        .iter()
+        .filter(|n| n.ends_with(".sites.txt"))
+        .map(|n| std::fs::read_to_string(dump.join(n)).unwrap())
+        .collect();
+    assert!(
+        sites
+            .lines()
+            .any(|l| l.contains("nan-output output") && l.contains("in entry point main (frag)")),
+        "zink's fragment shader's output is not checked:\n{sites}"
+    );
+}
