@@ -528,7 +528,7 @@ impl DeviceCreatePatch {
         let mut create_info = *app;
         create_info.p_next = chain.head();
         create_info.enabled_extension_count = extensions.len() as u32;
-        create_info.pp_enabled_extension_names = extensions.as_ptr();
+        create_info.pp_enabled_extension_names = crate::raw::array_ptr(&extensions);
         create_info.p_enabled_features = p_enabled_features;
         DeviceCreatePatch {
             // SAFETY: the copy points into the app's arrays and the patch's own boxes and vectors, which

@@ -101,7 +101,7 @@ pub unsafe fn create(
     }
     let mut own = *info;
     own.enabled_extension_count = extensions.len() as u32;
-    own.pp_enabled_extension_names = extensions.as_ptr();
+    own.pp_enabled_extension_names = crate::raw::array_ptr(&extensions);
     let added = extensions.len() > app_extensions.len();
     if added {
         debug!("a Vulkan 1.0 instance: Blackbox adds VK_KHR_get_physical_device_properties2 and VK_KHR_device_group_creation where the app did not enable them");

@@ -18,6 +18,17 @@ pub unsafe fn slice<'a, T>(ptr: *const T, count: u32) -> &'a [T] {
     }
 }
 
+/// The pointer to pass down for an array the layer made: null when it is empty, as an app passes an empty
+/// array (an empty `Vec`'s pointer is dangling, not null, and best practices warns about some arrays that
+/// are set with a count of 0).
+pub fn array_ptr<T>(items: &[T]) -> *const T {
+    if items.is_empty() {
+        std::ptr::null()
+    } else {
+        items.as_ptr()
+    }
+}
+
 /// An array of `count` NUL-terminated strings (extension names, say).
 ///
 /// # Safety
