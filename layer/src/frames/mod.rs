@@ -818,13 +818,18 @@ fn log_timings(sc: &Swapchain) {
     let flash = median(&sc.timings.flash_ns)
         .map(|us| format!(", flash pass {us:.1} us"))
         .unwrap_or_default();
+    let kept = sc.timings.copy_ns.len();
+    let of = if sc.timings.copies_seen > kept {
+        format!("the last {kept} of {}", sc.timings.copies_seen)
+    } else {
+        kept.to_string()
+    };
     info!(
-        "frame capture: swapchain {:#x} ({}x{} {:?}): GPU time per present (median of {}): copy {copy:.1} us{flash}",
+        "frame capture: swapchain {:#x} ({}x{} {:?}): GPU time per present (median of {of}): copy {copy:.1} us{flash}",
         vk::Handle::as_raw(sc.handle),
         sc.extent.width,
         sc.extent.height,
         sc.format,
-        sc.timings.copy_ns.len()
     );
 }
 

@@ -52,17 +52,32 @@ pub struct Swapchain {
     pub timings: Timings,
 }
 
-/// GPU time per present, from the slots' timestamps.
+/// GPU time per present, from the slots' timestamps: the last [`TIMINGS_KEPT`] of each, so that an app
+/// presenting for hours keeps a fixed 64 KiB.
 #[derive(Default)]
 pub struct Timings {
     /// Nanoseconds of each copy (the layout transitions included).
     pub copy_ns: Vec<u64>,
     /// Nanoseconds of each flash pass.
     pub flash_ns: Vec<u64>,
+    /// Copies and flash passes timed so far, kept or not.
+    pub copies_seen: usize,
+    pub flashes_seen: usize,
 }
 
-/// Presents timed at most (a median of these many is as good as one of more).
-const TIMINGS_KEPT: usize = 100_000;
+/// Presents whose times are kept (a median of these many is as good as one of more).
+const TIMINGS_KEPT: usize = 4096;
+
+impl Timings {
+    /// Keeps `ns` in `times`, over the oldest once [`TIMINGS_KEPT`] are kept; `seen` counts them all.
+    fn keep(times: &mut Vec<u64>, seen: usize, ns: u64) {
+        if times.len() < TIMINGS_KEPT {
+            times.push(ns);
+        } else {
+            times[seen % TIMINGS_KEPT] = ns;
+        }
+    }
+}
 
 /// A slot of the ring.
 struct Slot {
@@ -922,14 +937,24 @@ impl Copies {
                 vk::QueryResultFlags::TYPE_64,
             )
         };
-        if result != vk::Result::SUCCESS || timings.copy_ns.len() >= TIMINGS_KEPT {
+        if result != vk::Result::SUCCESS {
             return;
         }
         let ns =
             |a: u64, b: u64| (((b.wrapping_sub(a)) & t.mask) as f64 * f64::from(t.period)) as u64;
-        timings.copy_ns.push(ns(stamps[0], stamps[1]));
+        Timings::keep(
+            &mut timings.copy_ns,
+            timings.copies_seen,
+            ns(stamps[0], stamps[1]),
+        );
+        timings.copies_seen += 1;
         if count == 3 {
-            timings.flash_ns.push(ns(stamps[1], stamps[2]));
+            Timings::keep(
+                &mut timings.flash_ns,
+                timings.flashes_seen,
+                ns(stamps[1], stamps[2]),
+            );
+            timings.flashes_seen += 1;
         }
     }
 
@@ -1021,4 +1046,25 @@ fn timestamps(device: &Device, family: u32) -> Option<Timestamps> {
             (1u64 << bits) - 1
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timings_keep_the_last_presents_in_fixed_room() {
+        let mut times = Vec::new();
+        let n = TIMINGS_KEPT + 10;
+        for seen in 0..n {
+            Timings::keep(&mut times, seen, seen as u64);
+        }
+        assert_eq!(times.len(), TIMINGS_KEPT);
+        // The 10 newest took the oldest 10 slots; everything kept is from the last TIMINGS_KEPT.
+        assert_eq!(
+            &times[..10],
+            &(TIMINGS_KEPT as u64..n as u64).collect::<Vec<_>>()[..]
+        );
+        assert!(times.iter().all(|&t| t >= 10));
+    }
 }
