@@ -281,45 +281,46 @@ extern "C" {
     fn libc_getuid() -> u32;
 }
 
-/// vkd3d's Direct3D 12 triangle demo (Debian's vkd3d-demos): its shaders are vkd3d-shader's SPIR-V, which
-/// writes the fragment outputs with `OpCopyMemory`, and vkd3d adds compute shaders of its own that store
-/// floats through bitcasts into images. It draws until it is stopped: each run is 3 s, then SIGTERM.
-#[test]
-fn vkd3d_triangle_runs_through_blackbox_with_every_module_instrumented() {
+/// A demo that draws until it is stopped, `seconds` under Xvfb then SIGTERM, with `env`: once with the
+/// validation layer alone, once through Blackbox with `vars` and `VK_BLACKBOX_DUMP_SHADERS`. Both must run
+/// the whole time (timeout(1) exits 124 when it had to stop the program). Returns both runs and the dump
+/// folder, in `home`.
+fn demo_runs(
+    home: &TempDir,
+    demo: &str,
+    seconds: &str,
+    env: &[(&str, &str)],
+    vars: &[(&str, &str)],
+) -> (Run, Run, std::path::PathBuf) {
     let xvfb = Xvfb::start();
-    let home = TempDir::new("vkd3d");
-    let args = ["-s", "TERM", "3", "vkd3d-triangle"];
-    let stopped = |run: &Run| {
-        // timeout(1) exits 124 when it had to stop the program: the demo ran the whole 3 s.
-        assert_eq!(run.status.code(), Some(124), "{}", run.dump());
+    let command = || {
+        let mut cmd = vulkan_command("timeout", home.path());
+        cmd.args(["-s", "TERM", seconds, demo])
+            .env("DISPLAY", &xvfb.display)
+            .envs(env.iter().copied());
+        cmd
     };
-    let mut cmd = vulkan_command("timeout", home.path());
-    cmd.args(args)
-        .env("VK_INSTANCE_LAYERS", VALIDATION)
-        .env("DISPLAY", &xvfb.display);
-    let reference = run(&mut cmd);
+    let stopped = |run: &Run| assert_eq!(run.status.code(), Some(124), "{}", run.dump());
+    let reference = run(command().env("VK_INSTANCE_LAYERS", VALIDATION));
     stopped(&reference);
     reference.validation().assert_enabled().unwrap();
     let manifests = home.path().join("manifests");
     write_manifest(&manifests, "VkLayer_blackbox.json");
     let dump = home.path().join("dump");
-    let mut cmd = vulkan_command("timeout", home.path());
-    cmd.args(args)
-        .env("DISPLAY", &xvfb.display)
-        .env("VK_BLACKBOX_NAN", "outputs")
+    let mut cmd = command();
+    cmd.envs(vars.iter().copied())
         .env("VK_BLACKBOX_DUMP_SHADERS", &dump)
         .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
     enable_explicit(&mut cmd, &manifests);
     let run = run(&mut cmd);
     stopped(&run);
-    run.assert_no_validation_messages_added(&reference);
-    assert!(
-        run.stderr.contains("active in \"vkd3d-triangle\"") && run.warnings().is_empty(),
-        "{}",
-        run.dump()
-    );
-    // Every module the demo and vkd3d made has float writes: each comes out instrumented.
-    let names: Vec<String> = std::fs::read_dir(&dump)
+    (reference, run, dump)
+}
+
+/// Checks that `VK_BLACKBOX_DUMP_SHADERS` wrote at least `at_least` modules into `dump`, each with its
+/// instrumented form; returns their site tables, one after the other.
+fn every_module_instrumented(dump: &std::path::Path, at_least: usize, run: &Run) -> String {
+    let names: Vec<String> = std::fs::read_dir(dump)
         .unwrap_or_else(|e| panic!("{}: {e}\n{}", dump.display(), run.dump()))
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -328,7 +329,7 @@ fn vkd3d_triangle_runs_through_blackbox_with_every_module_instrumented() {
         .iter()
         .filter(|n| n.ends_with(".spv") && !n.ends_with(".instrumented.spv"))
         .collect();
-    assert!(modules.len() >= 3, "{names:?}");
+    assert!(modules.len() >= at_least, "{names:?}");
     for m in &modules {
         let id = m.trim_end_matches(".spv");
         assert!(
@@ -336,11 +337,34 @@ fn vkd3d_triangle_runs_through_blackbox_with_every_module_instrumented() {
             "{m} was left unchanged: {names:?}"
         );
     }
-    let sites: String = names
+    names
         .iter()
         .filter(|n| n.ends_with(".sites.txt"))
         .map(|n| std::fs::read_to_string(dump.join(n)).unwrap())
-        .collect();
+        .collect()
+}
+
+/// vkd3d's Direct3D 12 triangle demo (Debian's vkd3d-demos): its shaders are vkd3d-shader's SPIR-V, which
+/// writes the fragment outputs with `OpCopyMemory`, and vkd3d adds compute shaders of its own that store
+/// floats through bitcasts into images. It draws until it is stopped: each run is 3 s, then SIGTERM.
+#[test]
+fn vkd3d_triangle_runs_through_blackbox_with_every_module_instrumented() {
+    let home = TempDir::new("vkd3d");
+    let (reference, run, dump) = demo_runs(
+        &home,
+        "vkd3d-triangle",
+        "3",
+        &[],
+        &[("VK_BLACKBOX_NAN", "outputs")],
+    );
+    run.assert_no_validation_messages_added(&reference);
+    assert!(
+        run.stderr.contains("active in \"vkd3d-triangle\"") && run.warnings().is_empty(),
+        "{}",
+        run.dump()
+    );
+    // Every module the demo and vkd3d made has float writes: each comes out instrumented.
+    let sites = every_module_instrumented(&dump, 3, &run);
     assert!(
         sites
             .lines()
@@ -358,38 +382,18 @@ fn vkd3d_triangle_runs_through_blackbox_with_every_module_instrumented() {
 /// may draw once more than the other in its 6 s (Blackbox draws nothing itself).
 #[test]
 fn zink_es2tri_runs_through_blackbox_with_every_module_instrumented() {
-    let xvfb = Xvfb::start();
     let home = TempDir::new("zink");
-    let args = ["-s", "TERM", "6", "es2tri"];
-    let zink = |cmd: &mut Command| {
+    let (reference, run, dump) = demo_runs(
+        &home,
+        "es2tri",
+        "6",
         // Zink takes a CPU Vulkan device (lavapipe) only for a software context.
-        cmd.args(args)
-            .env("DISPLAY", &xvfb.display)
-            .env("LIBGL_ALWAYS_SOFTWARE", "1")
-            .env("GALLIUM_DRIVER", "zink");
-    };
-    let stopped = |run: &Run| {
-        // timeout(1) exits 124 when it had to stop the program: the demo ran the whole 6 s.
-        assert_eq!(run.status.code(), Some(124), "{}", run.dump());
-    };
-    let mut cmd = vulkan_command("timeout", home.path());
-    zink(&mut cmd);
-    cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
-    let reference = run(&mut cmd);
-    stopped(&reference);
-    reference.validation().assert_enabled().unwrap();
-    let manifests = home.path().join("manifests");
-    write_manifest(&manifests, "VkLayer_blackbox.json");
-    let dump = home.path().join("dump");
-    let mut cmd = vulkan_command("timeout", home.path());
-    zink(&mut cmd);
-    cmd.env("VK_BLACKBOX_NAN", "ops")
-        .env("VK_BLACKBOX_BREADCRUMBS", "command")
-        .env("VK_BLACKBOX_DUMP_SHADERS", &dump)
-        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-    enable_explicit(&mut cmd, &manifests);
-    let run = run(&mut cmd);
-    stopped(&run);
+        &[("LIBGL_ALWAYS_SOFTWARE", "1"), ("GALLIUM_DRIVER", "zink")],
+        &[
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_BREADCRUMBS", "command"),
+        ],
+    );
     let per_draw = [("UNASSIGNED-BestPractices-DrawState-VtxIndexOutOfBounds", 1)];
     if let Err(e) = run.validation_messages_added_beyond(&reference, &per_draw) {
         panic!("{e}\n{}", run.dump());
@@ -399,28 +403,7 @@ fn zink_es2tri_runs_through_blackbox_with_every_module_instrumented() {
         "{}",
         run.dump()
     );
-    let names: Vec<String> = std::fs::read_dir(&dump)
-        .unwrap_or_else(|e| panic!("{}: {e}\n{}", dump.display(), run.dump()))
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    let modules: Vec<&String> = names
-        .iter()
-        .filter(|n| n.ends_with(".spv") && !n.ends_with(".instrumented.spv"))
-        .collect();
-    assert!(modules.len() >= 2, "{names:?}");
-    for m in &modules {
-        let id = m.trim_end_matches(".spv");
-        assert!(
-            names.contains(&format!("{id}.instrumented.spv")),
-            "{m} was left unchanged: {names:?}"
-        );
-    }
-    let sites: String = names
-        .iter()
-        .filter(|n| n.ends_with(".sites.txt"))
-        .map(|n| std::fs::read_to_string(dump.join(n)).unwrap())
-        .collect();
+    let sites = every_module_instrumented(&dump, 2, &run);
     assert!(
         sites
             .lines()
