@@ -389,6 +389,15 @@ impl DeviceCreatePatch {
             add_extension(EXT_CHECKPOINTS, &mut caps.enabled);
             caps.checkpoints = true;
         }
+        if wanted.markers
+            && !supported.checkpoints
+            && wanted.checkpoints == crate::config::Checkpoints::On
+        {
+            caps.left_off.push(format!(
+                "{} (VK_BLACKBOX_CHECKPOINTS=on, but the device does not have it)",
+                EXT_CHECKPOINTS.to_string_lossy()
+            ));
+        }
         if wanted.diagnostics && supported.device_fault {
             add_extension(EXT_DEVICE_FAULT, &mut caps.enabled);
             caps.device_fault = true;

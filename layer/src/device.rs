@@ -502,12 +502,17 @@ impl Device {
         let mut on = Vec::new();
         match self.markers.read().as_ref() {
             Some(m) => on.push(format!(
-                "breadcrumbs {} ({})",
+                "breadcrumbs {} ({}{})",
                 m.granularity,
                 if m.path == MarkerPath::BufferMarker {
                     "buffer markers"
                 } else {
                     "fill-buffer"
+                },
+                if self.capabilities.checkpoints {
+                    ", NV checkpoints"
+                } else {
+                    ""
                 }
             )),
             None => on.push("breadcrumbs off".to_owned()),

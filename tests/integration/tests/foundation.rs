@@ -200,6 +200,30 @@ fn bad_log_filter_warns_and_uses_info() {
 }
 
 #[test]
+fn checkpoints_asked_for_where_the_device_has_none_are_said_to_be_left_off() {
+    // lavapipe has no VK_NV_device_diagnostic_checkpoints: `on` cannot be honoured, and the start-up line
+    // says so rather than naming the setting alone. (Where the device has them, the breadcrumbs entry
+    // reads "(..., NV checkpoints)": the H200, scripts/gpu-apps.sh.)
+    let home = TempDir::new("checkpoints-on");
+    let run = compute_with(&home, &[("VK_BLACKBOX_CHECKPOINTS", "on")]);
+    assert!(
+        run.stderr.contains("breadcrumbs command (fill-buffer), ")
+            && run.stderr.contains(
+                "left off: VK_NV_device_diagnostic_checkpoints (VK_BLACKBOX_CHECKPOINTS=on, but the device \
+                 does not have it)"
+            ),
+        "{}",
+        run.dump()
+    );
+    let run = compute_with(&home, &[]);
+    assert!(
+        !run.stderr.contains("left off"),
+        "`auto` asks only where the device has them\n{}",
+        run.dump()
+    );
+}
+
+#[test]
 fn log_filter_is_obeyed() {
     let home = TempDir::new("log-warn");
     let run = compute_with(&home, &[("VK_BLACKBOX_LOG", "warn")]);
