@@ -113,6 +113,8 @@ S
         VK_BLACKBOX_OUTPUT=$W/reports-${n}-$k $s
       echo "-- $n, ${s:-defaults}: $(grep '^rc=' "$f"), results $(diff <(grep '^result' "$ref") <(grep '^result' "$f") > /dev/null && echo 'the same' || echo DIFFERENT), Blackbox start-up lines $(grep -c 'blackbox\] info: Blackbox' "$f"), reports $(ls $W/reports-${n}-$k 2> /dev/null | wc -l), validation messages added: [$(join -a2 -e0 -o 0,1.2,2.2 <(ids "$ref") <(ids "$f") | awk '$3>$2{printf "%s %d->%d; ", $1, $2, $3}')]"
       grep -h '\[blackbox\] \(warn\|error\)' "$f" | cut -c1-300 | sort | uniq -c | head -6
+      # What Blackbox put in force there, at the defaults and with everything on.
+      [ $k = 1 ] || [ $k = ${#settings[@]} ] && grep -h 'blackbox\] info: Blackbox' "$f" | sed 's/.*; features: /   features: /'
     done
   done
   tar czf "${OUT:-/tmp}/logs.tgz" -C $W logs $(cd $W && ls -d reports-* 2> /dev/null)
