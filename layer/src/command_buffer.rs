@@ -698,10 +698,12 @@ impl CommandBuffer {
                     .open
                     .last()
                     .is_some_and(|&i| skip.innermost_label(&rec.log.scope_name(i)));
+                // Asked first, always: a selector is counted wherever it matches (`Skip::unmatched`).
+                let by_command = skip.command(index);
                 let skipped = rec.skipping_labels > 0
                     || innermost
                     || bind.index().is_some_and(|i| rec.pipeline_skipped[i])
-                    || skip.command(index);
+                    || by_command;
                 if skipped {
                     rec.push(command, CommandClass::Action, bind, params, NONE, true);
                 }

@@ -908,7 +908,7 @@ impl Config {
             Some(given) => {
                 let (selectors, bad) = crate::skip::parse_list(&given.text, &given.what());
                 r.warnings.extend(bad);
-                crate::skip::Skip { selectors }
+                crate::skip::Skip::new(selectors)
             }
         };
         let suspects = (sources.env)("VK_BLACKBOX_SUSPECTS")

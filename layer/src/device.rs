@@ -199,6 +199,26 @@ pub struct Device {
     pub frames: Option<crate::frames::Frames>,
 }
 
+/// At a device's end, once per process: the `VK_BLACKBOX_SKIP` selectors that matched nothing. A name typed
+/// by hand that matches nothing skips nothing, and a run that then still fails would seem to clear what it
+/// named.
+fn warn_of_unmatched_skips() {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let skip = &crate::config().skip;
+    let unmatched: Vec<String> = skip.unmatched().iter().map(|s| s.to_string()).collect();
+    if unmatched.is_empty() || WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    warn!(
+        "VK_BLACKBOX_SKIP: {} matched nothing the app recorded, so nothing was skipped for {}: label: and \
+         label= match debug label names, pipeline: a pipeline's debug name (else what the log calls it: \
+         `compute 530b2c1d7b634919`), shader: a shader id prefix, source file or entry point, command: the \
+         [N] of a report",
+        unmatched.join(", "),
+        if unmatched.len() == 1 { "it" } else { "them" }
+    );
+}
+
 impl Device {
     /// `vkDestroyDevice`, once the device is forgotten: frees what the layer made on it, destroys it, and
     /// stops the watchdog and signal handlers if it was the last.
@@ -234,6 +254,7 @@ impl Device {
             crate::watchdog::stop_if_unused();
             crate::signals::uninstall_if_unused();
         });
+        crate::contained("checking VK_BLACKBOX_SKIP", warn_of_unmatched_skips);
     }
 
     /// `vkGetDeviceQueue`: calls down and notes the queue.

@@ -19,6 +19,7 @@
 //! commas): `blackbox bisect` passes its choices so.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,33 +133,48 @@ pub fn parse_list(text: &str, what: &str) -> (Vec<Selector>, Vec<String>) {
 pub struct Skip {
     /// All of them, as given.
     pub selectors: Vec<Selector>,
+    /// How often each selector matched a label, pipeline or command, so that one that never did can be
+    /// said so (a name typed by hand that matches nothing skips nothing, and would clear what it named).
+    hits: std::sync::Arc<[AtomicU64]>,
 }
 
 impl Skip {
+    /// These selectors, none matched yet.
+    pub fn new(selectors: Vec<Selector>) -> Skip {
+        let hits = selectors.iter().map(|_| AtomicU64::new(0)).collect();
+        Skip { selectors, hits }
+    }
+
     /// Whether anything is to be skipped at all.
     pub fn is_empty(&self) -> bool {
         self.selectors.is_empty()
     }
 
+    /// Whether some selector matches (`matches`), each one that does counted.
+    fn any(&self, matches: impl Fn(&Selector) -> bool) -> bool {
+        let mut any = false;
+        for (s, hits) in self.selectors.iter().zip(self.hits.iter()) {
+            if matches(s) {
+                hits.fetch_add(1, Ordering::Relaxed);
+                any = true;
+            }
+        }
+        any
+    }
+
     /// Whether a label region of this name skips the work inside it.
     pub fn label(&self, name: &str) -> bool {
-        self.selectors
-            .iter()
-            .any(|s| matches!(s, Selector::Label(t) if name.contains(t.as_str())))
+        self.any(|s| matches!(s, Selector::Label(t) if name.contains(t.as_str())))
     }
 
     /// Whether work whose innermost open label has this name is skipped (`label=`).
     pub fn innermost_label(&self, name: &str) -> bool {
-        self.selectors
-            .iter()
-            .any(|s| matches!(s, Selector::LabelExact(t) if name == t))
+        self.any(|s| matches!(s, Selector::LabelExact(t) if name == t))
     }
 
     /// Whether the command with this index in its command buffer is skipped by a `command:` selector.
     pub fn command(&self, index: u32) -> bool {
-        self.selectors
-            .iter()
-            .any(|s| matches!(s, Selector::Commands(a, b) if (*a..=*b).contains(&index)))
+        self.any(|s| matches!(s, Selector::Commands(a, b) if (*a..=*b).contains(&index)))
     }
 
     /// Whether a pipeline of this debug name (else this description: its stages and shader ids) and these
@@ -169,7 +185,7 @@ impl Skip {
         described: &str,
         shaders: impl Iterator<Item = (&'a str, &'a [String])> + Clone,
     ) -> bool {
-        self.selectors.iter().any(|s| match s {
+        self.any(|s| match s {
             Selector::Pipeline(n) => name.unwrap_or(described) == n.as_str(),
             Selector::Shader(wanted) => shaders.clone().any(|(id, names)| {
                 id.starts_with(wanted.as_str())
@@ -179,6 +195,16 @@ impl Skip {
             }),
             _ => false,
         })
+    }
+
+    /// The selectors that have matched nothing so far.
+    pub fn unmatched(&self) -> Vec<&Selector> {
+        self.selectors
+            .iter()
+            .zip(self.hits.iter())
+            .filter(|(_, hits)| hits.load(Ordering::Relaxed) == 0)
+            .map(|(s, _)| s)
+            .collect()
     }
 
     /// Whether any selector depends on the bound pipeline.
@@ -221,7 +247,7 @@ mod tests {
             "{}",
             w[0]
         );
-        let skip = Skip { selectors: s };
+        let skip = Skip::new(s);
         assert!(skip.label("shadow pass") && !skip.label("sky"));
         assert!(skip.command(4) && skip.command(7) && !skip.command(6));
         let names = ["sky.frag".to_owned()];
@@ -246,7 +272,8 @@ mod tests {
         .unwrap();
         let (s, w) = parse_list(&format!("@{}", file.display()), "VK_BLACKBOX_SKIP");
         assert!(w.is_empty(), "{w:?}");
-        let skip = Skip { selectors: s };
+        let skip = Skip::new(s);
+        assert_eq!(skip.unmatched().len(), 2, "none matched yet");
         assert!(
             skip.innermost_label("Shadow, cascade 1")
                 && !skip.innermost_label("Shadow, cascade 10")
@@ -258,6 +285,13 @@ mod tests {
             "compute 530b2c1d7b634919",
             std::iter::empty()
         ));
+        assert!(skip.unmatched().is_empty(), "both matched");
+        let skip = Skip::new(vec![
+            Selector::Commands(3, 5),
+            Selector::Label("sky".into()),
+        ]);
+        assert!(skip.command(4) && !skip.label("shadow"));
+        assert_eq!(skip.unmatched(), [&Selector::Label("sky".into())]);
         let (s, w) = parse_list(
             &format!("@{}", dir.join("missing").display()),
             "VK_BLACKBOX_SKIP",

@@ -92,6 +92,7 @@ fn each_selector_skips_exactly_the_work_it_names() {
             "the start-up line says what is skipped\n{}",
             run.dump()
         );
+        assert!(run.warnings().is_empty(), "{}", run.dump());
     }
 
     // command:N takes the index a report (or the debug log) shows: the Glow draw's, found by skipping it by label.
@@ -128,4 +129,28 @@ fn a_bad_selector_warns_and_skips_nothing() {
             "{warning}"
         );
     }
+}
+
+#[test]
+fn a_selector_that_matches_nothing_is_said_so_when_the_device_goes() {
+    // A pipeline name typed in the wrong case matches nothing: a run that still fails would seem to clear
+    // that pipeline. The label beside it matches, and is not named.
+    let home = TempDir::new("skip-unmatched");
+    let run = skipping(&home, "pipeline:additivedraw, label:Glow", "info");
+    assert_eq!(
+        run.checksums(),
+        omitting(&home, "Glow").checksums(),
+        "{}",
+        run.dump()
+    );
+    let warnings = run.warnings();
+    assert_eq!(warnings.len(), 1, "{}", run.dump());
+    assert!(
+        warnings[0].contains(
+            "VK_BLACKBOX_SKIP: pipeline:additivedraw matched nothing the app recorded, so nothing was \
+             skipped for it"
+        ) && !warnings[0].contains("label:Glow"),
+        "{}",
+        warnings[0]
+    );
 }
