@@ -255,6 +255,10 @@ impl Device {
             crate::signals::uninstall_if_unused();
         });
         crate::contained("checking VK_BLACKBOX_SKIP", warn_of_unmatched_skips);
+        crate::contained(
+            "checking VK_BLACKBOX_SHADERS",
+            crate::shaders::warn_of_unmatched_filters,
+        );
     }
 
     /// `vkGetDeviceQueue`: calls down and notes the queue.

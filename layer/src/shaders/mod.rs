@@ -8,6 +8,8 @@
 mod create;
 mod select;
 
+pub(crate) use select::warn_of_unmatched_filters;
+
 use ash::vk;
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -355,12 +355,14 @@ fn shader_filter_selects_by_id_prefix_or_source_name() {
     ));
     all.assert_success();
     let id = logged_shader_id(&all);
-    for (filter, reported) in [
-        (&id[..6], true),
-        ("nan.comp", true),
-        ("compute.comp,nan.comp", true),
-        ("0123456789abcdef", false),
-        ("draw.frag", false),
+    // With the entries that select none of the app's one module: a warning names them when the device goes
+    // (a name typed wrong would otherwise read as "no NaN there").
+    for (filter, reported, unmatched) in [
+        (&id[..6], true, ""),
+        ("nan.comp", true, ""),
+        ("compute.comp,nan.comp", true, "compute.comp"),
+        ("0123456789abcdef", false, "0123456789abcdef"),
+        ("draw.frag", false, "draw.frag"),
     ] {
         let run = run(&mut testapp_with_blackbox(
             &home,
@@ -376,6 +378,24 @@ fn shader_filter_selects_by_id_prefix_or_source_name() {
             "filter {filter}\n{}",
             run.dump()
         );
+        let warnings = run.warnings();
+        let said: Vec<_> = warnings
+            .iter()
+            .filter(|w| w.contains("VK_BLACKBOX_SHADERS:"))
+            .collect();
+        if unmatched.is_empty() {
+            assert!(said.is_empty(), "filter {filter}\n{}", run.dump());
+        } else {
+            assert!(
+                said.len() == 1
+                    && said[0].contains(&format!(
+                        "VK_BLACKBOX_SHADERS: {unmatched} selected none of the 1 shader module(s) the app \
+                         created"
+                    )),
+                "filter {filter}\n{}",
+                run.dump()
+            );
+        }
         assert_eq!(
             run.checksums(),
             all.checksums(),
