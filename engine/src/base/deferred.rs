@@ -1,12 +1,13 @@
 //! NaN checks of operations, grouped per stretch of a block.
 //!
 //! A check right after each operation costs a branch (and, on GPUs, a reconvergence point) per operation.
-//! Instead, after each checked operation the base emits a *quick* test of its result inline (a few integer
-//! instructions: is the sum of the components NaN or Inf?), ORs it into the group's flag, and keeps the
-//! site's call aside. Where the group ends (before a merge instruction, a terminator or a call, which may
-//! not come back) it emits one call of a *group helper* that, when the flag is set, runs the kept calls in
-//! order; each still makes its exact test. So the common path has one branch per group, and a group never
-//! outlives its block, so the application's control flow is not touched.
+//! Instead, the base keeps each checked operation's call aside. Where the group ends (before a merge
+//! instruction, a terminator or a call, which may not come back) it emits a *quick* test of every value the
+//! kept calls test (a few integer instructions each: is the sum of the components NaN or Inf?), ORs them
+//! into one flag, and calls a *group helper* that, when the flag is set, runs the kept calls in order; each
+//! still makes its exact test. So the common path has one branch per group, and a group never outlives its
+//! block, so the application's control flow is not touched. A group of one call is that call alone: its
+//! helper makes the quick test first, so no inline test is emitted for it.
 
 use spirv::{Op, SelectionControl};
 
@@ -19,11 +20,12 @@ use crate::record::ScalarType;
 /// Calls beyond this many arguments start a new group (drivers limit function parameters).
 const MAX_GROUP_ARGUMENTS: usize = 48;
 
-/// The checks kept aside in the current group.
+/// The checks kept aside in the current group. One group serves every block of a module in turn (it is
+/// empty between them), so its lists are allocated once.
 #[derive(Default)]
 pub(crate) struct Group {
-    /// The OR of the quick tests so far.
-    flag: Option<u32>,
+    /// The values the kept calls test, with their shapes, for the quick tests at the group's end.
+    tested: Vec<(u32, Shape)>,
     /// The kept calls.
     calls: Vec<Instruction>,
     arguments: usize,
@@ -91,8 +93,8 @@ impl Base<'_> {
         (!tested.is_empty()).then_some(tested)
     }
 
-    /// Adds a site's instructions to the group: all but the last (the call) go to `out` now, with the
-    /// quick test of the values it tests (`tested`, from [`Base::check_later`]); the call waits for [`Base::end_group`].
+    /// Adds a site's instructions to the group: all but the last (the call) go to `out` now; the call and
+    /// the values it tests (`tested`, from [`Base::check_later`]) wait for [`Base::end_group`].
     pub(crate) fn defer(
         &mut self,
         group: &mut Group,
@@ -102,15 +104,7 @@ impl Base<'_> {
     ) {
         let Some(call) = site.pop() else { return };
         out.extend(site);
-        let bool_t = self.b.type_bool();
-        for (value, shape) in tested {
-            let comps = values::components(out, &mut self.b, value, &shape);
-            let test = values::maybe_non_finite(out, &mut self.b, &comps, &shape);
-            group.flag = Some(match group.flag {
-                None => test,
-                Some(prev) => out.emit(&mut self.b, Op::LogicalOr, bool_t, &[prev, test]),
-            });
-        }
+        group.tested.extend(tested);
         group.arguments += call.operands.len().saturating_sub(4);
         group.calls.push(call);
         if group.arguments >= MAX_GROUP_ARGUMENTS {
@@ -121,9 +115,8 @@ impl Base<'_> {
     /// Emits the group's call, if it has kept calls, and starts a new group.
     #[inline]
     pub(crate) fn end_group(&mut self, group: &mut Group, out: &mut Vec<Instruction>) {
-        // Asked before every merge, branch and call and at every block's end; most groups are empty (a
-        // kept call always comes with a flag).
-        if group.flag.is_some() {
+        // Asked before every merge, branch and call and at every block's end; most groups are empty.
+        if !group.calls.is_empty() {
             self.end_kept_group(group, out);
         }
     }
@@ -132,10 +125,25 @@ impl Base<'_> {
     #[inline(never)]
     fn end_kept_group(&mut self, group: &mut Group, out: &mut Vec<Instruction>) {
         let values = std::mem::take(&mut group.arguments);
+        if group.calls.len() == 1 {
+            // One check: its own call is as cheap (the helper tests the result first).
+            out.append(&mut group.calls);
+            group.tested.clear();
+            return;
+        }
+        let bool_t = self.b.type_bool();
+        let mut flag = None;
+        for (value, shape) in group.tested.drain(..) {
+            let comps = values::components(out, &mut self.b, value, &shape);
+            let test = values::maybe_non_finite(out, &mut self.b, &comps, &shape);
+            flag = Some(match flag {
+                None => test,
+                Some(prev) => out.emit(&mut self.b, Op::LogicalOr, bool_t, &[prev, test]),
+            });
+        }
         // The list of calls stays with the group, emptied, for the next one (a list per group cost an
         // allocation each).
         let mut calls = std::mem::take(&mut group.calls);
-        let flag = group.flag.take();
         self.emit_group(flag, &mut calls, values, out);
         calls.clear();
         group.calls = calls;
@@ -150,11 +158,6 @@ impl Base<'_> {
         out: &mut Vec<Instruction>,
     ) {
         let Some(flag) = flag else { return };
-        if calls.len() == 1 {
-            // One check: its own call is as cheap (the helper tests the result first).
-            out.append(calls);
-            return;
-        }
         // Parameters: the flag, then every call's values (operands after the callee and three constants).
         let bool_t = self.b.type_bool();
         let mut param_types = GroupIds::with_capacity(1 + values);

@@ -225,6 +225,7 @@ impl<'o> Base<'o> {
         // is kept for the next block: one list allocated per block rather than two (large ones, which the
         // allocator serves slowly).
         let mut spare: Vec<Instruction> = Vec::new();
+        let mut group = deferred::Group::default();
         let result = (|| {
             for f in &mut functions {
                 let function = f.id();
@@ -246,7 +247,6 @@ impl<'o> Base<'o> {
                         // A fresh list rather than `reserve`, which would copy the old one's (dead) words.
                         new = Vec::with_capacity(room);
                     }
-                    let mut group = deferred::Group::default();
                     for inst in block.instructions.drain(..) {
                         if deferred::ends_group(&inst) {
                             self.end_group(&mut group, &mut new);
