@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use blackbox_engine::module::Module;
-use blackbox_engine::{instrument, shader_info, NanLevel, Options, ShaderId};
+use blackbox_engine::{instrument, instrument_with_id, shader_info, NanLevel, Options, ShaderId};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -51,7 +51,7 @@ fn main() {
         }
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "{name:>28}: {:8.1} MB/s",
+            "{name:>50}: {:8.1} MB/s",
             (bytes * rounds) as f64 / 1e6 / secs
         );
     };
@@ -78,6 +78,11 @@ fn main() {
         };
         measure(name, &|m| {
             let _ = instrument(m, &options);
+        });
+        // What the layer pays for a new module: it takes the id first, for its cache, and gives it to the
+        // engine rather than have it hash the words again.
+        measure(&format!("id + {name} with id"), &|m| {
+            let _ = instrument_with_id(m, ShaderId::of(m), &options);
         });
     }
 }

@@ -353,7 +353,7 @@ fn out_of_order(inst: &Instruction, at: usize, what: &str) -> NotInstrumented {
 impl Module {
     /// Reads a module. Fails, with the word offset, on anything malformed; never panics.
     pub fn parse(words: &[u32]) -> Result<Module, NotInstrumented> {
-        Self::parse_words::<false>(words).map(|(module, _)| module)
+        Self::parse_words::<false, false>(words).map(|(module, _)| module)
     }
 
     /// [`Module::parse`], and the FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]) on the way.
@@ -361,15 +361,20 @@ impl Module {
     /// instruction's words as the parser reaches them, it runs alongside the parsing (the processor
     /// overlaps the two) rather than in a pass of its own after it. With it, the rest of [`ParseNotes`].
     pub(crate) fn parse_and_hash(words: &[u32]) -> Result<(Module, ParseNotes), NotInstrumented> {
-        Self::parse_words::<true>(words)
+        Self::parse_words::<true, true>(words)
     }
 
-    /// Parses; with `NOTES`, also hashes every word (all of them once parsing succeeds) and takes the
-    /// other [`ParseNotes`]. The module-level sections, then each function, then what lies between
+    /// [`Module::parse_and_hash`] for a caller that has the hash already: the notes' `hash` is 0.
+    pub(crate) fn parse_with_notes(words: &[u32]) -> Result<(Module, ParseNotes), NotInstrumented> {
+        Self::parse_words::<true, false>(words)
+    }
+
+    /// Parses; with `NOTES`, also takes the [`ParseNotes`] but their hash, which `HASH` adds (every word,
+    /// all of them once parsing succeeds). The module-level sections, then each function, then what lies between
     /// functions, each a loop of its own: where an instruction goes is then a match on its [`Place`] (from
     /// the grammar table), with no parser state to consult and update per instruction.
     #[inline(always)]
-    fn parse_words<const NOTES: bool>(
+    fn parse_words<const NOTES: bool, const HASH: bool>(
         words: &[u32],
     ) -> Result<(Module, ParseNotes), NotInstrumented> {
         let mut hash = crate::hash::Fnv1a64::new();
@@ -387,7 +392,7 @@ impl Module {
             };
             return Err(NotInstrumented::malformed(reason));
         }
-        if NOTES {
+        if HASH {
             hash.write_words(&words[..5]);
         }
         let header = Header {
@@ -405,7 +410,7 @@ impl Module {
         }
         let grammar = grammar::table();
         let mut plan = Plan::of(words, grammar);
-        let mut reader = Reader::<NOTES> {
+        let mut reader = Reader::<NOTES, HASH> {
             words,
             at: 5,
             grammar,
@@ -496,7 +501,7 @@ impl Module {
             added_functions: Vec::new(),
         };
         let notes = ParseNotes {
-            hash: reader.hash.finish(),
+            hash: if HASH { reader.hash.finish() } else { 0 },
             first_unknown: reader.first_unknown,
             value_types: reader.value_types,
         };
@@ -737,7 +742,7 @@ impl Plan {
 }
 
 /// The parser's cursor: reads, checks, hashes and decodes one instruction at a time.
-struct Reader<'a, const NOTES: bool> {
+struct Reader<'a, const NOTES: bool, const HASH: bool> {
     words: &'a [u32],
     /// The next instruction's first word.
     at: usize,
@@ -753,7 +758,8 @@ struct Reader<'a, const NOTES: bool> {
 /// What [`Module::parse_and_hash`] notes on the way, for the engine: each of these in a walk of its own
 /// after parsing cost more.
 pub(crate) struct ParseNotes {
-    /// The FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]).
+    /// The FNV-1a 64 hash of the words' bytes ([`crate::ShaderId::of`]); 0 from
+    /// [`Module::parse_with_notes`].
     pub hash: u64,
     /// The first opcode the grammar does not know, in the order of the words.
     pub first_unknown: Option<u16>,
@@ -762,7 +768,7 @@ pub(crate) struct ParseNotes {
     pub value_types: Vec<u32>,
 }
 
-impl<const NOTES: bool> Reader<'_, NOTES> {
+impl<const NOTES: bool, const HASH: bool> Reader<'_, NOTES, HASH> {
     /// The next instruction, where it goes and the word it starts at; `None` at the end of the module.
     #[inline(always)]
     fn next(&mut self) -> Result<Option<(Instruction, Place, usize)>, NotInstrumented> {
@@ -782,7 +788,7 @@ impl<const NOTES: bool> Reader<'_, NOTES> {
                 "instruction at word {at} (opcode {opcode}, {count} words) runs past the end of the module"
             )));
         };
-        if NOTES {
+        if HASH {
             self.hash.write_words(inst_words);
         }
         let info = grammar::lookup(self.grammar, opcode);

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use blackbox_engine::module::Module;
 use blackbox_engine::record::{self, RecordKind, ScalarType, ValueLayout};
 use blackbox_engine::{
-    instrument, shader_info, ClockScope, LoopClock, LoopMode, NanLevel, Options, SiteKind, Stage,
+    instrument, instrument_with_id, shader_info, ClockScope, LoopClock, LoopMode, NanLevel,
+    Options, ShaderId, SiteKind, Stage,
 };
 use common::shaders::{self, Debug, Variant};
 use spirv::Op;
@@ -532,6 +533,32 @@ fn output_is_deterministic() {
         let b = instrument(&words, &options(NanLevel::Ops)).unwrap();
         assert_eq!(a, b, "{name}");
     }
+}
+
+#[test]
+fn instrumenting_with_a_known_id_gives_what_instrument_gives() {
+    for name in [
+        "particles.comp vulkan1.3 -gVS",
+        "shading.frag vulkan1.0 -g",
+        "blur.comp.hlsl vulkan1.0",
+    ] {
+        let words = common::read_words(&variant(name).path);
+        for nan in NanLevel::ALL {
+            let with_id = instrument_with_id(&words, ShaderId::of(&words), &options(nan)).unwrap();
+            assert_eq!(
+                with_id,
+                instrument(&words, &options(nan)).unwrap(),
+                "{name}"
+            );
+            assert_eq!(with_id.info.id, ShaderId::of(&words));
+        }
+    }
+    // Refused modules are refused alike.
+    let words = [0x0723_0203, 0x0001_0700, 0, 1, 0];
+    assert_eq!(
+        instrument_with_id(&words, ShaderId::of(&words), &Options::default()).unwrap_err(),
+        instrument(&words, &Options::default()).unwrap_err()
+    );
 }
 
 #[test]

@@ -152,20 +152,20 @@ impl ErrorBuffer {
     /// the same output: driver pipeline caches key on it). Sites are numbered across the device.
     /// The second value says whether this call did the work (so a refusal is logged once per module).
     pub fn instrument(&self, words: &[u32]) -> (Result<Arc<InstrumentedShader>, String>, bool) {
-        let id = blackbox_engine::ShaderId::of(words).0;
-        if let Some(cached) = self.cache.lock().get(&id) {
+        let id = blackbox_engine::ShaderId::of(words);
+        if let Some(cached) = self.cache.lock().get(&id.0) {
             return (cached.clone(), false);
         }
         // One module at a time: its sites must take the next free range.
         let mut next = self.next_site.lock();
-        if let Some(cached) = self.cache.lock().get(&id) {
+        if let Some(cached) = self.cache.lock().get(&id.0) {
             return (cached.clone(), false);
         }
         let options = Options {
             site_base: *next,
             ..self.options.clone()
         };
-        let result = blackbox_engine::instrument(words, &options)
+        let result = blackbox_engine::instrument_with_id(words, id, &options)
             .map(|out| {
                 let shader = Arc::new(InstrumentedShader {
                     words: out.words,
@@ -181,7 +181,7 @@ impl ErrorBuffer {
                 shader
             })
             .map_err(|e| e.to_string());
-        self.cache.lock().insert(id, result.clone());
+        self.cache.lock().insert(id.0, result.clone());
         (result, true)
     }
 
