@@ -141,19 +141,16 @@ impl Base<'_> {
                 Some(prev) => out.emit(&mut self.b, Op::LogicalOr, bool_t, &[prev, test]),
             });
         }
-        // The list of calls stays with the group, emptied, for the next one (a list per group cost an
-        // allocation each).
-        let mut calls = std::mem::take(&mut group.calls);
-        self.emit_group(flag, &mut calls, values, out);
-        calls.clear();
-        group.calls = calls;
+        self.emit_group(flag, &group.calls, values, out);
+        // The list stays with the group, emptied, for the next one (a list per group cost an allocation each).
+        group.calls.clear();
     }
 
     /// [`Base::end_group`] for the group's flag, calls and count of values.
     fn emit_group(
         &mut self,
         flag: Option<u32>,
-        calls: &mut Vec<Instruction>,
+        calls: &[Instruction],
         values: usize,
         out: &mut Vec<Instruction>,
     ) {
