@@ -123,9 +123,16 @@ pub unsafe fn create(
             physical_device,
             instance: instance.clone(),
             next_get_device_proc_addr: next.get_device_proc_addr,
-            // SAFETY: the next layer resolves device commands for its live device.
+            // SAFETY: the next layer resolves device commands for its live device, and instance commands
+            // for its live instance.
             next: DeviceDispatch::load(api_version, |name| unsafe {
-                (next.get_device_proc_addr)(handle, name.as_ptr())
+                (next.get_device_proc_addr)(handle, name.as_ptr()).or_else(|| {
+                    instance_extension_command(name)
+                        .then(|| {
+                            (instance.next_get_instance_proc_addr)(instance.handle, name.as_ptr())
+                        })
+                        .flatten()
+                })
             }),
             set_loader_data: next.set_loader_data,
             description,
@@ -767,4 +774,17 @@ impl Device {
     pub fn mark_lost(&self) -> bool {
         !self.lost.swap(true, Ordering::AcqRel)
     }
+}
+
+/// Whether `name` is a device-level command of an instance extension (`VK_EXT_debug_utils`'s object names,
+/// tags and labels). Where the app did not enable the extension, the next layer's `vkGetDeviceProcAddr`
+/// has no such command, but its `vkGetInstanceProcAddr` has, and the loader fills the app's device
+/// dispatch from there: an app that calls one anyway (libplacebo names its objects so) reaches Blackbox's
+/// hook, which must then pass the call on as it would have gone without Blackbox (to the validation
+/// layer, which reports it) rather than drop it.
+fn instance_extension_command(name: &std::ffi::CStr) -> bool {
+    const DEBUG_UTILS: &[u8] = b"DebugUtils";
+    name.to_bytes()
+        .windows(DEBUG_UTILS.len())
+        .any(|w| w == DEBUG_UTILS)
 }

@@ -1,0 +1,235 @@
+//! FFmpeg's Vulkan filters through Blackbox, on lavapipe, with the validation layer below it: Debian's
+//! `ffmpeg` (5.1), whose filters compile their GLSL to SPIR-V at run time with glslang, and whose
+//! `libplacebo` filter runs libplacebo's own shaders. Each chain filters ten frames of FFmpeg's `testsrc2`
+//! pattern and prints each frame's MD5 (`-f framemd5`), without Blackbox (the reference) and through it.
+//!
+//! Two things these programs showed that no test of ours had:
+//! - libplacebo names its objects and labels its command buffers through `VK_EXT_debug_utils` on an
+//!   instance that did not enable it. The validation layer reports every such call; Blackbox used to drop
+//!   them (its dispatch had no next command to call), so the app's error vanished from the validation
+//!   layer's output and `vkSetDebugUtilsObjectNameEXT` returned an error it never returns without Blackbox.
+//! - `chromaber_vulkan`'s shader divides 0 by 0 at the centre of the chroma planes, every frame: a NaN in
+//!   real shader code, which NaN `ops` names with its function and invocation.
+
+use blackbox_integration::*;
+use std::process::Command;
+
+/// The frames every chain starts from: FFmpeg's test pattern, 320x240, uploaded to a Vulkan image.
+const SOURCE: &str = "testsrc2=size=320x240:rate=10";
+
+/// How many frames each run filters.
+const FRAMES: usize = 10;
+
+/// libplacebo's filter: a scale with an EWA (compute) upscaler and debanding.
+const LIBPLACEBO: &str = "format=yuv420p,hwupload,\
+    libplacebo=w=480:h=360:upscaler=ewa_lanczos:deband=1:format=yuv420p,hwdownload,format=yuv420p";
+
+/// FFmpeg's own Vulkan filters, one after another.
+const FILTERS: &str = "format=yuv420p,hwupload,avgblur_vulkan,chromaber_vulkan,transpose_vulkan,\
+    flip_vulkan,scale_vulkan=w=160:h=120,hwdownload,format=yuv420p";
+
+/// Best practices' warning for a submit whose `pWaitSemaphores` is set with a count of 0: FFmpeg's
+/// submits, as many as its threads make, which varies from run to run by up to about a fifth (122-158 in
+/// ten runs of the libplacebo chain, 132-144 with the validation layer *above* Blackbox, where it sees
+/// FFmpeg's calls alone).
+const SEMAPHORE_COUNT: &str = "UNASSIGNED-BestPractices-SemaphoreCount";
+
+/// The validation layer's error for a command of an extension the app did not enable.
+const EXTENSION_NOT_ENABLED: &str = "UNASSIGNED-GeneralParameterError-ExtensionNotEnabled";
+
+/// `ffmpeg` filtering [`FRAMES`] frames of [`SOURCE`] through `chain` on lavapipe, printing their MD5s:
+/// with the validation layer alone, or through Blackbox with `vars` when `blackbox`.
+fn ffmpeg(home: &TempDir, chain: &str, blackbox: Option<&[(&str, &str)]>) -> Command {
+    let mut cmd = vulkan_command("ffmpeg", home.path());
+    cmd.args([
+        "-hide_banner",
+        "-loglevel",
+        "warning",
+        "-init_hw_device",
+        "vulkan=vk:0",
+        "-filter_hw_device",
+        "vk",
+        "-f",
+        "lavfi",
+        "-i",
+        SOURCE,
+        "-frames:v",
+        &FRAMES.to_string(),
+        "-vf",
+        chain,
+        "-f",
+        "framemd5",
+        "-",
+    ]);
+    match blackbox {
+        None => {
+            cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
+        }
+        Some(vars) => {
+            let manifests = home.path().join("manifests");
+            write_manifest(&manifests, "VkLayer_blackbox.json");
+            cmd.envs(vars.iter().copied())
+                .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+            enable_explicit(&mut cmd, &manifests);
+        }
+    }
+    cmd
+}
+
+/// The frames' MD5s (`framemd5`'s lines: stream, timestamps, size, MD5).
+fn frames(run: &Run) -> Vec<&str> {
+    run.stdout.lines().filter(|l| l.starts_with("0,")).collect()
+}
+
+/// How many times the validation layer said "Attempted to call `command`()" (its text for a command of
+/// an extension that is not enabled).
+fn calls_reported(run: &Run, command: &str) -> usize {
+    let text = format!("Attempted to call {command}()");
+    run.stdout.lines().filter(|l| l.contains(&text)).count()
+}
+
+/// Runs `chain` without Blackbox, checks it made its frames with the validation layer on.
+fn reference(home: &TempDir, chain: &str) -> Run {
+    let reference = run(&mut ffmpeg(home, chain, None));
+    reference.assert_success().assert_validation_on();
+    assert_eq!(frames(&reference).len(), FRAMES, "{}", reference.dump());
+    reference
+}
+
+/// Runs `chain` through Blackbox with `vars`; returns the run and what differs from `reference`: the exit
+/// status, the frames, Blackbox not active, validation messages added.
+fn through_blackbox(
+    home: &TempDir,
+    chain: &str,
+    vars: &[(&str, &str)],
+    reference: &Run,
+) -> (Run, Vec<String>) {
+    let run = run(&mut ffmpeg(home, chain, Some(vars)));
+    let mut problems = Vec::new();
+    if !run.status.success() {
+        problems.push(format!("{vars:?}: exit status {:?}", run.status));
+    }
+    if run.start_up_lines() != 1 {
+        problems.push(format!(
+            "{vars:?}: {} Blackbox start-up lines, expected 1",
+            run.start_up_lines()
+        ));
+    }
+    if frames(&run) != frames(reference) {
+        problems.push(format!(
+            "{vars:?}: frames differ from the run without Blackbox:\n{:#?}\nwithout:\n{:#?}",
+            frames(&run),
+            frames(reference)
+        ));
+    }
+    if let Err(e) = run.validation_messages_added_beyond(reference, &[(SEMAPHORE_COUNT, 40)]) {
+        problems.push(format!("{vars:?}: {e}"));
+    }
+    (run, problems)
+}
+
+#[test]
+fn libplacebo_frames_are_unchanged_and_its_debug_utils_calls_still_reach_the_validation_layer() {
+    let home = TempDir::new("ffmpeg-libplacebo");
+    let reference = reference(&home, LIBPLACEBO);
+    // libplacebo's calls without VK_EXT_debug_utils: the error this test is about must be there to lose.
+    let labels = calls_reported(&reference, "vkCmdBeginDebugUtilsLabelEXT");
+    let names = calls_reported(&reference, "vkSetDebugUtilsObjectNameEXT");
+    assert!(labels > 0 && names > 0, "{}", reference.dump());
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for vars in [
+        &[][..],
+        &[
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_BREADCRUMBS", "command"),
+        ][..],
+    ] {
+        let (run, mut found) = through_blackbox(&home, LIBPLACEBO, vars, &reference);
+        // Every label call reaches the validation layer, as without Blackbox: libplacebo labels each
+        // command buffer it records, a number fixed by the frames.
+        for command in [
+            "vkCmdBeginDebugUtilsLabelEXT",
+            "vkCmdEndDebugUtilsLabelEXT",
+        ] {
+            let (with, without) = (
+                calls_reported(&run, command),
+                calls_reported(&reference, command),
+            );
+            if with != without {
+                found.push(format!(
+                    "{vars:?}: {EXTENSION_NOT_ENABLED} for {command}: {with} with Blackbox, {without} without"
+                ));
+            }
+        }
+        // Names: libplacebo names each fence it makes, and makes a few more or fewer as the GPU keeps up
+        // (663-668 names in ten runs with and without Blackbox); all of them, not none, must be reported.
+        let with = calls_reported(&run, "vkSetDebugUtilsObjectNameEXT");
+        if with + 10 < names {
+            found.push(format!(
+                "{vars:?}: {EXTENSION_NOT_ENABLED} for vkSetDebugUtilsObjectNameEXT: {with} with \
+                 Blackbox, {names} without"
+            ));
+        }
+        if !run.warnings().is_empty() {
+            found.push(format!("{vars:?}: Blackbox warned: {:#?}", run.warnings()));
+        }
+        problems.extend(found);
+        runs.push(run);
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n=== without Blackbox ===\n{}\n=== through Blackbox, last run ===\n{}",
+        problems.join("\n\n"),
+        reference.dump(),
+        runs.last().unwrap().dump()
+    );
+}
+
+#[test]
+fn chromaber_vulkan_divides_zero_by_zero_and_nan_ops_names_where() {
+    let home = TempDir::new("ffmpeg-filters");
+    let reference = reference(&home, FILTERS);
+    let (defaults, mut problems) = through_blackbox(&home, FILTERS, &[], &reference);
+    if !defaults.warnings().is_empty() {
+        problems.push(format!(
+            "defaults: Blackbox warned, with NaN checks off: {:#?}",
+            defaults.warnings()
+        ));
+    }
+    let (ops, found) = through_blackbox(&home, FILTERS, &[("VK_BLACKBOX_NAN", "ops")], &reference);
+    problems.extend(found);
+    // The chroma planes of a 320x240 frame are 160x120: the shader's distance from the centre is 0 there,
+    // and it divides by it. Frame after frame the same invocation, so one line per drain.
+    let nan: Vec<&str> = ops
+        .warnings()
+        .into_iter()
+        .filter(|w| w.starts_with("[blackbox] warn: NaN"))
+        .collect();
+    let named = |w: &&str| {
+        w.contains("NaN from division()")
+            && w.contains("OpFDiv")
+            && w.contains("(0, 0), (0, 0) -> (NaN, NaN)")
+            && w.contains("invocation (80, 60, 0)")
+            && w.contains("function distort_chroma(")
+            && w.contains("entry point main (comp)")
+    };
+    if nan.is_empty() || !nan.iter().all(named) {
+        problems.push(format!(
+            "NaN ops: expected the division in distort_chroma at invocation (80, 60, 0), got {nan:#?}"
+        ));
+    }
+    if ops.warnings().len() != nan.len() {
+        problems.push(format!(
+            "NaN ops: Blackbox warnings besides the NaN: {:#?}",
+            ops.warnings()
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n=== without Blackbox ===\n{}\n=== NaN ops ===\n{}",
+        problems.join("\n\n"),
+        reference.dump(),
+        ops.dump()
+    );
+}
