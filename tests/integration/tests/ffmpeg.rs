@@ -28,11 +28,15 @@ const LIBPLACEBO: &str = "format=yuv420p,hwupload,\
 const FILTERS: &str = "format=yuv420p,hwupload,avgblur_vulkan,chromaber_vulkan,transpose_vulkan,\
     flip_vulkan,scale_vulkan=w=160:h=120,hwdownload,format=yuv420p";
 
-/// Best practices' warning for a submit whose `pWaitSemaphores` is set with a count of 0: FFmpeg's
-/// submits, as many as its threads make, which varies from run to run by up to about a fifth (122-158 in
-/// ten runs of the libplacebo chain, 132-144 with the validation layer *above* Blackbox, where it sees
-/// FFmpeg's calls alone).
+/// Best practices' warning for a submit whose `pWaitSemaphores` is set with a count of 0: FFmpeg's own
+/// submits, whose number varies from run to run. In 24 runs of the libplacebo chain: 60-79 messages, 67-76
+/// without Blackbox, 60-72 through it, and 68-78 with the validation layer *above* Blackbox, where it
+/// sees FFmpeg's calls alone. So the runs through Blackbox may have up to [`SEMAPHORE_COUNT_VARIES`] more.
 const SEMAPHORE_COUNT: &str = "UNASSIGNED-BestPractices-SemaphoreCount";
+
+/// How many more [`SEMAPHORE_COUNT`] messages a run through Blackbox may have: a little over the spread
+/// seen (19).
+const SEMAPHORE_COUNT_VARIES: usize = 25;
 
 /// The validation layer's error for a command of an extension the app did not enable.
 const EXTENSION_NOT_ENABLED: &str = "UNASSIGNED-GeneralParameterError-ExtensionNotEnabled";
@@ -122,7 +126,9 @@ fn through_blackbox(
             frames(reference)
         ));
     }
-    if let Err(e) = run.validation_messages_added_beyond(reference, &[(SEMAPHORE_COUNT, 40)]) {
+    if let Err(e) = run
+        .validation_messages_added_beyond(reference, &[(SEMAPHORE_COUNT, SEMAPHORE_COUNT_VARIES)])
+    {
         problems.push(format!("{vars:?}: {e}"));
     }
     (run, problems)
@@ -148,10 +154,7 @@ fn libplacebo_frames_are_unchanged_and_its_debug_utils_calls_still_reach_the_val
         let (run, mut found) = through_blackbox(&home, LIBPLACEBO, vars, &reference);
         // Every label call reaches the validation layer, as without Blackbox: libplacebo labels each
         // command buffer it records, a number fixed by the frames.
-        for command in [
-            "vkCmdBeginDebugUtilsLabelEXT",
-            "vkCmdEndDebugUtilsLabelEXT",
-        ] {
+        for command in ["vkCmdBeginDebugUtilsLabelEXT", "vkCmdEndDebugUtilsLabelEXT"] {
             let (with, without) = (
                 calls_reported(&run, command),
                 calls_reported(&reference, command),
@@ -163,7 +166,7 @@ fn libplacebo_frames_are_unchanged_and_its_debug_utils_calls_still_reach_the_val
             }
         }
         // Names: libplacebo names each fence it makes, and makes a few more or fewer as the GPU keeps up
-        // (663-668 names in ten runs with and without Blackbox); all of them, not none, must be reported.
+        // (666-668 names in 18 runs with and without Blackbox); all of them, not none, must be reported.
         let with = calls_reported(&run, "vkSetDebugUtilsObjectNameEXT");
         if with + 10 < names {
             found.push(format!(
