@@ -46,6 +46,10 @@ pub struct InstrumentedShader {
 struct SiteTotal {
     count: u64,
     first_message: Option<String>,
+    /// The first record read for the site: a drain that reads a new count but none of the site's records
+    /// (one still being written as the count came in, or past the site's cap while work stays pending)
+    /// describes the site from it.
+    first_record: Option<record::RawRecord>,
 }
 
 /// What the drain has read so far.
@@ -417,7 +421,22 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
             }
             None if delta == 0 => continue,
             None => {
-                let raw = first_record.get(&site_index);
+                let raw = first_record.get(&site_index).cloned().or_else(|| {
+                    state
+                        .totals
+                        .get(&site_index)
+                        .and_then(|t| t.first_record.clone())
+                });
+                if raw.is_none() && !quiescent && dropped == 0 {
+                    // The count came in before its record was written (the counts go up first): it
+                    // waits for the next drain, which reads both. A drain with nothing pending reports
+                    // it whatever it finds, and so does any drain once records have been dropped (its
+                    // record may be one of them).
+                    let s = site_index as usize;
+                    state.baseline[s] = state.baseline[s].wrapping_sub(delta);
+                    continue;
+                }
+                let raw = raw.as_ref();
                 let text = describe(site, raw, &shader.info);
                 let line = format!(
                     "{text} x{delta}{pipelines}{}",
@@ -459,6 +478,9 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         let total = state.totals.entry(site_index).or_default();
         total.count += u64::from(delta);
         total.first_message.get_or_insert(message);
+        if total.first_record.is_none() {
+            total.first_record = first_record.get(&site_index).cloned();
+        }
     }
     if newly_dropped > 0 {
         warn!("{newly_dropped} shader error record(s) dropped: the error buffer is full (the counts above stay exact)");
@@ -563,7 +585,8 @@ fn invocation(raw: &record::RawRecord) -> String {
     }
 }
 
-/// One log line's text for a site, from its first record of this drain.
+/// One log line's text for a site, from its first record of this drain, else the first the site had; with
+/// none read yet, the line says what the site checks and that its values were not read.
 fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> String {
     let at = location(site);
     let values = raw
@@ -573,7 +596,14 @@ fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> 
         .map(|r| format!(", {}", invocation(r)))
         .unwrap_or_default();
     let shader = format!(" in shader {}, {}", info.id, site_name(site));
+    const NOT_READ: &str = "no values read (its record was still being written, or dropped)";
     match &site.kind {
+        SiteKind::NanOp { op } if raw.is_none() => {
+            format!("NaN or Inf from {op}() at {at}: {NOT_READ}{shader}")
+        }
+        SiteKind::NanOutput { what } if raw.is_none() => {
+            format!("NaN or Inf in {what} at {at}: {NOT_READ}{shader}")
+        }
         SiteKind::NanOp { op } => {
             let (operands, result) = split_result(site, &values);
             let what = if result.iter().any(|v| v.contains("NaN")) {

@@ -41,6 +41,11 @@ const SEMAPHORE_COUNT_VARIES: usize = 25;
 /// The validation layer's error for a command of an extension the app did not enable.
 const EXTENSION_NOT_ENABLED: &str = "UNASSIGNED-GeneralParameterError-ExtensionNotEnabled";
 
+/// How many more [`EXTENSION_NOT_ENABLED`] errors a run through Blackbox may have: libplacebo names each
+/// fence it makes, and makes a few more or fewer as the GPU keeps up (666-668 names in 18 runs on an idle
+/// machine, 661 in a reference run during the whole test suite, with 666 through Blackbox).
+const EXTENSION_NOT_ENABLED_VARIES: usize = 15;
+
 /// `ffmpeg` filtering [`FRAMES`] frames of [`SOURCE`] through `chain` on lavapipe, printing their MD5s:
 /// with the validation layer alone, or through Blackbox with `vars` when `blackbox`.
 fn ffmpeg(home: &TempDir, chain: &str, blackbox: Option<&[(&str, &str)]>) -> Command {
@@ -166,9 +171,9 @@ fn libplacebo_frames_are_unchanged_and_its_debug_utils_calls_still_reach_the_val
             }
         }
         // Names: libplacebo names each fence it makes, and makes a few more or fewer as the GPU keeps up
-        // (666-668 names in 18 runs with and without Blackbox); all of them, not none, must be reported.
+        // ([`EXTENSION_NOT_ENABLED_VARIES`]); all of them, not none, must be reported.
         let with = calls_reported(&run, "vkSetDebugUtilsObjectNameEXT");
-        if with + 10 < names {
+        if with + EXTENSION_NOT_ENABLED_VARIES < names {
             found.push(format!(
                 "{vars:?}: {EXTENSION_NOT_ENABLED} for vkSetDebugUtilsObjectNameEXT: {with} with \
                  Blackbox, {names} without"
