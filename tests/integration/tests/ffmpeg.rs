@@ -131,9 +131,13 @@ fn through_blackbox(
             frames(reference)
         ));
     }
-    if let Err(e) = run
-        .validation_messages_added_beyond(reference, &[(SEMAPHORE_COUNT, SEMAPHORE_COUNT_VARIES)])
-    {
+    if let Err(e) = run.validation_messages_added_beyond(
+        reference,
+        &[
+            (SEMAPHORE_COUNT, SEMAPHORE_COUNT_VARIES),
+            (EXTENSION_NOT_ENABLED, EXTENSION_NOT_ENABLED_VARIES),
+        ],
+    ) {
         problems.push(format!("{vars:?}: {e}"));
     }
     (run, problems)
