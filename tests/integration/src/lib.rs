@@ -197,6 +197,28 @@ pub fn enable_explicit(cmd: &mut Command, manifest_dir: &Path) {
     );
 }
 
+/// A third-party program's `cmd` with the validation layer alone (`blackbox` is `None`: the reference run),
+/// or through Blackbox's explicit manifest (written under `home`) with `vars`, the validation layer below
+/// it and reports in `home/reports`.
+pub fn validation_alone_or_through_blackbox(
+    cmd: &mut Command,
+    home: &TempDir,
+    blackbox: Option<&[(&str, &str)]>,
+) {
+    match blackbox {
+        None => {
+            cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
+        }
+        Some(vars) => {
+            let manifests = home.path().join("manifests");
+            write_manifest(&manifests, "VkLayer_blackbox.json");
+            cmd.envs(vars.iter().copied())
+                .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+            enable_explicit(cmd, &manifests);
+        }
+    }
+}
+
 /// bb-testapp with `args` and `vars` through Blackbox's explicit manifest (written under `home`), the
 /// validation layer below it, and reports in `home/reports`.
 pub fn testapp_with_blackbox(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {

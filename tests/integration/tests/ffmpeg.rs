@@ -70,18 +70,7 @@ fn ffmpeg(home: &TempDir, chain: &str, blackbox: Option<&[(&str, &str)]>) -> Com
         "framemd5",
         "-",
     ]);
-    match blackbox {
-        None => {
-            cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
-        }
-        Some(vars) => {
-            let manifests = home.path().join("manifests");
-            write_manifest(&manifests, "VkLayer_blackbox.json");
-            cmd.envs(vars.iter().copied())
-                .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-            enable_explicit(&mut cmd, &manifests);
-        }
-    }
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
     cmd
 }
 

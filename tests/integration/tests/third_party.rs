@@ -54,18 +54,7 @@ fn program(
         cmd.env_remove("VK_DRIVER_FILES")
             .env("VK_LOADER_DRIVERS_SELECT", "*lvp*");
     }
-    match blackbox {
-        None => {
-            cmd.env("VK_INSTANCE_LAYERS", VALIDATION);
-        }
-        Some(vars) => {
-            let manifests = home.path().join("manifests");
-            write_manifest(&manifests, "VkLayer_blackbox.json");
-            cmd.envs(vars.iter().copied())
-                .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-            enable_explicit(&mut cmd, &manifests);
-        }
-    }
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
     cmd
 }
 
