@@ -4,7 +4,10 @@
 //! Every submission gets a sequence number; where the device has timeline semaphores, the layer appends a
 //! signal of its own per-queue timeline semaphore with that number to the submission's last batch (the
 //! app's batching is unchanged), so completion can be read at any time, from any thread, without touching
-//! the app's fences. Without timeline semaphores, completion is learnt from the app's own waits.
+//! the app's fences. Where adding to that batch would change what the validation layer says of it (a
+//! signal array passed with a count of 0) or cannot be done (a `pNext` struct the layer does not know), the
+//! signal goes in a batch of the layer's own after the app's: a submission's signals cover every command
+//! earlier in submission order. Without timeline semaphores, completion is learnt from the app's own waits.
 
 use ash::vk;
 use parking_lot::Mutex;
@@ -653,6 +656,36 @@ trait Batch: Copy {
         timeline: vk::Semaphore,
         seq: u64,
     ) -> Option<Box<dyn std::any::Any>>;
+
+    /// Whether the batch passes a signal array with a count of 0. Best practices reports that
+    /// (`UNASSIGNED-BestPractices-SemaphoreCount`), and libplacebo and FFmpeg do it: adding the layer's
+    /// signal to such a batch would hide the report.
+    fn signal_array_without_count(&self) -> bool;
+
+    /// A batch of the layer's own, no commands and no waits, that signals `timeline` to `seq`, and what
+    /// must outlive the call down with it.
+    fn signal_only(timeline: vk::Semaphore, seq: u64) -> (Self, Box<dyn std::any::Any>);
+}
+
+/// What a [`Batch::signal_only`] batch of `VkSubmitInfo`/`VkBindSparseInfo` points at.
+struct OwnSignal {
+    semaphore: vk::Semaphore,
+    value: u64,
+    timeline: vk::TimelineSemaphoreSubmitInfo<'static>,
+}
+
+impl OwnSignal {
+    fn new(semaphore: vk::Semaphore, value: u64) -> Box<Self> {
+        let mut this = Box::new(OwnSignal {
+            semaphore,
+            value,
+            timeline: vk::TimelineSemaphoreSubmitInfo::default(),
+        });
+        // The box's contents do not move: the pointers stay good while it lives.
+        this.timeline.signal_semaphore_value_count = 1;
+        this.timeline.p_signal_semaphore_values = &this.value;
+        this
+    }
 }
 
 /// `VkSubmitInfo` and `VkBindSparseInfo` carry their signal semaphores the same way, with timeline values
@@ -679,6 +712,22 @@ macro_rules! batch_with_signal_semaphores {
                 self.p_signal_semaphores = signal.semaphores.as_ptr();
                 self.p_next = signal.chain.head();
                 Some(signal)
+            }
+
+            fn signal_array_without_count(&self) -> bool {
+                self.signal_semaphore_count == 0 && !self.p_signal_semaphores.is_null()
+            }
+
+            fn signal_only(timeline: vk::Semaphore, seq: u64) -> (Self, Box<dyn std::any::Any>) {
+                let own = OwnSignal::new(timeline, seq);
+                let batch = <$ty>::default();
+                let batch = Self {
+                    signal_semaphore_count: 1,
+                    p_signal_semaphores: &own.semaphore,
+                    p_next: (&own.timeline as *const vk::TimelineSemaphoreSubmitInfo).cast(),
+                    ..batch
+                };
+                (batch, own)
             }
         }
     };
@@ -711,14 +760,7 @@ impl Batch for vk::SubmitInfo2<'_> {
             )
         }
         .to_vec();
-        signals.push(
-            vk::SemaphoreSubmitInfo::default()
-                .semaphore(timeline)
-                .value(seq)
-                // In a signal's first scope BOTTOM_OF_PIPE means every stage (the spec's equivalence), without
-                // the ALL_COMMANDS that best practices warns about.
-                .stage_mask(vk::PipelineStageFlags2::BOTTOM_OF_PIPE),
-        );
+        signals.push(own_signal_info(timeline, seq));
         self.signal_semaphore_info_count = signals.len() as u32;
         self.p_signal_semaphore_infos = signals.as_ptr();
         // The vector's heap buffer does not move when the box takes it. The structs borrow nothing the
@@ -728,6 +770,30 @@ impl Batch for vk::SubmitInfo2<'_> {
             unsafe { std::mem::transmute(signals) };
         Some(Box::new(signals))
     }
+
+    fn signal_array_without_count(&self) -> bool {
+        self.signal_semaphore_info_count == 0 && !self.p_signal_semaphore_infos.is_null()
+    }
+
+    fn signal_only(timeline: vk::Semaphore, seq: u64) -> (Self, Box<dyn std::any::Any>) {
+        let signal = Box::new(own_signal_info(timeline, seq));
+        let batch = vk::SubmitInfo2 {
+            signal_semaphore_info_count: 1,
+            p_signal_semaphore_infos: &*signal,
+            ..Default::default()
+        };
+        (batch, signal)
+    }
+}
+
+/// The layer's signal of `timeline` to `seq`, as `vkQueueSubmit2` takes it.
+fn own_signal_info(timeline: vk::Semaphore, seq: u64) -> vk::SemaphoreSubmitInfo<'static> {
+    vk::SemaphoreSubmitInfo::default()
+        .semaphore(timeline)
+        .value(seq)
+        // In a signal's first scope BOTTOM_OF_PIPE means every stage (the spec's equivalence), without
+        // the ALL_COMMANDS that best practices warns about.
+        .stage_mask(vk::PipelineStageFlags2::BOTTOM_OF_PIPE)
 }
 
 /// The shared body of the submission hooks: snapshots the command buffers, adds the layer's timeline
@@ -761,8 +827,22 @@ fn submit<B: Batch, F: Copy>(
         let seq = state.next_seq();
         let mut copies = app.to_vec();
         let keep = match (state.timeline, copies.last_mut()) {
-            // SAFETY: a copy of the app's valid batch.
-            (Some(timeline), Some(last)) => unsafe { last.add_signal(timeline, seq) },
+            (Some(timeline), Some(last)) => {
+                let added = if last.signal_array_without_count() {
+                    None
+                } else {
+                    // SAFETY: a copy of the app's valid batch.
+                    unsafe { last.add_signal(timeline, seq) }
+                };
+                added.or_else(|| {
+                    // The app's batches go down as they are, and the layer's after them.
+                    copies.truncate(app.len());
+                    copies.copy_from_slice(app);
+                    let (own, keep) = B::signal_only(timeline, seq);
+                    copies.push(own);
+                    Some(keep)
+                })
+            }
             _ => None,
         };
         Some((seq, snap, copies, keep))
