@@ -7,7 +7,7 @@
 //! Every command made by [`vulkan_command`] carries the validation settings of [`validation`]: wherever a
 //! test enables the validation layer, it runs with synchronization validation and best practices, and its
 //! messages are read back by [`Run::validation`] and judged by [`Run::assert_no_validation_messages`]
-//! (none at all) or [`Run::assert_no_validation_messages_added`] (none that a run without Blackbox lacks).
+//! (none at all) or [`Run::assert_validation_messages_unchanged`] (none that a run without Blackbox lacks).
 
 pub mod validation;
 
@@ -233,7 +233,7 @@ pub fn testapp_with_blackbox(home: &TempDir, args: &[&str], vars: &[(&str, &str)
 }
 
 /// bb-testapp with `args` and the validation layer alone (the test settings, no Blackbox): the reference
-/// run that [`Run::assert_no_validation_messages_added`] compares a run through Blackbox with.
+/// run that [`Run::assert_validation_messages_unchanged`] compares a run through Blackbox with.
 pub fn testapp_with_validation_only(home: &TempDir, args: &[&str]) -> Command {
     let mut cmd = vulkan_command(testapp(), home.path());
     cmd.args(args).env("VK_INSTANCE_LAYERS", VALIDATION);
@@ -354,28 +354,29 @@ impl Run {
         self
     }
 
-    /// Asserts that this run (with Blackbox) has no validation error or warning id more often than
-    /// `reference` (the same program, arguments and validation settings, without Blackbox), no stray
-    /// validation output, and no more validation lines on stderr; both ran with the test settings.
-    /// Fails with the added ids, their counts and the first full text of each.
-    pub fn assert_no_validation_messages_added(&self, reference: &Run) -> &Self {
-        if let Err(e) = self.validation_messages_added(reference) {
+    /// Asserts that this run (with Blackbox) has every validation error and warning id exactly as often
+    /// as `reference` (the same program, arguments and validation settings, without Blackbox): none added,
+    /// none lost. Also no stray validation output, and as many validation lines on stderr; both ran with
+    /// the test settings. Fails with the changed ids, their counts and the first full text of each.
+    pub fn assert_validation_messages_unchanged(&self, reference: &Run) -> &Self {
+        if let Err(e) = self.validation_messages_changed(reference) {
             panic!("{e}\n{}", self.dump());
         }
         self
     }
 
-    /// What [`Run::assert_no_validation_messages_added`] checks, as a result: `Err` with the readable
-    /// list (added ids, counts with and without Blackbox, first full text of each), without the dump.
-    pub fn validation_messages_added(&self, reference: &Run) -> Result<(), String> {
-        self.validation_messages_added_beyond(reference, &[])
+    /// What [`Run::assert_validation_messages_unchanged`] checks, as a result: `Err` with the readable
+    /// list (changed ids, counts with and without Blackbox, first full text of each), without the dump.
+    pub fn validation_messages_changed(&self, reference: &Run) -> Result<(), String> {
+        self.validation_messages_changed_beyond(reference, &[])
     }
 
-    /// [`Run::validation_messages_added`] where a third-party program's own calls vary between runs: each
-    /// `(id, n)` of `app_varies` lets that id come up to `n` times more often than in `reference`. Only for
-    /// ids that fire once per call the program makes, where the variation was seen with the validation
-    /// layer *above* Blackbox (which sees the program's calls and nothing of Blackbox's).
-    pub fn validation_messages_added_beyond(
+    /// [`Run::validation_messages_changed`] where a third-party program's own calls vary between runs:
+    /// each `(id, n)` of `app_varies` lets that id's count differ from `reference`'s by up to `n`, either
+    /// way. Only for ids that fire once per call the program makes, where the variation was seen without
+    /// Blackbox, or with the validation layer *above* Blackbox (which sees the program's calls and nothing
+    /// of Blackbox's).
+    pub fn validation_messages_changed_beyond(
         &self,
         reference: &Run,
         app_varies: &[(&str, usize)],
@@ -389,18 +390,18 @@ impl Run {
             .map_err(|e| format!("reference run: {e}"))?;
         self.validation().assert_enabled()?;
         let (log, before) = (self.validation(), reference.validation());
-        let mut added = log.added_since(&before);
-        added.retain(|a| {
+        let mut changed = log.changed_since(&before);
+        changed.retain(|c| {
             let varies = app_varies
                 .iter()
-                .find(|(id, _)| *id == a.id)
+                .find(|(id, _)| *id == c.id)
                 .map_or(0, |&(_, n)| n);
-            a.with > a.without + varies
+            c.difference() > varies
         });
-        if !added.is_empty() || !log.stray.is_empty() {
+        if !changed.is_empty() || !log.stray.is_empty() {
             return Err(format!(
-                "validation messages added by Blackbox:\n{}stray: {:#?}",
-                validation::describe_added(&added),
+                "validation messages changed by Blackbox:\n{}stray: {:#?}",
+                validation::describe_changed(&changed),
                 log.stray
             ));
         }
@@ -408,9 +409,9 @@ impl Run {
             self.validation_on_stderr(),
             reference.validation_on_stderr(),
         );
-        if with.len() > without.len() {
+        if with.len() != without.len() {
             return Err(format!(
-                "validation lines on stderr: {} with Blackbox, {} without: {with:#?}",
+                "validation lines on stderr: {} with Blackbox, {} without: {with:#?} against {without:#?}",
                 with.len(),
                 without.len()
             ));

@@ -238,28 +238,34 @@ impl ValidationLog {
         out
     }
 
-    /// The ids whose error-and-warning count is higher here than in `reference`, each with both counts
-    /// and this log's first message of that id; empty when nothing was added.
-    pub fn added_since(&self, reference: &ValidationLog) -> Vec<Added<'_>> {
-        let before = reference.counts();
-        self.counts()
-            .into_iter()
-            .filter_map(|(id, with)| {
+    /// The ids whose error-and-warning count differs here from `reference`, added or gone, each with both
+    /// counts and its first message (from this log, or from the reference where this one has none); empty
+    /// when every count is the same.
+    pub fn changed_since<'a>(&'a self, reference: &'a ValidationLog) -> Vec<Changed<'a>> {
+        let (after, before) = (self.counts(), reference.counts());
+        let ids: std::collections::BTreeSet<&str> =
+            after.keys().chain(before.keys()).copied().collect();
+        ids.into_iter()
+            .filter_map(|id| {
+                let with = after.get(id).copied().unwrap_or(0);
                 let without = before.get(id).copied().unwrap_or(0);
-                (with > without).then(|| Added {
+                (with != without).then(|| Changed {
                     id,
                     with,
                     without,
-                    first: self.first(id).expect("counted, so present"),
+                    first: self
+                        .first(id)
+                        .or_else(|| reference.first(id))
+                        .expect("counted, so present"),
                 })
             })
             .collect()
     }
 }
 
-/// An id a run has more of than its reference.
+/// An id whose count differs between a run and its reference.
 #[derive(Debug)]
-pub struct Added<'a> {
+pub struct Changed<'a> {
     pub id: &'a str,
     /// Its count in the run, and in the reference.
     pub with: usize,
@@ -267,16 +273,23 @@ pub struct Added<'a> {
     pub first: &'a Message,
 }
 
-/// A readable list of added ids: counts first, then the first full text of each.
-pub fn describe_added(added: &[Added<'_>]) -> String {
+impl Changed<'_> {
+    /// How far the two counts are apart.
+    pub fn difference(&self) -> usize {
+        self.with.abs_diff(self.without)
+    }
+}
+
+/// A readable list of changed ids: counts first, then the first full text of each.
+pub fn describe_changed(changed: &[Changed<'_>]) -> String {
     let mut out = String::new();
-    for a in added {
+    for a in changed {
         out.push_str(&format!(
             "  {}: {} with Blackbox, {} without\n",
             a.id, a.with, a.without
         ));
     }
-    for a in added {
+    for a in changed {
         out.push_str(&format!("--- first {} ---\n{}\n", a.id, a.first.text));
     }
     out
@@ -325,18 +338,34 @@ Validation Error: some other format
     }
 
     #[test]
-    fn added_ids_are_those_counted_more_often() {
+    fn changed_ids_are_those_counted_more_or_less_often() {
         let with = ValidationLog::parse(LOG);
         let without = ValidationLog::parse(
-            "UNASSIGNED-BestPractices-vkAllocateMemory-small-allocation(WARN / PERF): msgNum: 1 - x\n",
+            "UNASSIGNED-BestPractices-vkAllocateMemory-small-allocation(WARN / PERF): msgNum: 1 - x\n\
+             UNASSIGNED-BestPractices-SemaphoreCount(WARN / SPEC): msgNum: 2 - y\n",
         );
-        let added = with.added_since(&without);
-        assert_eq!(added.len(), 1);
+        let changed = with.changed_since(&without);
+        let summary: Vec<_> = changed
+            .iter()
+            .map(|c| (c.id, c.with, c.without, c.first.text.as_str()))
+            .collect();
         assert_eq!(
-            (added[0].id, added[0].with, added[0].without),
-            ("SYNC-HAZARD-WRITE-AFTER-WRITE", 2, 0)
+            summary[0],
+            ("SYNC-HAZARD-WRITE-AFTER-WRITE", 2, 0, summary[0].3),
+            "an id added"
         );
-        assert!(without.added_since(&with).is_empty());
+        // An id gone: the message that was lost comes from the reference.
+        assert_eq!(
+            summary[1],
+            (
+                "UNASSIGNED-BestPractices-SemaphoreCount",
+                0,
+                1,
+                "UNASSIGNED-BestPractices-SemaphoreCount(WARN / SPEC): msgNum: 2 - y"
+            )
+        );
+        assert_eq!(changed.len(), 2, "the same count is no change: {summary:?}");
+        assert!(with.changed_since(&with).is_empty());
     }
 
     #[test]

@@ -120,7 +120,7 @@ fn through_blackbox(
             frames(reference)
         ));
     }
-    if let Err(e) = run.validation_messages_added_beyond(
+    if let Err(e) = run.validation_messages_changed_beyond(
         reference,
         &[
             (SEMAPHORE_COUNT, SEMAPHORE_COUNT_VARIES),
