@@ -498,6 +498,59 @@ pub fn run(cmd: &mut Command) -> Run {
     }
 }
 
+/// Runs `cmd` as [`run`] does, but kills it when it has not finished after `limit`: `Err` then, with
+/// what it had written. For programs that wait on the GPU in loops of their own (a lost signal leaves them
+/// waiting for ever, where a test must fail instead).
+pub fn run_within(cmd: &mut Command, limit: std::time::Duration) -> Result<Run, String> {
+    use std::io::Read;
+    let validation = enables_validation(cmd);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    // Read on threads of their own: a program blocks once a pipe it writes to is full.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for the program") {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    match status {
+        Some(status) => Ok(Run {
+            status,
+            stdout,
+            stderr,
+            validation,
+        }),
+        None => Err(format!(
+            "{cmd:?} had not finished after {limit:?}: killed\n--- stdout (last 4000 bytes) ---\n{}\n--- stderr ---\n{stderr}",
+            {
+                let from = stdout.len().saturating_sub(4000);
+                &stdout[(from..=stdout.len())
+                    .find(|&i| stdout.is_char_boundary(i))
+                    .unwrap_or(0)..]
+            }
+        )),
+    }
+}
+
 /// An Xvfb server on a free display, stopped when dropped.
 pub struct Xvfb {
     child: std::process::Child,

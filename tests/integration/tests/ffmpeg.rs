@@ -31,19 +31,20 @@ const FILTERS: &str = "format=yuv420p,hwupload,avgblur_vulkan,chromaber_vulkan,t
 /// Best practices' warning for a submit whose `pWaitSemaphores` is set with a count of 0: FFmpeg's own
 /// submits, whose number varies from run to run. In 24 runs of the libplacebo chain: 60-79 messages, 67-76
 /// without Blackbox, 60-72 through it, and 68-78 with the validation layer *above* Blackbox, where it
-/// sees FFmpeg's calls alone. So the runs through Blackbox may have up to [`SEMAPHORE_COUNT_VARIES`] more.
+/// sees FFmpeg's calls alone. So a run through Blackbox may differ by up to [`SEMAPHORE_COUNT_VARIES`].
 const SEMAPHORE_COUNT: &str = "UNASSIGNED-BestPractices-SemaphoreCount";
 
-/// How many more [`SEMAPHORE_COUNT`] messages a run through Blackbox may have: a little over the spread
-/// seen (19).
+/// How far the count of [`SEMAPHORE_COUNT`] messages through Blackbox may be from the one without it: a
+/// little over the spread seen (19).
 const SEMAPHORE_COUNT_VARIES: usize = 25;
 
 /// The validation layer's error for a command of an extension the app did not enable.
 const EXTENSION_NOT_ENABLED: &str = "UNASSIGNED-GeneralParameterError-ExtensionNotEnabled";
 
-/// How many more [`EXTENSION_NOT_ENABLED`] errors a run through Blackbox may have: libplacebo names each
-/// fence it makes, and makes a few more or fewer as the GPU keeps up (666-668 names in 18 runs on an idle
-/// machine, 661 in a reference run during the whole test suite, with 666 through Blackbox).
+/// How far the count of [`EXTENSION_NOT_ENABLED`] errors through Blackbox may be from the one without it:
+/// libplacebo names each fence it makes, and makes a few more or fewer as the GPU keeps up (666-668 names
+/// in 18 runs on an idle machine, 661 in a reference run during the whole test suite, with 666 through
+/// Blackbox).
 const EXTENSION_NOT_ENABLED_VARIES: usize = 15;
 
 /// `ffmpeg` filtering [`FRAMES`] frames of [`SOURCE`] through `chain` on lavapipe, printing their MD5s:
@@ -95,7 +96,7 @@ fn reference(home: &TempDir, chain: &str) -> Run {
 }
 
 /// Runs `chain` through Blackbox with `vars`; returns the run and what differs from `reference`: the exit
-/// status, the frames, Blackbox not active, validation messages added.
+/// status, the frames, Blackbox not active, validation messages added or lost.
 fn through_blackbox(
     home: &TempDir,
     chain: &str,

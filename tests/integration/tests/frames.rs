@@ -325,7 +325,7 @@ fn frame_capture_off_changes_nothing() {
 
 /// `program` with `args` under one Xvfb, without Blackbox (the validation layer alone), then through it
 /// with flash detection on (and so frame capture) and the log at `log`: `ended` checks how each run ended.
-/// Through Blackbox: no validation message added, capture and flash detection on, `copied` logged (the
+/// Through Blackbox: every validation id as often as without it, capture and flash detection on, `copied` logged (the
 /// copies ran), and no report (nothing flashes).
 fn flash_detection_adds_nothing(
     label: &str,

@@ -5,7 +5,7 @@
 //! installed into `.venv-apps/` by scripts/setup.sh), driven by the scripts in
 //! `tests/integration/apps/`. Each runs without Blackbox (the reference), then through it at the defaults
 //! and at `VK_BLACKBOX_NAN=outputs`: the same output hashes, Blackbox active (one start-up line for the
-//! one device), and no validation message that the reference lacks.
+//! one device), and every validation id as often as in the reference.
 
 use blackbox_integration::*;
 use std::collections::BTreeMap;
