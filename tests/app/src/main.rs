@@ -142,6 +142,9 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  of completion only by polling vkGetSemaphoreCounterValue, prints `reading results` on
                  stderr, reads, idles 300 ms, prints `tearing down`
   nan-sleep      the same, but no Vulkan call at all for 500 ms after submitting, then the poll
+  nan-signal-array  the same dispatch in a batch that passes a signal array with a count of 0 (best
+                 practices reports it), with a fence; no Vulkan call for 500 ms, then `waiting for the
+                 fence`, the wait, the read
   passes         --passes labelled dispatches (`frame` > `pass K`, pipeline `pass-K`), one of which
                  (--bad-pass) goes wrong as --pass-fault says: for blackbox bisect
   loop-one       invocation 1234 of 4096 loops 60,000 times, every other 10; prints how many ran another

@@ -112,6 +112,56 @@ fn nan_is_reported_within_a_bounded_time_while_the_app_makes_no_vulkan_call() {
     nan_before_reading("nan-sleep");
 }
 
+/// `nan-signal-array` passes a signal array with a count of 0 in its batch, as libplacebo does: the
+/// validation layer must report it through Blackbox as without (Blackbox's timeline signal goes in a batch
+/// of its own then), and that signal must still tell Blackbox of the completion while the app makes no
+/// Vulkan call. With a watchdog of 200 ms, shorter than the app's 500 ms without a call, a submission whose
+/// completion Blackbox did not see would get a hang report.
+#[test]
+fn a_batch_with_a_signal_array_and_no_count_keeps_its_report_and_its_completion_is_seen() {
+    let scenario = "nan-signal-array";
+    let home = TempDir::new(scenario);
+    let reference = run(&mut testapp_with_validation_only(&home, &[scenario]));
+    reference.assert_testapp_finished();
+    let log = reference.validation();
+    assert_eq!(
+        log.counts().get("UNASSIGNED-BestPractices-SemaphoreCount"),
+        Some(&1),
+        "the report this test is about\n{}",
+        reference.dump()
+    );
+    let run = run(&mut testapp_with_blackbox(
+        &home,
+        &[scenario],
+        &[
+            ("VK_BLACKBOX_NAN", "outputs"),
+            ("VK_BLACKBOX_WATCHDOG_MS", "200"),
+        ],
+    ));
+    run.assert_testapp_finished()
+        .assert_validation_messages_unchanged(&reference);
+    let reports = reports_in(&home.path().join("reports"));
+    assert!(
+        reports.is_empty(),
+        "no report: the work finished ({} written)\n{}",
+        reports.len(),
+        run.dump()
+    );
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    let nan = line_of(&run, |l| {
+        l.starts_with("[blackbox] warn: NaN") && l.contains("[pipeline \"nan-signal-array\"]")
+    });
+    let waiting = line_of(&run, |l| {
+        l == "bb-testapp: nan-signal-array: waiting for the fence"
+    })
+    .unwrap_or_else(|| panic!("no `waiting for the fence` line\n{}", run.dump()));
+    assert!(
+        nan.is_some_and(|n| n < waiting),
+        "the NaN line must come before the app waits for its fence (line {nan:?}, the wait at {waiting})\n{}",
+        run.dump()
+    );
+}
+
 /// A Vulkan 1.0 or 1.1 app keeps its version: Blackbox reaches buffer device address and timeline
 /// semaphores through their KHR extensions (logged at debug level), its NaN checks work, the results are
 /// the app's, and the validation layer says nothing it would not say without Blackbox (a raised version

@@ -208,6 +208,12 @@ pub const SCENARIOS: &[Scenario] = &[
         run: nan::run_sleep,
     },
     Scenario {
+        name: "nan-signal-array",
+        in_all: false,
+        needs: Needs::NONE,
+        run: nan::run_signal_array,
+    },
+    Scenario {
         name: "passes",
         in_all: false,
         needs: Needs {

@@ -19,6 +19,10 @@
 //!   `bb-testapp: nan-poll: tearing down` and only then waits for the queue and destroys everything.
 //! - `nan-sleep`: the same (pipeline `nan-sleep`), but the app makes no Vulkan call at all for
 //!   `SLEEP` after submitting, then polls (the work has long finished by then) and reads.
+//! - `nan-signal-array`: the same dispatch (pipeline `nan-signal-array`) in a batch that passes a signal
+//!   array with a count of 0, as libplacebo does (best practices reports it, once), with a fence. The app
+//!   makes no Vulkan call for `SLEEP`, prints `bb-testapp: nan-signal-array: waiting for the fence`, waits
+//!   for it and reads.
 //!
 //! These need timelineSemaphore. The others submit their command buffer `--repeat` times (vkQueueWaitIdle
 //! after each) and read the results back:
@@ -280,20 +284,38 @@ pub const IDLE: Duration = Duration::from_millis(300);
 const POLL_LIMIT: Duration = Duration::from_secs(60);
 
 pub fn run_poll(cx: &Context, options: &Options) -> Result<Outcome> {
-    run_polled(cx, options, c"nan-poll", None)
+    run_polled(cx, options, c"nan-poll", Completion::Polled(None))
 }
 
 pub fn run_sleep(cx: &Context, options: &Options) -> Result<Outcome> {
-    run_polled(cx, options, c"nan-sleep", Some(SLEEP))
+    run_polled(cx, options, c"nan-sleep", Completion::Polled(Some(SLEEP)))
 }
 
-/// One nan.comp dispatch signalling a timeline semaphore, its completion learnt only from
-/// vkGetSemaphoreCounterValue (after `sleep` without any Vulkan call, if given).
+pub fn run_signal_array(cx: &Context, options: &Options) -> Result<Outcome> {
+    run_polled(
+        cx,
+        options,
+        c"nan-signal-array",
+        Completion::FenceAfterSleep,
+    )
+}
+
+/// How the app learns that its dispatch finished.
+enum Completion {
+    /// From an app-owned timeline semaphore the batch signals, polled with vkGetSemaphoreCounterValue
+    /// (after a sleep without any Vulkan call, if given).
+    Polled(Option<Duration>),
+    /// From a fence, waited for after [`SLEEP`] without any Vulkan call; the batch passes a signal array
+    /// with a count of 0.
+    FenceAfterSleep,
+}
+
+/// One nan.comp dispatch, its completion learnt as `completion` says.
 fn run_polled(
     cx: &Context,
     options: &Options,
     name: &CStr,
-    sleep: Option<Duration>,
+    completion: Completion,
 ) -> Result<Outcome> {
     if !cx.features.timeline_semaphore {
         return Ok(Outcome::Skipped("needs timelineSemaphore".into()));
@@ -333,42 +355,71 @@ fn run_polled(
     cx.record_buffer_readback(cmd, &results, Access::COMPUTE_WRITE, &readback);
     unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
 
-    let timeline = cx.create_timeline_semaphore(0)?;
-    let (semaphores, values, cmds) = ([timeline], [1u64], [cmd]);
-    let mut timeline_info =
-        vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
-    let submit = vk::SubmitInfo::default()
-        .command_buffers(&cmds)
-        .signal_semaphores(&semaphores)
-        .push_next(&mut timeline_info);
-    eprintln!(
-        "bb-testapp: {scenario}: {op:?} goes bad at invocation ({BAD_INVOCATION},0,0); completion \
-         learnt only from vkGetSemaphoreCounterValue{}",
-        match sleep {
-            Some(s) => format!(", after {} ms without any Vulkan call", s.as_millis()),
-            None => String::new(),
+    let cmds = [cmd];
+    let how = match completion {
+        Completion::Polled(sleep) => {
+            let timeline = cx.create_timeline_semaphore(0)?;
+            let (semaphores, values) = ([timeline], [1u64]);
+            let mut timeline_info =
+                vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+            let submit = vk::SubmitInfo::default()
+                .command_buffers(&cmds)
+                .signal_semaphores(&semaphores)
+                .push_next(&mut timeline_info);
+            eprintln!(
+                "bb-testapp: {scenario}: {op:?} goes bad at invocation ({BAD_INVOCATION},0,0); completion \
+                 learnt only from vkGetSemaphoreCounterValue{}",
+                match sleep {
+                    Some(s) => format!(", after {} ms without any Vulkan call", s.as_millis()),
+                    None => String::new(),
+                }
+            );
+            unsafe { d.queue_submit(cx.queues[0], &[submit], vk::Fence::null()) }
+                .vk_context("vkQueueSubmit")?;
+            if let Some(sleep) = sleep {
+                std::thread::sleep(sleep);
+            }
+            let started = Instant::now();
+            let mut polls = 0u64;
+            loop {
+                polls += 1;
+                let value = unsafe { d.get_semaphore_counter_value(timeline) }
+                    .vk_context("vkGetSemaphoreCounterValue")?;
+                if value >= 1 {
+                    break;
+                }
+                if started.elapsed() > POLL_LIMIT {
+                    bail!(
+                        "{scenario}: the timeline semaphore is still at {value} after {POLL_LIMIT:?}"
+                    );
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            format!(" (after {polls} poll(s))")
         }
-    );
-    unsafe { d.queue_submit(cx.queues[0], &[submit], vk::Fence::null()) }
-        .vk_context("vkQueueSubmit")?;
-    if let Some(sleep) = sleep {
-        std::thread::sleep(sleep);
-    }
-    let started = Instant::now();
-    let mut polls = 0u64;
-    loop {
-        polls += 1;
-        let value = unsafe { d.get_semaphore_counter_value(timeline) }
-            .vk_context("vkGetSemaphoreCounterValue")?;
-        if value >= 1 {
-            break;
+        Completion::FenceAfterSleep => {
+            // Never signalled or waited for: only its address is passed, with a count of 0.
+            let unused = [cx.create_semaphore()?];
+            let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
+            submit.p_signal_semaphores = unused.as_ptr();
+            let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
+                .vk_context("vkCreateFence")?;
+            eprintln!(
+                "bb-testapp: {scenario}: {op:?} goes bad at invocation ({BAD_INVOCATION},0,0); the batch \
+                 passes a signal array with a count of 0; no Vulkan call for {} ms, then a fence wait",
+                SLEEP.as_millis()
+            );
+            unsafe { d.queue_submit(cx.queues[0], &[submit], fence) }
+                .vk_context("vkQueueSubmit")?;
+            std::thread::sleep(SLEEP);
+            eprintln!("bb-testapp: {scenario}: waiting for the fence");
+            cx.wait_fence(fence)?;
+            // SAFETY: the fence signalled: nothing pending uses it.
+            unsafe { d.destroy_fence(fence, None) };
+            String::new()
         }
-        if started.elapsed() > POLL_LIMIT {
-            bail!("{scenario}: the timeline semaphore is still at {value} after {POLL_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_micros(100));
-    }
-    eprintln!("bb-testapp: {scenario}: reading results (after {polls} poll(s))");
+    };
+    eprintln!("bb-testapp: {scenario}: reading results{how}");
     let values: Vec<f32> = floats(readback.bytes()).collect();
     report_non_finite(&scenario, &values, |index| {
         format!(
