@@ -3,8 +3,8 @@
 # any layer but the validation layer (the reference), then through Blackbox at the defaults, NaN `outputs`,
 # NaN `ops`, loop and integer checks, `command` breadcrumbs and everything at once, the validation layer
 # below (synchronization validation and best practices on). Prints, per run, whether the results are the
-# program's own, Blackbox's lines, and every validation message id the run has more often than the
-# reference. The device tool carries 64 MiB a call and Taichi's wheel is 55 MB, so it packs two folders:
+# program's own, Blackbox's lines, and every validation message id the run has more or less often than
+# the reference. The device tool carries 64 MiB a call and Taichi's wheel is 55 MB, so it packs two folders:
 #
 #   scripts/gpu-apps.sh pack              # .gpu-apps/wgpu-ncnn and .gpu-apps/taichi (needs .gl, see below)
 #   scripts/gpu-apps.sh run .gpu-apps/wgpu-ncnn wgpu ncnn     # there, carrying .gpu-apps/wgpu-ncnn
@@ -111,7 +111,7 @@ S
       f=$W/logs/${n}_$k.out
       one "${n}_$k" $script "$args" VK_ADD_LAYER_PATH="$D" VK_INSTANCE_LAYERS=VK_LAYER_blackbox:VK_LAYER_KHRONOS_validation \
         VK_BLACKBOX_OUTPUT=$W/reports-${n}-$k $s
-      echo "-- $n, ${s:-defaults}: $(grep '^rc=' "$f"), results $(diff <(grep '^result' "$ref") <(grep '^result' "$f") > /dev/null && echo 'the same' || echo DIFFERENT), Blackbox start-up lines $(grep -c 'blackbox\] info: Blackbox' "$f"), reports $(ls $W/reports-${n}-$k 2> /dev/null | wc -l), validation messages added: [$(join -a2 -e0 -o 0,1.2,2.2 <(ids "$ref") <(ids "$f") | awk '$3>$2{printf "%s %d->%d; ", $1, $2, $3}')]"
+      echo "-- $n, ${s:-defaults}: $(grep '^rc=' "$f"), results $(diff <(grep '^result' "$ref") <(grep '^result' "$f") > /dev/null && echo 'the same' || echo DIFFERENT), Blackbox start-up lines $(grep -c 'blackbox\] info: Blackbox' "$f"), reports $(ls $W/reports-${n}-$k 2> /dev/null | wc -l), validation messages changed: [$(join -a1 -a2 -e0 -o 0,1.2,2.2 <(ids "$ref") <(ids "$f") | awk '$3!=$2{printf "%s %d->%d; ", $1, $2, $3}')]"
       grep -h '\[blackbox\] \(warn\|error\)' "$f" | cut -c1-300 | sort | uniq -c | head -6
       # What Blackbox put in force there, at the defaults and with everything on.
       [ $k = 1 ] || [ $k = ${#settings[@]} ] && grep -h 'blackbox\] info: Blackbox' "$f" | sed 's/.*; features: /   features: /'
