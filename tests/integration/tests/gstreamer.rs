@@ -1,0 +1,170 @@
+//! GStreamer's Vulkan elements (Debian 12's gst-plugins-bad 1.22) through Blackbox, on lavapipe, with the
+//! validation layer below it: a filter chain whose frames are hashed (`checksumsink`), and a sink that
+//! presents to a swapchain on Xvfb. Each without Blackbox (the reference), then through it at several
+//! settings: the same exit, the same frame hashes, no Blackbox warning, and every validation id as often as
+//! without Blackbox. GStreamer enables the deprecated `VK_EXT_debug_report` and prints what the validation
+//! layer tells it on stderr, so those lines must match too. Its own synchronization hazards (a few dozen a
+//! run) come as often through Blackbox.
+
+use blackbox_integration::*;
+use std::process::Command;
+
+/// Upload, colour conversion, an identity pass and a view conversion on the GPU, then each frame's SHA-1.
+const FILTERS: &str = "videotestsrc num-buffers=10 pattern=smpte ! \
+    video/x-raw,width=320,height=240,format=RGBA ! vulkanupload ! vulkancolorconvert ! \
+    video/x-raw(memory:VulkanImage),format=BGRA ! vulkanimageidentity ! vulkanviewconvert ! \
+    vulkandownload ! checksumsink hash=1";
+
+/// A moving ball, converted on the GPU and presented.
+const SINK: &str = "videotestsrc num-buffers=20 pattern=ball ! \
+    video/x-raw,width=320,height=240,format=RGBA ! vulkanupload ! vulkancolorconvert ! vulkansink";
+
+/// `gst-launch-1.0` running `pipeline`, on `display` when given: with the validation layer alone, or
+/// through Blackbox with `vars` when `blackbox`.
+fn gst_launch(
+    home: &TempDir,
+    pipeline: &str,
+    display: Option<&str>,
+    blackbox: Option<&[(&str, &str)]>,
+) -> Command {
+    let mut cmd = vulkan_command("gst-launch-1.0", home.path());
+    cmd.arg("-q")
+        .args(pipeline.split_whitespace())
+        // Errors only: GStreamer's own log would vary with timing.
+        .env("GST_DEBUG", "1");
+    if let Some(display) = display {
+        cmd.env("DISPLAY", display);
+    }
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
+    cmd
+}
+
+/// `checksumsink`'s lines: a timestamp and a frame's SHA-1.
+fn frame_hashes(run: &Run) -> Vec<&str> {
+    run.stdout
+        .lines()
+        .filter(|l| {
+            l.split_once(' ').is_some_and(|(time, hash)| {
+                time.contains(':')
+                    && hash.len() == 40
+                    && hash.bytes().all(|b| b.is_ascii_hexdigit())
+            })
+        })
+        .collect()
+}
+
+/// Runs `pipeline` without Blackbox, then through it with each of `settings`; `check` adds what one
+/// setting's run must also show. Panics with every problem found.
+fn compare(
+    label: &str,
+    pipeline: &str,
+    display: Option<&str>,
+    settings: &[(&str, &[(&str, &str)])],
+    check: impl Fn(&str, &Run) -> Option<String>,
+) {
+    let home = TempDir::new(label);
+    let reference = run(&mut gst_launch(&home, pipeline, display, None));
+    reference.assert_success().assert_validation_on();
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for &(name, vars) in settings {
+        let run = run(&mut gst_launch(&home, pipeline, display, Some(vars)));
+        if !run.status.success() {
+            problems.push(format!("{name}: exit status {:?}", run.status));
+        }
+        if run.start_up_lines() != 1 {
+            problems.push(format!(
+                "{name}: {} Blackbox start-up lines, expected 1",
+                run.start_up_lines()
+            ));
+        }
+        if !run.warnings().is_empty() {
+            problems.push(format!("{name}: Blackbox warned: {:#?}", run.warnings()));
+        }
+        if frame_hashes(&run) != frame_hashes(&reference) {
+            problems.push(format!(
+                "{name}: frame hashes {:#?}, without Blackbox {:#?}",
+                frame_hashes(&run),
+                frame_hashes(&reference)
+            ));
+        }
+        if let Err(e) = run.validation_messages_changed(&reference) {
+            problems.push(format!("{name}: {e}"));
+        }
+        if let Some(problem) = check(name, &run) {
+            problems.push(format!("{name}: {problem}"));
+        }
+        runs.push((name, run));
+    }
+    if !problems.is_empty() {
+        let dumps: Vec<String> = runs
+            .iter()
+            .map(|(name, run)| format!("=== {name} ===\n{}", run.dump()))
+            .collect();
+        panic!(
+            "{}\n\n=== reference ===\n{}\n{}",
+            problems.join("\n\n"),
+            reference.dump(),
+            dumps.join("\n")
+        );
+    }
+}
+
+#[test]
+fn vulkan_filters_give_the_same_frames_and_validation_through_blackbox() {
+    compare(
+        "gst-filters",
+        FILTERS,
+        None,
+        &[
+            ("defaults", &[]),
+            (
+                "nan-ops",
+                &[
+                    ("VK_BLACKBOX_NAN", "ops"),
+                    ("VK_BLACKBOX_BREADCRUMBS", "command"),
+                ],
+            ),
+            (
+                "loops-int-submit",
+                &[
+                    ("VK_BLACKBOX_LOOPS", "break"),
+                    ("VK_BLACKBOX_INT", "on"),
+                    ("VK_BLACKBOX_BREADCRUMBS", "submit"),
+                ],
+            ),
+        ],
+        |_, _| None,
+    );
+}
+
+#[test]
+fn vulkan_sink_presents_with_frame_capture_and_the_same_validation_through_blackbox() {
+    let xvfb = Xvfb::start();
+    compare(
+        "gst-sink",
+        SINK,
+        Some(&xvfb.display),
+        &[
+            ("frames", &[("VK_BLACKBOX_FRAMES", "8")]),
+            (
+                "flash-nan-ops",
+                &[("VK_BLACKBOX_FLASH", "on"), ("VK_BLACKBOX_NAN", "ops")],
+            ),
+        ],
+        // The presents went through the capture: its closing line counts them (one per frame at least).
+        |_, run| {
+            let captured = run
+                .stderr
+                .lines()
+                .find(|l| l.contains("frame capture: swapchain"))
+                .and_then(|l| l.split_once("(median of ")?.1.split_once(')'))
+                .and_then(|(n, _)| n.parse::<usize>().ok());
+            match captured {
+                Some(n) if n >= 20 => None,
+                Some(n) => Some(format!("{n} presents captured, expected 20 at least")),
+                None => Some("no frame capture line: the presents were not captured".into()),
+            }
+        },
+    );
+}
