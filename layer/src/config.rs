@@ -742,7 +742,7 @@ pub struct Config {
     /// Integer undefined behaviour and index checks.
     pub int_checks: bool,
     /// Instrument only shaders whose id starts with, or whose debug name equals, one of these; empty is all.
-    pub shader_filter: Vec<String>,
+    pub shader_filter: crate::matched::Matched<String>,
     /// Where original and instrumented modules are written, if anywhere.
     pub dump_shaders: Option<PathBuf>,
     /// Work not passed to the driver (`VK_BLACKBOX_SKIP`).
@@ -890,16 +890,17 @@ impl Config {
         let Switch(int_checks) = r.keyword("VK_BLACKBOX_INT", Switch(false));
         let breadcrumbs = r.keyword("VK_BLACKBOX_BREADCRUMBS", Breadcrumbs::Command);
         let checkpoints = r.keyword("VK_BLACKBOX_CHECKPOINTS", Checkpoints::Auto);
-        let shader_filter = r
-            .text("VK_BLACKBOX_SHADERS")
-            .map(|g| {
-                g.text
-                    .split(',')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let shader_filter = crate::matched::Matched::new(
+            r.text("VK_BLACKBOX_SHADERS")
+                .map(|g| {
+                    g.text
+                        .split(',')
+                        .map(|s| s.trim().to_owned())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        );
         let dump_shaders = r
             .text("VK_BLACKBOX_DUMP_SHADERS")
             .map(|g| PathBuf::from(g.text));
@@ -1125,7 +1126,7 @@ mod tests {
         );
         assert_eq!(c.watchdog_ms, None);
         assert_eq!(
-            c.shader_filter,
+            c.shader_filter.entries,
             vec!["1f3a".to_owned(), "ParticleSim".to_owned()]
         );
     }

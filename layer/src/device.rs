@@ -210,20 +210,14 @@ pub struct Device {
 /// by hand that matches nothing skips nothing, and a run that then still fails would seem to clear what it
 /// named.
 fn warn_of_unmatched_skips() {
-    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let skip = &crate::config().skip;
-    let unmatched: Vec<String> = skip.unmatched().iter().map(|s| s.to_string()).collect();
-    if unmatched.is_empty() || WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        return;
+    if let Some((unmatched, them)) = crate::config().skip.selectors.unmatched_once() {
+        warn!(
+            "VK_BLACKBOX_SKIP: {unmatched} matched nothing the app recorded, so nothing was skipped for \
+             {them}: label: and label= match debug label names, pipeline: a pipeline's debug name (else what \
+             the log calls it: `compute 530b2c1d7b634919`), shader: a shader id prefix, source file or entry \
+             point, command: the [N] of a report"
+        );
     }
-    warn!(
-        "VK_BLACKBOX_SKIP: {} matched nothing the app recorded, so nothing was skipped for {}: label: and \
-         label= match debug label names, pipeline: a pipeline's debug name (else what the log calls it: \
-         `compute 530b2c1d7b634919`), shader: a shader id prefix, source file or entry point, command: the \
-         [N] of a report",
-        unmatched.join(", "),
-        if unmatched.len() == 1 { "it" } else { "them" }
-    );
 }
 
 impl Device {

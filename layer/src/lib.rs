@@ -66,6 +66,7 @@ pub mod frames;
 pub mod instance;
 pub mod layer_settings;
 pub mod logging;
+pub mod matched;
 pub mod memory;
 pub mod output;
 pub mod queue;

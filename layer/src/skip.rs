@@ -19,7 +19,8 @@
 //! commas): `blackbox bisect` passes its choices so.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::matched::Matched;
 
 /// One selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,18 +132,16 @@ pub fn parse_list(text: &str, what: &str) -> (Vec<Selector>, Vec<String>) {
 /// The selectors in force, split by when they can be decided.
 #[derive(Debug, Clone, Default)]
 pub struct Skip {
-    /// All of them, as given.
-    pub selectors: Vec<Selector>,
-    /// How often each selector matched a label, pipeline or command, so that one that never did can be
-    /// said so (a name typed by hand that matches nothing skips nothing, and would clear what it named).
-    hits: std::sync::Arc<[AtomicU64]>,
+    /// All of them, as given, with how often each matched a label, pipeline or command.
+    pub selectors: Matched<Selector>,
 }
 
 impl Skip {
     /// These selectors, none matched yet.
     pub fn new(selectors: Vec<Selector>) -> Skip {
-        let hits = selectors.iter().map(|_| AtomicU64::new(0)).collect();
-        Skip { selectors, hits }
+        Skip {
+            selectors: Matched::new(selectors),
+        }
     }
 
     /// Whether anything is to be skipped at all.
@@ -152,14 +151,7 @@ impl Skip {
 
     /// Whether some selector matches (`matches`), each one that does counted.
     fn any(&self, matches: impl Fn(&Selector) -> bool) -> bool {
-        let mut any = false;
-        for (s, hits) in self.selectors.iter().zip(self.hits.iter()) {
-            if matches(s) {
-                hits.fetch_add(1, Ordering::Relaxed);
-                any = true;
-            }
-        }
-        any
+        self.selectors.any(matches)
     }
 
     /// Whether a label region of this name skips the work inside it.
@@ -199,17 +191,13 @@ impl Skip {
 
     /// The selectors that have matched nothing so far.
     pub fn unmatched(&self) -> Vec<&Selector> {
-        self.selectors
-            .iter()
-            .zip(self.hits.iter())
-            .filter(|(_, hits)| hits.load(Ordering::Relaxed) == 0)
-            .map(|(s, _)| s)
-            .collect()
+        self.selectors.unmatched()
     }
 
     /// Whether any selector depends on the bound pipeline.
     pub fn by_pipeline(&self) -> bool {
         self.selectors
+            .entries
             .iter()
             .any(|s| matches!(s, Selector::Pipeline(_) | Selector::Shader(_)))
     }
@@ -217,6 +205,7 @@ impl Skip {
     /// `label:shadow, command:5-7`, for the start-up line.
     pub fn describe(&self) -> String {
         self.selectors
+            .entries
             .iter()
             .map(|s| s.to_string())
             .collect::<Vec<_>>()

@@ -19,10 +19,6 @@ pub(super) fn record_for(
     })
 }
 
-/// Per `VK_BLACKBOX_SHADERS` entry, the modules it selected so far; and the modules looked at.
-static FILTER_MATCHES: parking_lot::Mutex<(Vec<u64>, u64)> =
-    parking_lot::Mutex::new((Vec::new(), 0));
-
 /// Whether `VK_BLACKBOX_SHADERS` selects this module: an id prefix, or one of its names (entry point,
 /// function, source file, or a source file's base name). Each entry that does is counted.
 fn selected(code: &[u32], info: Option<&blackbox_engine::ShaderInfo>) -> bool {
@@ -31,55 +27,33 @@ fn selected(code: &[u32], info: Option<&blackbox_engine::ShaderInfo>) -> bool {
         return true;
     }
     let id = shader_id(code);
-    let matches = |f: &String| {
+    filter.any(|f| {
         id.starts_with(f.as_str())
             || info.is_some_and(|i| {
                 i.debug_names
                     .iter()
                     .any(|n| n == f || n.rsplit(['/', '\\']).next() == Some(f.as_str()))
             })
-    };
-    let mut counts = FILTER_MATCHES.lock();
-    counts.0.resize(filter.len(), 0);
-    counts.1 += 1;
-    let mut any = false;
-    for (f, hits) in filter.iter().zip(counts.0.iter_mut()) {
-        if matches(f) {
-            *hits += 1;
-            any = true;
-        }
-    }
-    any
+    })
 }
 
 /// At a device's end, once per process: the `VK_BLACKBOX_SHADERS` entries that selected none of the modules
 /// the app created. A name typed by hand that matches nothing leaves those shaders uninstrumented, and a
 /// run that then reports nothing would seem to clear them.
 pub(crate) fn warn_of_unmatched_filters() {
-    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let filter = &crate::config().shader_filter;
-    let (unmatched, seen) = {
-        let counts = FILTER_MATCHES.lock();
-        let unmatched: Vec<&str> = filter
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| counts.0.get(i).copied().unwrap_or(0) == 0)
-            .map(|(_, f)| f.as_str())
-            .collect();
-        (unmatched, counts.1)
-    };
-    if unmatched.is_empty() || seen == 0 || WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
-    {
+    let seen = filter.tries();
+    if seen == 0 {
         return;
     }
-    warn!(
-        "VK_BLACKBOX_SHADERS: {} selected none of the {seen} shader module(s) the app created, so none was \
-         instrumented for {}: an entry matches the first digits of a shader id, a source file or its base \
-         name, or an entry point or function name, as `blackbox shader-info` prints them for the modules \
-         VK_BLACKBOX_DUMP_SHADERS writes",
-        unmatched.join(", "),
-        if unmatched.len() == 1 { "it" } else { "them" }
-    );
+    if let Some((unmatched, them)) = filter.unmatched_once() {
+        warn!(
+            "VK_BLACKBOX_SHADERS: {unmatched} selected none of the {seen} shader module(s) the app created, so \
+             none was instrumented for {them}: an entry matches the first digits of a shader id, a source file \
+             or its base name, or an entry point or function name, as `blackbox shader-info` prints them for \
+             the modules VK_BLACKBOX_DUMP_SHADERS writes"
+        );
+    }
 }
 
 /// The instrumented form of `code` on this device, or `None` to use the app's own (instrumentation off,
