@@ -442,6 +442,23 @@ impl Run {
         self
     }
 
+    /// What is wrong with this run of a program through Blackbox, where the program must end as without
+    /// it: an exit other than success, or other than one Blackbox start-up line (Blackbox active, once for
+    /// the one device). Each problem starts with `name`, the run's setting.
+    pub fn problems_through_blackbox(&self, name: &str) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !self.status.success() {
+            problems.push(format!("{name}: exit status {:?}", self.status));
+        }
+        if self.start_up_lines() != 1 {
+            problems.push(format!(
+                "{name}: {} Blackbox start-up lines, expected 1 (active, once for the one device)",
+                self.start_up_lines()
+            ));
+        }
+        problems
+    }
+
     /// Blackbox's warning lines.
     pub fn warnings(&self) -> Vec<&str> {
         self.stderr
@@ -496,6 +513,19 @@ pub fn run(cmd: &mut Command) -> Run {
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         validation,
     }
+}
+
+/// Panics with every one of `problems` and the dump of each run (by its setting's name), when there are
+/// any: so that one failure does not hide the others.
+pub fn fail_on_problems(problems: &[String], runs: &[(&str, Run)]) {
+    if problems.is_empty() {
+        return;
+    }
+    let dumps: Vec<String> = runs
+        .iter()
+        .map(|(name, run)| format!("=== {name} ===\n{}", run.dump()))
+        .collect();
+    panic!("{}\n\n{}", problems.join("\n\n"), dumps.join("\n"));
 }
 
 /// Runs `cmd` as [`run`] does, but kills it when it has not finished after `limit`: `Err` then, with

@@ -104,16 +104,7 @@ fn through_blackbox(
     reference: &Run,
 ) -> (Run, Vec<String>) {
     let run = run(&mut ffmpeg(home, chain, Some(vars)));
-    let mut problems = Vec::new();
-    if !run.status.success() {
-        problems.push(format!("{vars:?}: exit status {:?}", run.status));
-    }
-    if run.start_up_lines() != 1 {
-        problems.push(format!(
-            "{vars:?}: {} Blackbox start-up lines, expected 1",
-            run.start_up_lines()
-        ));
-    }
+    let mut problems = run.problems_through_blackbox(&format!("{vars:?}"));
     if frames(&run) != frames(reference) {
         problems.push(format!(
             "{vars:?}: frames differ from the run without Blackbox:\n{:#?}\nwithout:\n{:#?}",

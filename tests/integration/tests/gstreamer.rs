@@ -69,15 +69,7 @@ fn compare(
     let mut runs = Vec::new();
     for &(name, vars) in settings {
         let run = run(&mut gst_launch(&home, pipeline, display, Some(vars)));
-        if !run.status.success() {
-            problems.push(format!("{name}: exit status {:?}", run.status));
-        }
-        if run.start_up_lines() != 1 {
-            problems.push(format!(
-                "{name}: {} Blackbox start-up lines, expected 1",
-                run.start_up_lines()
-            ));
-        }
+        problems.extend(run.problems_through_blackbox(name));
         if !run.warnings().is_empty() {
             problems.push(format!("{name}: Blackbox warned: {:#?}", run.warnings()));
         }
@@ -96,18 +88,8 @@ fn compare(
         }
         runs.push((name, run));
     }
-    if !problems.is_empty() {
-        let dumps: Vec<String> = runs
-            .iter()
-            .map(|(name, run)| format!("=== {name} ===\n{}", run.dump()))
-            .collect();
-        panic!(
-            "{}\n\n=== reference ===\n{}\n{}",
-            problems.join("\n\n"),
-            reference.dump(),
-            dumps.join("\n")
-        );
-    }
+    runs.insert(0, ("reference", reference));
+    fail_on_problems(&problems, &runs);
 }
 
 #[test]

@@ -133,15 +133,7 @@ fn compare(vo: &str, app_varies: &[(&str, usize)]) {
                 continue;
             }
         };
-        if !run.status.success() {
-            problems.push(format!("{name}: exit status {:?}", run.status));
-        }
-        if run.start_up_lines() != 1 {
-            problems.push(format!(
-                "{name}: {} Blackbox start-up lines, expected 1",
-                run.start_up_lines()
-            ));
-        }
+        problems.extend(run.problems_through_blackbox(name));
         if !run.warnings().is_empty() {
             problems.push(format!("{name}: Blackbox warned: {:#?}", run.warnings()));
         }
@@ -167,13 +159,7 @@ fn compare(vo: &str, app_varies: &[(&str, usize)]) {
         }
         runs.push((name, run));
     }
-    if !problems.is_empty() {
-        let dumps: Vec<String> = runs
-            .iter()
-            .map(|(name, run)| format!("=== {name} ===\n{}", run.dump()))
-            .collect();
-        panic!("{}\n\n{}", problems.join("\n\n"), dumps.join("\n"));
-    }
+    fail_on_problems(&problems, &runs);
 }
 
 #[test]

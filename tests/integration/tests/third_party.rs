@@ -121,15 +121,7 @@ fn compare(
         ("NaN outputs", &[("VK_BLACKBOX_NAN", "outputs")][..]),
     ] {
         let run = run(&mut program(&home, driver, script, args, Some(vars)));
-        if !run.status.success() {
-            problems.push(format!("{level}: exit status {:?}", run.status));
-        }
-        if run.start_up_lines() != 1 {
-            problems.push(format!(
-                "{level}: {} Blackbox start-up lines, expected 1 (active, once for the one device)",
-                run.start_up_lines()
-            ));
-        }
+        problems.extend(run.problems_through_blackbox(level));
         let got = results(&run);
         if got != expected {
             problems.push(format!(
