@@ -639,7 +639,7 @@ impl TimelineSignal {
 }
 
 /// A batch of a submission command: what the tracker reads from it and adds to it.
-trait Batch: Copy {
+trait Batch: Copy + Default {
     /// The app's command buffers in the batch.
     ///
     /// # Safety
@@ -647,7 +647,8 @@ trait Batch: Copy {
     unsafe fn command_buffers(&self) -> Vec<vk::CommandBuffer>;
 
     /// Adds a signal of the layer's `timeline` to `seq` to this copy of the batch. What it returns (the
-    /// copies it made) must outlive the call down; `None` when it could not add the signal.
+    /// copies it made) must outlive the call down; `None` when it could not add the signal, the batch
+    /// then untouched.
     ///
     /// # Safety
     /// As for [`Batch::command_buffers`].
@@ -663,28 +664,12 @@ trait Batch: Copy {
     fn signal_array_without_count(&self) -> bool;
 
     /// A batch of the layer's own, no commands and no waits, that signals `timeline` to `seq`, and what
-    /// must outlive the call down with it.
-    fn signal_only(timeline: vk::Semaphore, seq: u64) -> (Self, Box<dyn std::any::Any>);
-}
-
-/// What a [`Batch::signal_only`] batch of `VkSubmitInfo`/`VkBindSparseInfo` points at.
-struct OwnSignal {
-    semaphore: vk::Semaphore,
-    value: u64,
-    timeline: vk::TimelineSemaphoreSubmitInfo<'static>,
-}
-
-impl OwnSignal {
-    fn new(semaphore: vk::Semaphore, value: u64) -> Box<Self> {
-        let mut this = Box::new(OwnSignal {
-            semaphore,
-            value,
-            timeline: vk::TimelineSemaphoreSubmitInfo::default(),
-        });
-        // The box's contents do not move: the pointers stay good while it lives.
-        this.timeline.signal_semaphore_value_count = 1;
-        this.timeline.p_signal_semaphore_values = &this.value;
-        this
+    /// must outlive the call down with it: the signal added to an empty batch.
+    fn signal_only(timeline: vk::Semaphore, seq: u64) -> Option<(Self, Box<dyn std::any::Any>)> {
+        let mut batch = Self::default();
+        // SAFETY: an empty batch: no arrays, no chain.
+        let keep = unsafe { batch.add_signal(timeline, seq) }?;
+        Some((batch, keep))
     }
 }
 
@@ -717,18 +702,6 @@ macro_rules! batch_with_signal_semaphores {
             fn signal_array_without_count(&self) -> bool {
                 self.signal_semaphore_count == 0 && !self.p_signal_semaphores.is_null()
             }
-
-            fn signal_only(timeline: vk::Semaphore, seq: u64) -> (Self, Box<dyn std::any::Any>) {
-                let own = OwnSignal::new(timeline, seq);
-                let batch = <$ty>::default();
-                let batch = Self {
-                    signal_semaphore_count: 1,
-                    p_signal_semaphores: &own.semaphore,
-                    p_next: (&own.timeline as *const vk::TimelineSemaphoreSubmitInfo).cast(),
-                    ..batch
-                };
-                (batch, own)
-            }
         }
     };
 }
@@ -760,7 +733,14 @@ impl Batch for vk::SubmitInfo2<'_> {
             )
         }
         .to_vec();
-        signals.push(own_signal_info(timeline, seq));
+        signals.push(
+            vk::SemaphoreSubmitInfo::default()
+                .semaphore(timeline)
+                .value(seq)
+                // In a signal's first scope BOTTOM_OF_PIPE means every stage (the spec's equivalence), without
+                // the ALL_COMMANDS that best practices warns about.
+                .stage_mask(vk::PipelineStageFlags2::BOTTOM_OF_PIPE),
+        );
         self.signal_semaphore_info_count = signals.len() as u32;
         self.p_signal_semaphore_infos = signals.as_ptr();
         // The vector's heap buffer does not move when the box takes it. The structs borrow nothing the
@@ -774,26 +754,6 @@ impl Batch for vk::SubmitInfo2<'_> {
     fn signal_array_without_count(&self) -> bool {
         self.signal_semaphore_info_count == 0 && !self.p_signal_semaphore_infos.is_null()
     }
-
-    fn signal_only(timeline: vk::Semaphore, seq: u64) -> (Self, Box<dyn std::any::Any>) {
-        let signal = Box::new(own_signal_info(timeline, seq));
-        let batch = vk::SubmitInfo2 {
-            signal_semaphore_info_count: 1,
-            p_signal_semaphore_infos: &*signal,
-            ..Default::default()
-        };
-        (batch, signal)
-    }
-}
-
-/// The layer's signal of `timeline` to `seq`, as `vkQueueSubmit2` takes it.
-fn own_signal_info(timeline: vk::Semaphore, seq: u64) -> vk::SemaphoreSubmitInfo<'static> {
-    vk::SemaphoreSubmitInfo::default()
-        .semaphore(timeline)
-        .value(seq)
-        // In a signal's first scope BOTTOM_OF_PIPE means every stage (the spec's equivalence), without
-        // the ALL_COMMANDS that best practices warns about.
-        .stage_mask(vk::PipelineStageFlags2::BOTTOM_OF_PIPE)
 }
 
 /// The shared body of the submission hooks: snapshots the command buffers, adds the layer's timeline
@@ -836,9 +796,7 @@ fn submit<B: Batch, F: Copy>(
                 };
                 added.or_else(|| {
                     // The app's batches go down as they are, and the layer's after them.
-                    copies.truncate(app.len());
-                    copies.copy_from_slice(app);
-                    let (own, keep) = B::signal_only(timeline, seq);
+                    let (own, keep) = B::signal_only(timeline, seq)?;
                     copies.push(own);
                     Some(keep)
                 })
