@@ -7,7 +7,7 @@
 //! Every command made by [`vulkan_command`] carries the validation settings of [`validation`]: wherever a
 //! test enables the validation layer, it runs with synchronization validation and best practices, and its
 //! messages are read back by [`Run::validation`] and judged by [`Run::assert_no_validation_messages`]
-//! (none at all) or [`Run::assert_validation_messages_unchanged`] (none that a run without Blackbox lacks).
+//! (none at all) or [`Run::assert_validation_messages_unchanged`] (every id as often as without Blackbox).
 
 pub mod validation;
 

@@ -284,15 +284,15 @@ pub const IDLE: Duration = Duration::from_millis(300);
 const POLL_LIMIT: Duration = Duration::from_secs(60);
 
 pub fn run_poll(cx: &Context, options: &Options) -> Result<Outcome> {
-    run_polled(cx, options, c"nan-poll", Completion::Polled(None))
+    run_one_dispatch(cx, options, c"nan-poll", Completion::Polled(None))
 }
 
 pub fn run_sleep(cx: &Context, options: &Options) -> Result<Outcome> {
-    run_polled(cx, options, c"nan-sleep", Completion::Polled(Some(SLEEP)))
+    run_one_dispatch(cx, options, c"nan-sleep", Completion::Polled(Some(SLEEP)))
 }
 
 pub fn run_signal_array(cx: &Context, options: &Options) -> Result<Outcome> {
-    run_polled(
+    run_one_dispatch(
         cx,
         options,
         c"nan-signal-array",
@@ -311,7 +311,7 @@ enum Completion {
 }
 
 /// One nan.comp dispatch, its completion learnt as `completion` says.
-fn run_polled(
+fn run_one_dispatch(
     cx: &Context,
     options: &Options,
     name: &CStr,
