@@ -186,6 +186,76 @@ fn headers_branching_to_their_continue_target_and_endless_loops_break() {
 }
 
 #[test]
+fn values_the_body_defines_reach_the_code_after_the_loop_through_phis_at_break() {
+    let words = assemble("loop_escaping.spvasm", "vulkan1.0");
+    let input = Module::parse(&words).unwrap();
+    // Before the fix the break edge left %v and %f without a definition that dominates their uses:
+    // spirv-val, which `every_mode` runs on every output, refused the module.
+    let outs = every_mode("loop_escaping", &words, "vulkan1.0");
+    let in_main = &input.functions[0];
+    // (header, merge, body) of each loop, and the ids the first body defines, in order.
+    let loops: Vec<(u32, u32, u32)> = in_main
+        .blocks
+        .iter()
+        .filter_map(|b| {
+            let m = b.instructions.iter().find(|i| i.is(Op::LoopMerge))?;
+            let body = b.instructions.last()?.operands[0];
+            Some((b.id(), m.operands[0], body))
+        })
+        .collect();
+    assert_eq!(loops.len(), 2);
+    let (h1, m1, b1) = loops[0];
+    let defined: Vec<u32> = block(in_main, b1)
+        .instructions
+        .iter()
+        .filter_map(|i| i.result_id)
+        .collect();
+    let (v, f) = (defined[0], defined[2]);
+    let (_, brk) = &outs[2];
+    let module = Module::parse(&brk.words).unwrap();
+    let main = function(&module, in_main.id());
+    // Loop 1 breaks from its header, and its merge block starts with a phi for each escaping value: the
+    // value from the body's break, a null value from the header.
+    let term = block(main, h1).instructions.last().unwrap();
+    assert!(term.is(Op::BranchConditional) && term.operands[1] == m1);
+    let phis: Vec<&blackbox_engine::module::Instruction> = block(main, m1)
+        .instructions
+        .iter()
+        .take_while(|i| i.is(Op::Phi))
+        .collect();
+    assert_eq!(phis.len(), 2, "{phis:?}");
+    let phi_of = |value: u32| {
+        phis.iter()
+            .find(|p| p.operands[0] == value)
+            .unwrap_or_else(|| panic!("no phi for %{value}: {phis:?}"))
+    };
+    for value in [v, f] {
+        let phi = phi_of(value);
+        assert_eq!(phi.operands.len(), 4, "{phi:?}");
+        assert_eq!(phi.operands[3], h1, "{phi:?}");
+    }
+    // The uses after the loop, in the merge block and the block after it, take the phis.
+    let uses_after: Vec<u32> = main
+        .blocks
+        .iter()
+        .skip_while(|b| b.id() != m1)
+        .take(2)
+        .flat_map(|b| b.instructions.iter().filter(|i| !i.is(Op::Phi)))
+        .flat_map(|i| i.operands.iter().copied())
+        .collect();
+    assert!(!uses_after.contains(&v) && !uses_after.contains(&f));
+    assert!(uses_after.contains(&phi_of(v).result_id.unwrap()));
+    assert!(uses_after.contains(&phi_of(f).result_id.unwrap()));
+    // Loop 2's escaping value is a pointer: no null to give the header's edge, so it keeps its branch.
+    let (h2, _, b2) = loops[1];
+    let term = block(main, h2).instructions.last().unwrap();
+    assert!(
+        term.is(Op::Branch) && term.operands[0] == b2,
+        "loop 2 keeps its branch: {term:?}"
+    );
+}
+
+#[test]
 fn narrow_and_wide_integers_vector_inserts_and_spec_constant_lengths() {
     let words = assemble("int_edges.spvasm", "vulkan1.2");
     let outs = every_mode("int_edges", &words, "vulkan1.2");

@@ -114,6 +114,49 @@ fn grammar_of(opcode: u16) -> Option<&'static Instruction<'static>> {
     table.get(usize::from(opcode)).copied().flatten()
 }
 
+/// The positions in `inst.operands` that hold ids (operands after the result type and result id), or
+/// `None` where the grammar leaves them uncertain here: an unknown opcode, a mask whose parameters may be
+/// ids (memory access, image operands), a literal whose width depends on another operand (`OpSwitch`,
+/// `OpConstant`), pairs other than `OpPhi`'s, or words the grammar does not account for. For rewriting
+/// uses of an id, where a guess could change a literal.
+pub(crate) fn id_positions(inst: &module::Instruction) -> Option<smallvec::SmallVec<[usize; 8]>> {
+    let words = &inst.operands[..];
+    if inst.is(spirv::Op::Phi) {
+        return Some((0..words.len()).collect());
+    }
+    let grammar = grammar_of(inst.opcode())?;
+    let mut ids = smallvec::SmallVec::new();
+    let mut at = 0;
+    for operand in grammar
+        .operands
+        .iter()
+        .filter(|o| !matches!(o.kind, OperandKind::IdResultType | OperandKind::IdResult))
+    {
+        while at < words.len() {
+            at += match operand.kind {
+                OperandKind::IdRef | OperandKind::IdScope | OperandKind::IdMemorySemantics => {
+                    ids.push(at);
+                    1
+                }
+                OperandKind::LiteralString => decode_string(&words[at..]).1.max(1),
+                OperandKind::MemoryAccess
+                | OperandKind::ImageOperands
+                | OperandKind::LiteralContextDependentNumber
+                | OperandKind::PairIdRefIdRef
+                | OperandKind::PairIdRefLiteralInteger
+                | OperandKind::PairLiteralIntegerIdRef => return None,
+                // A literal number or an enumerant of one word; enumerants with parameters (decorations,
+                // execution modes) do not occur inside functions, where this is used.
+                _ => 1,
+            };
+            if operand.quantifier != OperandQuantifier::ZeroOrMore {
+                break;
+            }
+        }
+    }
+    (at == words.len()).then_some(ids)
+}
+
 /// The instruction as `spirv-dis --raw-id` writes it (without the indentation).
 pub(crate) fn disassemble(an: &Analysis, inst: &module::Instruction) -> String {
     let mut out = String::with_capacity(48);

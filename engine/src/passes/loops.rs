@@ -38,7 +38,8 @@
 
 use spirv::{Op, SelectionControl, StorageClass};
 
-use super::cfg::{Cfg, Loop};
+use super::cfg::{targets, Cfg, Loop};
+use crate::analysis::disasm::id_positions;
 use crate::analysis::Type;
 use crate::base::builder::{Builder, FnBuilder};
 use crate::base::values::shape;
@@ -662,6 +663,42 @@ fn break_out(base: &mut Base<'_>, f: &mut Function, h: usize, info: &Loop, stop:
         }
         _ => return,
     };
+    // Values the loop's body defines and code after the loop uses: the body dominated the merge block,
+    // and the new edge from the header does not pass it. Each gets a phi at the top of the merge block
+    // (itself from the old edges, a null value from the new ones), and the uses after the loop take it.
+    let Some(escaping) = escaping_values(f, info) else {
+        return;
+    };
+    let old_preds: Vec<u32> = if escaping.is_empty() {
+        Vec::new()
+    } else {
+        f.blocks
+            .iter()
+            .filter(|b| {
+                b.instructions
+                    .last()
+                    .is_some_and(|t| targets(&base.an, &base.b.types, t).contains(&merge))
+            })
+            .map(Block::id)
+            .collect()
+    };
+    let mut escaping_phis = Vec::with_capacity(escaping.len());
+    let mut renamed: FastMap<u32, u32> = FastMap::default();
+    for &(value, ty) in &escaping {
+        let Some(null) = null_of(base, ty, 0) else {
+            return;
+        };
+        let phi = base.b.id();
+        let mut operands = smallvec::SmallVec::<[u32; 5]>::new();
+        for &p in &old_preds {
+            operands.extend_from_slice(&[value, p]);
+        }
+        for &p in &new_preds {
+            operands.extend_from_slice(&[null, p]);
+        }
+        escaping_phis.push(Instruction::new(Op::Phi, Some(ty), Some(phi), operands));
+        renamed.insert(value, phi);
+    }
     // Apply: the header's branch (conditions before the OpLoopMerge), the gate, the merge block.
     let insts = &mut f.blocks[h].instructions;
     let at = insts
@@ -695,6 +732,15 @@ fn break_out(base: &mut Base<'_>, f: &mut Function, h: usize, info: &Loop, stop:
         .filter(|i| i.is(Op::Phi))
         .flat_map(|i| i.operands.chunks(2).filter_map(|p| p.get(1).copied()))
         .collect();
+    if !renamed.is_empty() {
+        rename_after_loop(f, info, &renamed);
+        let m = f
+            .blocks
+            .iter()
+            .position(|b| b.id() == merge)
+            .expect("found above");
+        f.blocks[m].instructions.splice(0..0, escaping_phis);
+    }
     let mut nulls = phi_nulls.into_iter();
     for inst in f.blocks[m]
         .instructions
@@ -712,6 +758,72 @@ fn break_out(base: &mut Base<'_>, f: &mut Function, h: usize, info: &Loop, stop:
     if let Some(ret) = ret {
         if let Some(last) = f.blocks[m].instructions.last_mut() {
             *last = ret;
+        }
+    }
+}
+
+/// The values defined in `info`'s loop after its header and used outside it (a use being an id operand of
+/// an instruction in a block outside the loop; the merge block's own phis take their values from the
+/// loop's blocks, where the values still dominate), with their types. `None` where such a use cannot be
+/// told from a literal ([`id_positions`]): the loop then keeps its branch.
+fn escaping_values(f: &Function, info: &Loop) -> Option<Vec<(u32, u32)>> {
+    let inside: FastSet<u32> = info.blocks.iter().copied().collect();
+    let mut defined: FastMap<u32, u32> = FastMap::default();
+    for b in f.blocks.iter().filter(|b| inside.contains(&b.id())) {
+        if b.id() == info.header {
+            // Its definitions come before the branch that now leaves: they still dominate the merge.
+            continue;
+        }
+        for inst in &b.instructions {
+            if let (Some(id), Some(ty)) = (inst.result_id, inst.result_type) {
+                defined.insert(id, ty);
+            }
+        }
+    }
+    let mut escaping = Vec::new();
+    if defined.is_empty() {
+        return Some(escaping);
+    }
+    let mut seen = FastSet::default();
+    for b in f.blocks.iter().filter(|b| !inside.contains(&b.id())) {
+        for inst in &b.instructions {
+            if b.id() == info.merge && inst.is(Op::Phi) {
+                continue;
+            }
+            if !inst.operands.iter().any(|w| defined.contains_key(w)) {
+                continue;
+            }
+            for at in id_positions(inst)? {
+                let id = inst.operands[at];
+                if let Some(&ty) = defined.get(&id) {
+                    if seen.insert(id) {
+                        escaping.push((id, ty));
+                    }
+                }
+            }
+        }
+    }
+    Some(escaping)
+}
+
+/// Gives the uses of each renamed value outside `info`'s loop (less the merge block's own phis) its new id.
+fn rename_after_loop(f: &mut Function, info: &Loop, renamed: &FastMap<u32, u32>) {
+    let inside: FastSet<u32> = info.blocks.iter().copied().collect();
+    for b in f.blocks.iter_mut().filter(|b| !inside.contains(&b.id())) {
+        let merge = b.id() == info.merge;
+        for inst in &mut b.instructions {
+            if merge && inst.is(Op::Phi) {
+                continue;
+            }
+            if !inst.operands.iter().any(|w| renamed.contains_key(w)) {
+                continue;
+            }
+            // Decoded by `escaping_values` already, so `Some`.
+            for at in id_positions(inst).unwrap_or_default() {
+                if let Some(&new) = renamed.get(&inst.operands[at]) {
+                    inst.operands[at] = new;
+                }
+            }
         }
     }
 }
