@@ -432,10 +432,16 @@ impl LoopPass {
     ///   merge block or the continue target;
     /// - a header that can newly reach the merge block gives each `OpPhi` there a null value for the new
     ///   edge, and a merge block that was `OpUnreachable` (an endless loop's) returns instead (a null
-    ///   value, in a function that returns one).
+    ///   value, in a function that returns one);
+    /// - a value the loop's body defines and code after the loop uses (NIR's loops, `loop { body; if (c)
+    ///   break; }`, which zink's shaders are made of: the body dominated the merge block until the header's
+    ///   new edge) reaches its uses through a new phi at the top of the merge block, the value from the old
+    ///   edges and a null value from the new one.
     ///
-    /// A loop whose merge block has a phi of a type without a null constant (a pointer), or whose function
-    /// returns one, keeps its branch: it records but does not break. Then declares what the helpers use:
+    /// A loop whose merge block has a phi of a type without a null constant (a pointer), whose function
+    /// returns one, or whose body defines one that is used after the loop (or a value used there by an
+    /// instruction whose ids the grammar cannot tell from literals), keeps its branch: it records but does
+    /// not break. Then declares what the helpers use:
     /// the `Private` variables in the entry points' interfaces (SPIR-V 1.4 and later), and, with a clock,
     /// `ShaderClockKHR` and `SPV_KHR_shader_clock`.
     pub(crate) fn finish(self, base: &mut Base<'_>, module: &mut Module) {

@@ -1,0 +1,118 @@
+//! glmark2 (Debian 12's glmark2-x11 2023.01), an OpenGL benchmark, on Vulkan through Mesa's zink, on
+//! lavapipe, through Blackbox with the validation layer below it. zink turns every GL draw, state change
+//! and GLSL shader into Vulkan and SPIR-V of its own making, so this is an app nobody here wrote that
+//! makes hundreds of pipelines. `glmark2 --validate` renders each of its scenes and probes pixels of the
+//! result against its expectations (`Validation: Success`, `Failure`, or `Unknown` for a scene it has no
+//! probe for). Without Blackbox (the reference), then through it at several settings: the same exit, the
+//! same verdict for every scene, every validation id as often as without Blackbox, and no Blackbox warning
+//! where no NaN check is on.
+//!
+//! glmark2 prints a scene's name before rendering it and its verdict after, so the validation layer logs
+//! to a file of its own here rather than to stdout, where its messages would split those lines.
+
+use blackbox_integration::*;
+
+/// A run of glmark2: the run, with the validation layer's log as its stdout, and each scene's verdict in
+/// order (`[scene] options`, `Success` / `Failure` / `Unknown`).
+struct Glmark2 {
+    run: Run,
+    verdicts: Vec<(String, String)>,
+}
+
+/// Runs glmark2 through zink with `--validate` on `display`: with the validation layer alone, or
+/// through Blackbox with `vars` when `blackbox`. `name` names the validation layer's log.
+fn glmark2(
+    home: &TempDir,
+    display: &str,
+    name: &str,
+    blackbox: Option<&[(&str, &str)]>,
+) -> Glmark2 {
+    let log = home.path().join(format!("{name}.validation.log"));
+    let settings = home.path().join(format!("{name}.vk_layer_settings.txt"));
+    std::fs::write(
+        &settings,
+        validation::SETTINGS.replace(
+            "log_filename = stdout",
+            &format!("log_filename = {}", log.display()),
+        ),
+    )
+    .expect("writing the validation settings");
+    let mut cmd = vulkan_command("glmark2", home.path());
+    cmd.arg("--validate")
+        .env("DISPLAY", display)
+        // Mesa's GL on Vulkan: zink, on the only Vulkan device here (lavapipe).
+        .env("LIBGL_ALWAYS_SOFTWARE", "1")
+        .env("GALLIUM_DRIVER", "zink")
+        .env("VK_LAYER_SETTINGS_PATH", &settings);
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
+    let mut run = run(&mut cmd);
+    let verdicts = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.rsplit_once(": Validation: "))
+        .map(|(scene, verdict)| (scene.to_owned(), verdict.to_owned()))
+        .collect();
+    run.stdout = std::fs::read_to_string(&log).unwrap_or_default();
+    Glmark2 { run, verdicts }
+}
+
+#[test]
+fn every_scene_renders_as_without_blackbox_with_the_same_validation() {
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("glmark2");
+    let Glmark2 {
+        run: reference,
+        verdicts: expected,
+    } = glmark2(&home, &xvfb.display, "reference", None);
+    reference.assert_success().assert_validation_on();
+    // What glmark2 checks: if zink or lavapipe changed and no scene validated any more, a run through
+    // Blackbox that rendered nothing right would still match it.
+    let succeeded = expected.iter().filter(|(_, v)| *v == "Success").count();
+    assert!(
+        succeeded >= 20,
+        "only {succeeded} of {} scenes validate without Blackbox:\n{}",
+        expected.len(),
+        reference.dump()
+    );
+    let settings: &[(&str, &[(&str, &str)], bool)] = &[
+        ("defaults", &[], false),
+        (
+            "nan-outputs-command",
+            &[
+                ("VK_BLACKBOX_NAN", "outputs"),
+                ("VK_BLACKBOX_BREADCRUMBS", "command"),
+            ],
+            false,
+        ),
+        (
+            "loops-int-frames",
+            &[
+                ("VK_BLACKBOX_LOOPS", "break"),
+                ("VK_BLACKBOX_INT", "on"),
+                ("VK_BLACKBOX_FRAMES", "8"),
+            ],
+            false,
+        ),
+        ("nan-ops", &[("VK_BLACKBOX_NAN", "ops")], true),
+    ];
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for &(name, vars, may_warn) in settings {
+        let Glmark2 { run, verdicts } = glmark2(&home, &xvfb.display, name, Some(vars));
+        problems.extend(run.problems_through_blackbox(name));
+        if !may_warn && !run.warnings().is_empty() {
+            problems.push(format!("{name}: Blackbox warned: {:#?}", run.warnings()));
+        }
+        if verdicts != expected {
+            problems.push(format!(
+                "{name}: verdicts {verdicts:#?}, without Blackbox {expected:#?}"
+            ));
+        }
+        if let Err(e) = run.validation_messages_changed(&reference) {
+            problems.push(format!("{name}: {e}"));
+        }
+        runs.push((name, run));
+    }
+    runs.insert(0, ("reference", reference));
+    fail_on_problems(&problems, &runs);
+}
