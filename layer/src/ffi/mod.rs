@@ -164,7 +164,15 @@ unsafe extern "system" fn get_instance_proc_addr(
             return Some(Some(hook.function));
         }
         // SAFETY: a non-null instance handle passed by the app is valid.
-        let state = unsafe { registry::instance_of(instance) }?;
+        let Some(state) = (unsafe { registry::instance_of(instance) }) else {
+            // Layers above built on the loader's sample layer (Mesa's overlay, MangoHud, vkBasalt) ask for
+            // `vkCreateDevice` with a null instance. Blackbox's instance-level hooks find their state from
+            // their own first parameter, so they are handed out as the validation layer does; anything
+            // else needs the instance to ask the chain below.
+            return hook
+                .filter(|h| h.scope == Scope::Instance)
+                .map(|h| Some(h.function));
+        };
         // SAFETY: the next layer resolves commands for its live instance.
         let next = unsafe { (state.next_get_instance_proc_addr)(instance, name.as_ptr()) };
         Some(match hook {
@@ -257,7 +265,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_handles_resolve_nothing_but_global_hooks() {
+    fn unknown_handles_resolve_only_global_and_instance_hooks() {
         // SAFETY: null handles are looked up without being dereferenced.
         unsafe {
             assert!(
@@ -265,6 +273,15 @@ mod tests {
                     .is_some()
             );
             assert!(get_instance_proc_addr(vk::Instance::null(), c"vkCmdDraw".as_ptr()).is_none());
+            // Layers built on the loader's sample ask for vkCreateDevice with a null instance.
+            assert!(
+                get_instance_proc_addr(vk::Instance::null(), c"vkCreateDevice".as_ptr()).is_some()
+            );
+            assert!(get_instance_proc_addr(
+                vk::Instance::null(),
+                c"vkGetPhysicalDeviceProperties".as_ptr()
+            )
+            .is_none());
             assert!(get_device_proc_addr(vk::Device::null(), c"vkCmdDraw".as_ptr()).is_none());
         }
     }

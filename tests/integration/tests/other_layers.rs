@@ -1,0 +1,99 @@
+//! Blackbox under other layers people run: MangoHud 0.6.8 (a performance overlay) and vkBasalt 0.3.2.8 (a
+//! post-processing layer), Debian 12's packages, both implicit layers enabled by their own variables and
+//! so above Blackbox's explicit layer. Each draws with pipelines, shaders, command buffers and submissions
+//! of its own on the app's device and queue, which go through Blackbox like the app's. vkcube on Xvfb
+//! with both, on lavapipe, with the validation layer below: without Blackbox (the reference), then through
+//! it at several settings. The same exit, Blackbox active once, every validation id as often as without
+//! it, and no Blackbox warning but at NaN `ops` (vkBasalt's sharpening shader divides by zero on black
+//! pixels: its own values).
+//!
+//! Both layers are built on the loader's sample layer, which asks the layer below for `vkCreateDevice`
+//! with a null instance; Blackbox answered that with a null pointer, and vkcube's device creation failed.
+
+use blackbox_integration::*;
+use std::process::Command;
+
+/// MangoHud's overlay with text that does not change from frame to frame: with frame rates and times on
+/// it, the size of its vertex buffers (and so how many small allocations best practices reports) follows
+/// how fast frames come, which the NaN checks change on lavapipe.
+const MANGOHUD_CONFIG: &str =
+    "cpu_stats=0,gpu_stats=0,fps=0,frame_timing=0,custom_text=Blackbox,version";
+
+/// vkcube for 100 frames on `display` under MangoHud and vkBasalt (contrast-adaptive sharpening), with the
+/// validation layer alone or through Blackbox with `vars`.
+fn vkcube(home: &TempDir, display: &str, blackbox: Option<&[(&str, &str)]>) -> Command {
+    let config = home.path().join("vkBasalt.conf");
+    std::fs::write(&config, "effects = cas\ncasSharpness = 0.4\n").expect("vkBasalt.conf");
+    let mut cmd = vulkan_command("vkcube", home.path());
+    cmd.args(["--c", "100"])
+        .env("DISPLAY", display)
+        .env("MANGOHUD", "1")
+        .env("MANGOHUD_CONFIG", MANGOHUD_CONFIG)
+        .env("ENABLE_VKBASALT", "1")
+        .env("VKBASALT_CONFIG_FILE", &config)
+        .env("VKBASALT_LOG_LEVEL", "info");
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
+    cmd
+}
+
+/// What shows that both layers ran: MangoHud's log lines and vkBasalt's reading of the config.
+fn layers_ran(run: &Run) -> Result<(), String> {
+    let mangohud = run.stderr.contains("[MANGOHUD]");
+    let vkbasalt = run.stderr.contains("vkBasalt info:  effects = cas");
+    match (mangohud, vkbasalt) {
+        (true, true) => Ok(()),
+        _ => Err(format!(
+            "the layers above did not run (MangoHud: {mangohud}, vkBasalt: {vkbasalt}): is scripts/setup.sh's \
+             mangohud and vkbasalt installed?"
+        )),
+    }
+}
+
+#[test]
+fn vkcube_under_mangohud_and_vkbasalt_runs_as_without_blackbox() {
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("other-layers");
+    let reference = run(&mut vkcube(&home, &xvfb.display, None));
+    reference.assert_success().assert_validation_on();
+    if let Err(e) = layers_ran(&reference) {
+        panic!("{e}\n{}", reference.dump());
+    }
+    let settings: &[(&str, &[(&str, &str)], bool)] = &[
+        ("defaults", &[], false),
+        (
+            "nan-ops-command",
+            &[
+                ("VK_BLACKBOX_NAN", "ops"),
+                ("VK_BLACKBOX_BREADCRUMBS", "command"),
+            ],
+            true,
+        ),
+        (
+            "frames-loops-int",
+            &[
+                ("VK_BLACKBOX_FRAMES", "8"),
+                ("VK_BLACKBOX_LOOPS", "break"),
+                ("VK_BLACKBOX_INT", "on"),
+            ],
+            false,
+        ),
+    ];
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for &(name, vars, may_warn) in settings {
+        let run = run(&mut vkcube(&home, &xvfb.display, Some(vars)));
+        problems.extend(run.problems_through_blackbox(name));
+        if let Err(e) = layers_ran(&run) {
+            problems.push(format!("{name}: {e}"));
+        }
+        if !may_warn && !run.warnings().is_empty() {
+            problems.push(format!("{name}: Blackbox warned: {:#?}", run.warnings()));
+        }
+        if let Err(e) = run.validation_messages_changed(&reference) {
+            problems.push(format!("{name}: {e}"));
+        }
+        runs.push((name, run));
+    }
+    runs.insert(0, ("reference", reference));
+    fail_on_problems(&problems, &runs);
+}
