@@ -442,6 +442,14 @@ impl Run {
         self
     }
 
+    /// The run with the validation layer's log file (see [`validation::write_settings_logging_to_file`])
+    /// as its stdout, which [`Run::validation`] reads, and the program's own stdout beside it.
+    pub fn with_validation_log(mut self, log: &Path) -> (Run, String) {
+        let log = std::fs::read_to_string(log).unwrap_or_default();
+        let program = std::mem::replace(&mut self.stdout, log);
+        (self, program)
+    }
+
     /// What is wrong with this run of a program through Blackbox, where the program must end as without
     /// it: an exit other than success, or other than one Blackbox start-up line (Blackbox active, once for
     /// the one device). Each problem starts with `name`, the run's setting.

@@ -47,6 +47,21 @@ pub fn write_settings(dir: &Path) -> PathBuf {
     path
 }
 
+/// Writes [`SETTINGS`] logging to `dir/<name>.validation.log` rather than stdout, as
+/// `dir/<name>.vk_layer_settings.txt`: for programs that print lines of their own a test reads, which
+/// the layer's messages would split where both write to stdout. Returns the settings' path and the log's.
+pub fn write_settings_logging_to_file(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    std::fs::create_dir_all(dir).expect("settings dir");
+    let log = dir.join(format!("{name}.validation.log"));
+    let path = dir.join(format!("{name}.vk_layer_settings.txt"));
+    let settings = SETTINGS.replace(
+        "log_filename = stdout",
+        &format!("log_filename = {}", log.display()),
+    );
+    std::fs::write(&path, settings).expect("write vk_layer_settings.txt");
+    (path, log)
+}
+
 /// A message's severity, as the layer's log names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {

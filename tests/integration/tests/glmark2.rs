@@ -27,16 +27,7 @@ fn glmark2(
     name: &str,
     blackbox: Option<&[(&str, &str)]>,
 ) -> Glmark2 {
-    let log = home.path().join(format!("{name}.validation.log"));
-    let settings = home.path().join(format!("{name}.vk_layer_settings.txt"));
-    std::fs::write(
-        &settings,
-        validation::SETTINGS.replace(
-            "log_filename = stdout",
-            &format!("log_filename = {}", log.display()),
-        ),
-    )
-    .expect("writing the validation settings");
+    let (settings, log) = validation::write_settings_logging_to_file(home.path(), name);
     let mut cmd = vulkan_command("glmark2", home.path());
     cmd.arg("--validate")
         .env("DISPLAY", display)
@@ -45,14 +36,12 @@ fn glmark2(
         .env("GALLIUM_DRIVER", "zink")
         .env("VK_LAYER_SETTINGS_PATH", &settings);
     validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
-    let mut run = run(&mut cmd);
-    let verdicts = run
-        .stdout
+    let (run, stdout) = run(&mut cmd).with_validation_log(&log);
+    let verdicts = stdout
         .lines()
         .filter_map(|l| l.rsplit_once(": Validation: "))
         .map(|(scene, verdict)| (scene.to_owned(), verdict.to_owned()))
         .collect();
-    run.stdout = std::fs::read_to_string(&log).unwrap_or_default();
     Glmark2 { run, verdicts }
 }
 
