@@ -12,6 +12,9 @@
 
 use blackbox_integration::*;
 
+/// A setting's variables.
+type Vars = &'static [(&'static str, &'static str)];
+
 /// A run of glmark2: the run, with the validation layer's log as its stdout, and each scene's verdict in
 /// order (`[scene] options`, `Success` / `Failure` / `Unknown`).
 struct Glmark2 {
@@ -63,7 +66,8 @@ fn every_scene_renders_as_without_blackbox_with_the_same_validation() {
         expected.len(),
         reference.dump()
     );
-    let settings: &[(&str, &[(&str, &str)], bool)] = &[
+    // (name, variables, whether Blackbox may warn)
+    let settings: &[(&str, Vars, bool)] = &[
         ("defaults", &[], false),
         (
             "nan-outputs-command",

@@ -11,6 +11,9 @@
 //! with a null instance; Blackbox answered that with a null pointer, and vkcube's device creation failed.
 
 use blackbox_integration::*;
+
+/// A setting's variables.
+type Vars = &'static [(&'static str, &'static str)];
 use std::process::Command;
 
 /// MangoHud's overlay with text that does not change from frame to frame: with frame rates and times on
@@ -58,7 +61,8 @@ fn vkcube_under_mangohud_and_vkbasalt_runs_as_without_blackbox() {
     if let Err(e) = layers_ran(&reference) {
         panic!("{e}\n{}", reference.dump());
     }
-    let settings: &[(&str, &[(&str, &str)], bool)] = &[
+    // (name, variables, whether Blackbox may warn)
+    let settings: &[(&str, Vars, bool)] = &[
         ("defaults", &[], false),
         (
             "nan-ops-command",
