@@ -101,3 +101,65 @@ fn vkcube_under_mangohud_and_vkbasalt_runs_as_without_blackbox() {
     runs.insert(0, ("reference", reference));
     fail_on_problems(&problems, &runs);
 }
+
+/// Mesa's overlay (mesa-vulkan-drivers' `VK_LAYER_MESA_overlay`, an explicit layer, MangoHud's ancestor)
+/// above Blackbox and below it, by the order of `VK_INSTANCE_LAYERS`, with the validation layer lowest:
+/// vkcube runs as with the overlay and the validation layer alone.
+#[test]
+fn vkcube_with_mesas_overlay_above_and_below_blackbox_runs_as_without_it() {
+    const OVERLAY: &str = "VK_LAYER_MESA_overlay";
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("mesa-overlay");
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let vkcube = |name: &str, layers: String| {
+        // The overlay's statistics file, which it creates when it starts, shows that it ran (the loader
+        // leaves out a layer it cannot find). Its rows come every half second, which 100 frames may not
+        // last.
+        let stats = home.path().join(format!("{name}.overlay.csv"));
+        let mut cmd = vulkan_command("vkcube", home.path());
+        cmd.args(["--c", "100"])
+            .env("DISPLAY", &xvfb.display)
+            .env("VK_ADD_LAYER_PATH", &manifests)
+            .env("VK_INSTANCE_LAYERS", layers)
+            .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"))
+            .env("VK_BLACKBOX_NAN", "ops")
+            .env(
+                "VK_LAYER_MESA_OVERLAY_CONFIG",
+                format!("output_file={}", stats.display()),
+            );
+        let run = run(&mut cmd);
+        let ran = stats.exists();
+        (run, ran)
+    };
+    let (reference, ran) = vkcube("reference", format!("{OVERLAY}:{VALIDATION}"));
+    reference.assert_success().assert_validation_on();
+    assert!(ran, "the overlay did not run:\n{}", reference.dump());
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for (name, layers) in [
+        (
+            "overlay-above",
+            format!("{OVERLAY}:VK_LAYER_blackbox:{VALIDATION}"),
+        ),
+        (
+            "overlay-below",
+            format!("VK_LAYER_blackbox:{OVERLAY}:{VALIDATION}"),
+        ),
+    ] {
+        let (run, ran) = vkcube(name, layers);
+        problems.extend(run.problems_through_blackbox(name));
+        if !ran {
+            problems.push(format!("{name}: the overlay did not run"));
+        }
+        if !run.warnings().is_empty() {
+            problems.push(format!("{name}: Blackbox warned: {:#?}", run.warnings()));
+        }
+        if let Err(e) = run.validation_messages_changed(&reference) {
+            problems.push(format!("{name}: {e}"));
+        }
+        runs.push((name, run));
+    }
+    runs.insert(0, ("reference", reference));
+    fail_on_problems(&problems, &runs);
+}
