@@ -150,6 +150,17 @@ pub const VARIABLES: &[Variable] = &[
         }),
     },
     Variable {
+        name: "VK_BLACKBOX_LOG_REPEATS",
+        accepted: "log lines per shader error site (failed assert, NaN, loop budget, integer check), 0 for no limit",
+        default: "10",
+        setting: Some(Setting {
+            label: "Lines per shader error",
+            description: "How many log lines one shader error site gets; later firings are counted (in reports and a closing line when the device is destroyed) but not logged. 0: no limit.",
+            kind: Kind::Int { default: 10, min: 0, max: u32::MAX as i64, unit: "lines" },
+            depends_on: None,
+        }),
+    },
+    Variable {
         name: "VK_BLACKBOX_ASSERT",
         accepted: "off, log, abort, crash",
         default: "log",
@@ -712,6 +723,10 @@ keywords!(Switch {
     "0" => Switch(false),
 });
 
+/// Log lines one shader error site gets by default: as many as the validation layer's default limit of
+/// repeats of one message.
+pub const DEFAULT_LOG_REPEATS: u32 = 10;
+
 /// Levels the log filter accepts.
 const LEVELS: &[&str] = &["off", "error", "warn", "info", "debug", "trace"];
 
@@ -724,6 +739,8 @@ pub struct Config {
     pub log_filter: String,
     /// Where the log goes; `None` is stderr.
     pub log_file: Option<PathBuf>,
+    /// Log lines one shader error site gets (`VK_BLACKBOX_LOG_REPEATS`); 0 is no limit.
+    pub log_repeats: u32,
     /// What a failing assert does.
     pub assert: AssertMode,
     /// Whether `debugPrintf` calls become records.
@@ -846,6 +863,11 @@ impl Config {
         let log_file = r
             .text("VK_BLACKBOX_LOG_FILE")
             .map(|g| PathBuf::from(g.text));
+        let log_repeats = r.number(
+            "VK_BLACKBOX_LOG_REPEATS",
+            DEFAULT_LOG_REPEATS,
+            "a whole number of lines per site, 0 for no limit",
+        );
 
         let default_output = default_output_dir(&sources.env);
         let output_dir = match r.text("VK_BLACKBOX_OUTPUT").map(|g| PathBuf::from(g.text)) {
@@ -951,6 +973,7 @@ impl Config {
                 output_dir,
                 log_filter,
                 log_file,
+                log_repeats,
                 assert,
                 printf,
                 nan,

@@ -245,6 +245,7 @@ impl Device {
             if let Some(frames) = &self.frames {
                 frames.destroy(self);
             }
+            crate::shader_errors::close(self);
             // SAFETY: no pending work (waited for above, or the device is lost).
             unsafe { self.destroy_own_objects() };
         });

@@ -46,6 +46,10 @@ pub struct InstrumentedShader {
 struct SiteTotal {
     count: u64,
     first_message: Option<String>,
+    /// Log lines the site has had (`VK_BLACKBOX_LOG_REPEATS` limits them), and the firings counted after
+    /// its last, for the closing line ([`close`]).
+    lines: u32,
+    not_logged: u64,
     /// The first record read for the site: a drain that reads a new count but none of the site's records
     /// (one still being written as the count came in, or past the site's cap while work stays pending)
     /// describes the site from it.
@@ -351,6 +355,7 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         })
         .collect();
     let mut printf_budget = PRINTF_LINES_PER_DRAIN;
+    let repeats = crate::config().log_repeats;
     let mut frame_errors: Vec<(u32, blackbox_report::FrameError)> = Vec::new();
     for (site_index, delta) in work {
         let Some((shader, local)) = sites.get(site_index as usize) else {
@@ -448,10 +453,25 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 );
                 let consequence = matches!(site.kind, SiteKind::NanOutput { .. })
                     && raw.is_some_and(|r| origins.contains(&(shader.info.id.0, r.invocation)));
-                if consequence {
-                    debug!("{} (the operation above made it)", untrusted::shown(&line));
-                } else {
-                    warn!("{}", untrusted::shown(&line));
+                let total = state.totals.entry(site_index).or_default();
+                match repeat_line(total.lines, repeats) {
+                    RepeatLine::Log { last } => {
+                        total.lines += 1;
+                        let line = if last {
+                            format!(
+                                "{line}; later ones of this site are counted, not logged \
+                                 (VK_BLACKBOX_LOG_REPEATS={repeats})"
+                            )
+                        } else {
+                            line
+                        };
+                        if consequence {
+                            debug!("{} (the operation above made it)", untrusted::shown(&line));
+                        } else {
+                            warn!("{}", untrusted::shown(&line));
+                        }
+                    }
+                    RepeatLine::Count => total.not_logged += u64::from(delta),
                 }
                 let kind = error_kind(site, &text);
                 if attribution.is_some() && !consequence && kind != "loop" {
@@ -841,6 +861,54 @@ pub fn has_unread_records(device: &Device) -> bool {
     eb.buffer.read(header::CURSOR) != state.read
 }
 
+/// Whether a site's next firing gets a log line: the first `repeats` do (0: all), the last of them saying
+/// so; later ones are counted.
+#[derive(Debug, PartialEq, Eq)]
+enum RepeatLine {
+    Log { last: bool },
+    Count,
+}
+
+fn repeat_line(lines_so_far: u32, repeats: u32) -> RepeatLine {
+    match repeats {
+        0 => RepeatLine::Log { last: false },
+        n if lines_so_far < n => RepeatLine::Log {
+            last: lines_so_far + 1 == n,
+        },
+        _ => RepeatLine::Count,
+    }
+}
+
+/// When the device is destroyed (idle): a last drain, then one closing line per site whose firings went
+/// on past its log lines, with how many were not logged and the total, so that the log's counts add up.
+pub fn close(device: &Arc<Device>) {
+    drain(device);
+    let guard = device.error_buffer.read();
+    let Some(eb) = guard.as_ref() else { return };
+    let state = eb.state.lock();
+    let sites = eb.sites.read();
+    let mut silenced: Vec<(u32, &SiteTotal)> = state
+        .totals
+        .iter()
+        .filter(|(_, t)| t.not_logged > 0)
+        .map(|(&i, t)| (i, t))
+        .collect();
+    silenced.sort_unstable_by_key(|&(i, _)| i);
+    for (index, total) in silenced {
+        let Some((shader, _)) = sites.get(index as usize) else {
+            continue;
+        };
+        warn!(
+            "{} x{} more, not logged one by one after its {} lines (VK_BLACKBOX_LOG_REPEATS), {} in all{}",
+            untrusted::shown(total.first_message.as_deref().unwrap_or_default()),
+            total.not_logged,
+            total.lines,
+            total.count,
+            pipelines_using(device, &shader.info)
+        );
+    }
+}
+
 /// A frame ended (`vkQueuePresentKHR`).
 pub fn end_frame(device: &Arc<Device>) {
     if let Some(eb) = device.error_buffer.read().as_ref() {
@@ -904,6 +972,22 @@ mod tests {
             }
         }
         lines
+    }
+
+    #[test]
+    fn a_site_gets_its_repeats_in_lines_then_counts() {
+        let lines: Vec<RepeatLine> = (0..4).map(|n| repeat_line(n, 3)).collect();
+        assert_eq!(
+            lines,
+            [
+                RepeatLine::Log { last: false },
+                RepeatLine::Log { last: false },
+                RepeatLine::Log { last: true },
+                RepeatLine::Count
+            ]
+        );
+        assert_eq!(repeat_line(1_000_000, 0), RepeatLine::Log { last: false });
+        assert_eq!(repeat_line(0, 1), RepeatLine::Log { last: true });
     }
 
     #[test]

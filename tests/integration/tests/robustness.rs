@@ -55,8 +55,9 @@ fn stat(run: &Run, prefix: &str) -> f64 {
         .unwrap_or_else(|| panic!("no `{prefix}` line\n{}", run.dump()))
 }
 
-/// The count a shader-error log line carries: ` xN` before the pipeline list (printf lines without it
-/// stand for one call), or `N more call(s)` on a printf summary line.
+/// The count a shader-error log line carries: the last ` xN` before the pipeline list (a site's closing
+/// line, `xN more, not logged one by one ...`, counts the firings after its last line; printf lines
+/// without one stand for one call), or `N more call(s)` on a printf summary line.
 fn count_of(line: &str) -> u64 {
     if let Some((_, rest)) = line.split_once(": ").and_then(|(_, r)| r.split_once(": ")) {
         if let Some(n) = rest
@@ -68,8 +69,15 @@ fn count_of(line: &str) -> u64 {
     }
     let before_pipelines = line.split(" [pipeline").next().unwrap_or(line);
     before_pipelines
-        .rsplit_once(" x")
-        .and_then(|(_, n)| n.parse().ok())
+        .match_indices(" x")
+        .filter_map(|(at, _)| {
+            let digits: String = before_pipelines[at + 2..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .last()
         .unwrap_or(1)
 }
 
@@ -91,6 +99,25 @@ fn report_dirs(home: &TempDir) -> Vec<std::path::PathBuf> {
         .map(|e| e.path())
         .filter(|p| p.is_dir())
         .collect()
+}
+
+/// The one site's lines in `run`: at most `repeats`, the last of them saying later ones are not logged,
+/// then a closing line exactly when more came.
+fn assert_repeat_limit(run: &Run, repeats: usize) {
+    let warnings = run.warnings();
+    let closing = warnings.iter().filter(|w| w.contains(" in all")).count();
+    let said = warnings
+        .iter()
+        .filter(|w| w.contains("later ones of this site are counted, not logged"))
+        .count();
+    assert!(
+        warnings.len() <= repeats + 1
+            && closing == usize::from(warnings.len() == repeats + 1)
+            && said == usize::from(warnings.len() >= repeats)
+            && (closing == 0 || warnings.last().is_some_and(|w| w.contains(" in all"))),
+        "{repeats} lines then a closing line expected:\n{}",
+        run.dump()
+    );
 }
 
 #[test]
@@ -121,9 +148,33 @@ fn eight_threads_on_every_queue_count_each_failing_assert_exactly_once() {
         "{}",
         run.dump()
     );
+    // The site's lines stop at VK_BLACKBOX_LOG_REPEATS (10), the last saying so, and a closing line when
+    // the device is destroyed carries the rest of the count (summed above).
+    assert_repeat_limit(&run, 10);
     assert!(
         report_dirs(&home).is_empty(),
         "no hang happened, no report is due"
+    );
+}
+
+#[test]
+fn a_site_firing_on_and_on_gets_its_set_number_of_lines_and_a_closing_count() {
+    let home = TempDir::new("repeats");
+    let run = run(&mut testapp_with_blackbox(
+        &home,
+        &["--threads", "2", "--seconds", "1", "stress"],
+        &[("VK_BLACKBOX_LOG_REPEATS", "2")],
+    ));
+    run.assert_success().assert_no_validation_messages();
+    let dispatches = stat(&run, "stress_dispatches") as u64;
+    assert!(dispatches >= 8, "too little work\n{}", run.dump());
+    assert_repeat_limit(&run, 2);
+    assert_eq!(counted(&run, "assert 7 failed at assert.comp:"), dispatches);
+    // Many more dispatches than lines: the closing line came.
+    assert!(
+        run.warnings().iter().any(|w| w.contains(" in all")),
+        "{}",
+        run.dump()
     );
 }
 
