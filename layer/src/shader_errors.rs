@@ -4,7 +4,9 @@
 //! The buffer's layout is the engine's ([`blackbox_engine::record`]). Each module gets a range of global
 //! site indices (`site_base`); the layer keeps, per global site, the module and its site description, so a
 //! record's site index is all it needs to say what failed and where. Counters are cumulative on the GPU; the
-//! drain logs the difference since the last drain, one line per site, and keeps the totals for reports.
+//! drain logs the difference since the last drain, one line per site, and keeps the totals for reports. A
+//! site gets `VK_BLACKBOX_LOG_REPEATS` lines; after that it is counted only, and [`close`] logs the rest of
+//! its count when the device is destroyed.
 //! When no work is pending the buffer is reset, so each site's full records are available again.
 
 use ash::vk;
