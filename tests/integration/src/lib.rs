@@ -467,6 +467,21 @@ impl Run {
         problems
     }
 
+    /// What is wrong with this run of a program through Blackbox against `reference`, the same program
+    /// without it: [`Run::problems_through_blackbox`], a Blackbox warning (unless `may_warn`), and a
+    /// validation id counted more or less often ([`Run::validation_messages_changed`]). Each problem starts
+    /// with `name`, the run's setting.
+    pub fn problems_against(&self, reference: &Run, name: &str, may_warn: bool) -> Vec<String> {
+        let mut problems = self.problems_through_blackbox(name);
+        if !may_warn && !self.warnings().is_empty() {
+            problems.push(format!("{name}: Blackbox warned: {:#?}", self.warnings()));
+        }
+        if let Err(e) = self.validation_messages_changed(reference) {
+            problems.push(format!("{name}: {e}"));
+        }
+        problems
+    }
+
     /// Blackbox's warning lines.
     pub fn warnings(&self) -> Vec<&str> {
         self.stderr

@@ -69,19 +69,13 @@ fn compare(
     let mut runs = Vec::new();
     for &(name, vars) in settings {
         let run = run(&mut gst_launch(&home, pipeline, display, Some(vars)));
-        problems.extend(run.problems_through_blackbox(name));
-        if !run.warnings().is_empty() {
-            problems.push(format!("{name}: Blackbox warned: {:#?}", run.warnings()));
-        }
+        problems.extend(run.problems_against(&reference, name, false));
         if frame_hashes(&run) != frame_hashes(&reference) {
             problems.push(format!(
                 "{name}: frame hashes {:#?}, without Blackbox {:#?}",
                 frame_hashes(&run),
                 frame_hashes(&reference)
             ));
-        }
-        if let Err(e) = run.validation_messages_changed(&reference) {
-            problems.push(format!("{name}: {e}"));
         }
         if let Some(problem) = check(name, &run) {
             problems.push(format!("{name}: {problem}"));
