@@ -169,9 +169,8 @@ unsafe extern "system" fn get_instance_proc_addr(
             // `vkCreateDevice` with a null instance. Blackbox's instance-level hooks find their state from
             // their own first parameter, so they are handed out as the validation layer does; anything
             // else needs the instance to ask the chain below.
-            return hook
-                .filter(|h| h.scope == Scope::Instance)
-                .map(|h| Some(h.function));
+            let hook = hook.filter(|h| h.scope == Scope::Instance)?;
+            return Some(Some(hook.function));
         };
         // SAFETY: the next layer resolves commands for its live instance.
         let next = unsafe { (state.next_get_instance_proc_addr)(instance, name.as_ptr()) };
