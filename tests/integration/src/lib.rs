@@ -636,6 +636,24 @@ impl Xvfb {
             number.push(byte[0] as char);
         }
         assert!(!number.trim().is_empty(), "Xvfb did not report a display");
+        // Announced means ready, but a client once failed to connect right after (GStreamer's XCB display,
+        // once in the whole suite): wait until the server's socket takes a connection.
+        let socket = format!("/tmp/.X11-unix/X{}", number.trim());
+        let start = std::time::Instant::now();
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "Xvfb :{} exited ({status}) after announcing its display",
+                    number.trim()
+                );
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(10),
+                "Xvfb :{} takes no connection on {socket}",
+                number.trim()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         Self {
             child,
             display: format!(":{}", number.trim()),
