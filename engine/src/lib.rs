@@ -331,7 +331,7 @@ fn instrument_parsed(
     let mut info = basic_info(id, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
-    let mut nan = passes::nan_guard::NanGuardPass::new(options.nan);
+    let mut nan = passes::nan_guard::NanGuardPass::new(options.nan, &module);
     let mut loops = passes::loops::LoopPass::new(&module, &base, options);
     let mut ints = passes::int_guard::IntGuardPass::new(&module, &base, options);
     base.run(

@@ -5,31 +5,12 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use blackbox_engine::module::{Function, Module};
 use blackbox_engine::{instrument, ClockScope, LoopClock, LoopMode, Options, ScalarType, SiteKind};
 use spirv::Op;
 
-/// Assembles `tests/asm/<name>` for `env`.
-fn assemble(name: &str, env: &str) -> Vec<u32> {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/asm")
-        .join(name);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("loop_shapes");
-    std::fs::create_dir_all(&dir).expect("creating the output directory");
-    let out = dir.join(format!("{name}.spv"));
-    let status = Command::new(common::venv_tool("spirv-as"))
-        .arg("--target-env")
-        .arg(env)
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("running spirv-as");
-    assert!(status.success(), "spirv-as {}", src.display());
-    common::read_words(&out)
-}
+use common::assemble;
 
 fn options(loops: LoopMode, clock: bool, int_checks: bool) -> Options {
     Options {

@@ -5,6 +5,9 @@
 //! `OpFDiv` (`division`), `OpFRem` (`remainder`), `OpFMod` (`mod`) and the GLSL.std.450 instructions
 //! `tan`, `asin`, `acos`, `sinh`, `cosh`, `acosh`, `atanh`, `atan2`, `pow`, `exp`, `log`, `exp2`, `log2`,
 //! `sqrt`, `inversesqrt`, `inverse` (MatrixInverse), `smoothstep` (equal edges), `normalize` and `refract`.
+//! `exp2(y * log2(x))` and `exp(y * log(x))` (how zink writes `pow`, and how shaders write it by hand) are
+//! checked as one `pow` at the exponential, with x and y as operands: their `log2(0)` is -inf on purpose
+//! (see `PowPatterns`).
 //! Not checked: `OpFAdd`/`OpFSub`/`OpFMul`/`OpDot` and the like, whose only way from finite to Inf is an
 //! overflow; checking every arithmetic instruction would cost more than the rare case is worth, and the
 //! `outputs` checks (which the `ops` level includes) still catch such a value where it leaves the shader.
@@ -44,13 +47,14 @@
 
 use spirv::{GlslStd450Op, MemoryAccess, Op, StorageClass};
 
+use crate::analysis::disasm::id_positions;
 use crate::analysis::{Type, GLSL_STD_450_SET};
 use crate::base::values::shape;
 use crate::base::{At, Base, Edit, HelperKind, Pass};
 use crate::error::NotInstrumented;
 use crate::info::SiteKind;
-use crate::module::Instruction;
-use crate::util::FastMap;
+use crate::module::{Instruction, Module};
+use crate::util::{string_is, FastMap, FastSet};
 use crate::NanLevel;
 
 /// The largest number of float leaves a store is checked for.
@@ -59,9 +63,129 @@ const MAX_LEAVES: usize = 16;
 /// The names of a checked operation's first operands.
 const OPERAND_NAMES: [&str; 3] = ["operand 0", "operand 1", "operand 2"];
 
+/// `exp2(y * log2(x))` and `exp(y * log(x))`: `pow(x, y)` as NIR (zink's shaders) writes it, and shaders
+/// by hand (gamma). There `log2(0)` is -inf on purpose and `exp2(-inf)` is 0, so at `ops` the pair is
+/// checked as one `pow`, at the exponential, with x and y as its operands, and the logarithm is not checked
+/// alone: `pow(0, 0)` (a NaN) is still reported, a black pixel's `log2(0)` no longer.
+#[derive(Default)]
+struct PowPatterns {
+    /// The exponentials that finish such a `pow`, with its x and y.
+    pows: FastMap<u32, [u32; 2]>,
+    /// The logarithms that start one.
+    logs: FastSet<u32>,
+}
+
+impl PowPatterns {
+    /// The patterns of `module`'s functions. Each link is used once: the logarithm by the multiply, the
+    /// multiply by the exponential, through any `OpBitcast`s between them (zink passes every value through
+    /// a `uint` and back). Any other mention of one of those ids, a literal included, leaves the pair alone.
+    fn find(module: &Module) -> PowPatterns {
+        let mut found = PowPatterns::default();
+        let Some(set) = module
+            .ext_inst_imports
+            .iter()
+            .find(|i| string_is(&i.operands, GLSL_STD_450_SET))
+            .and_then(|i| i.result_id)
+        else {
+            return found;
+        };
+        let glsl = |inst: &Instruction| -> Option<(GlslStd450Op, u32)> {
+            match inst.operands.as_slice() {
+                [s, number, arg] if inst.is(Op::ExtInst) && *s == set => {
+                    Some((GlslStd450Op::from_u32(*number)?, *arg))
+                }
+                _ => None,
+            }
+        };
+        // Logarithm -> (x, its exponential); multiply -> (logarithm, y); every id of a chain -> the
+        // logarithm or multiply it starts from, and each chain's ids; uses of those ids.
+        let mut logs: FastMap<u32, (u32, GlslStd450Op)> = FastMap::default();
+        let mut muls: FastMap<u32, (u32, u32)> = FastMap::default();
+        let mut root: FastMap<u32, u32> = FastMap::default();
+        let mut chains: FastMap<u32, Vec<u32>> = FastMap::default();
+        let mut exps: Vec<(u32, u32, GlslStd450Op)> = Vec::new();
+        let mut uses: FastMap<u32, u32> = FastMap::default();
+        let start = |root: &mut FastMap<u32, u32>, chains: &mut FastMap<u32, Vec<u32>>, id: u32| {
+            root.insert(id, id);
+            chains.insert(id, vec![id]);
+        };
+        for f in &module.functions {
+            for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
+                if !root.is_empty() {
+                    // Ids by the grammar (an extended instruction's number is a literal, and often
+                    // equals a nearby id); every word where it is unsure.
+                    let mut count = |w: u32| {
+                        if root.contains_key(&w) {
+                            *uses.entry(w).or_default() += 1;
+                        }
+                    };
+                    match id_positions(inst) {
+                        Some(ids) => ids.iter().for_each(|&at| count(inst.operands[at])),
+                        None => inst.operands.iter().for_each(|&w| count(w)),
+                    }
+                }
+                let Some(result) = inst.result_id else {
+                    continue;
+                };
+                match glsl(inst) {
+                    Some((GlslStd450Op::Log2, x)) => {
+                        logs.insert(result, (x, GlslStd450Op::Exp2));
+                        start(&mut root, &mut chains, result);
+                    }
+                    Some((GlslStd450Op::Log, x)) => {
+                        logs.insert(result, (x, GlslStd450Op::Exp));
+                        start(&mut root, &mut chains, result);
+                    }
+                    Some((exp @ (GlslStd450Op::Exp2 | GlslStd450Op::Exp), arg)) => {
+                        if let Some(&m) = root.get(&arg).filter(|m| muls.contains_key(m)) {
+                            exps.push((result, m, exp));
+                        }
+                    }
+                    _ => match (inst.op(), inst.operands.as_slice()) {
+                        (Some(Op::Bitcast), [from]) => {
+                            if let Some(&r) = root.get(from) {
+                                root.insert(result, r);
+                                if let Some(chain) = chains.get_mut(&r) {
+                                    chain.push(result);
+                                }
+                            }
+                        }
+                        (Some(Op::FMul), [a, b]) => {
+                            let log_of = |id: &u32| root.get(id).filter(|r| logs.contains_key(r));
+                            let pair = match (log_of(a), log_of(b)) {
+                                (Some(&l), None) if !root.contains_key(b) => Some((l, *b)),
+                                (None, Some(&l)) if !root.contains_key(a) => Some((l, *a)),
+                                _ => None,
+                            };
+                            if let Some(pair) = pair {
+                                muls.insert(result, pair);
+                                start(&mut root, &mut chains, result);
+                            }
+                        }
+                        _ => {}
+                    },
+                }
+            }
+        }
+        let once = |chain: Option<&Vec<u32>>| {
+            chain.is_some_and(|ids| ids.iter().all(|id| uses.get(id) == Some(&1)))
+        };
+        for (exp, m, kind) in exps {
+            let (log, y) = muls[&m];
+            let (x, wanted) = logs[&log];
+            if wanted == kind && once(chains.get(&log)) && once(chains.get(&m)) {
+                found.pows.insert(exp, [x, y]);
+                found.logs.insert(log);
+            }
+        }
+        found
+    }
+}
+
 /// The NaN guard pass.
 pub(crate) struct NanGuardPass {
     level: NanLevel,
+    pow: PowPatterns,
     /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
@@ -193,9 +317,14 @@ fn glsl_op_name(op: GlslStd450Op) -> Option<&'static str> {
 
 impl NanGuardPass {
     /// The pass at `level`.
-    pub(crate) fn new(level: NanLevel) -> NanGuardPass {
+    pub(crate) fn new(level: NanLevel, module: &Module) -> NanGuardPass {
         NanGuardPass {
             level,
+            pow: if level == NanLevel::Ops {
+                PowPatterns::find(module)
+            } else {
+                PowPatterns::default()
+            },
             float_bits: FastMap::default(),
         }
     }
@@ -282,6 +411,18 @@ impl NanGuardPass {
         if !shape(&base.b.types, ty).is_some_and(|s| s.is_float()) {
             return Ok(Edit::Keep);
         }
+        // A logarithm that starts a `pow` is checked with it, at its exponential.
+        if self.pow.logs.contains(&result) {
+            return Ok(Edit::Keep);
+        }
+        let pow_operands;
+        let (name, operands) = match self.pow.pows.get(&result) {
+            Some(&xy) => {
+                pow_operands = xy;
+                ("pow", &pow_operands[..])
+            }
+            None => (name, operands),
+        };
         let mut values = Vec::with_capacity(operands.len() + 1);
         for (i, &operand) in operands.iter().enumerate() {
             let float = base

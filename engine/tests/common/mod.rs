@@ -150,3 +150,23 @@ pub fn raw_disassembly_lines(paths: &[PathBuf]) -> Vec<Option<std::collections::
     });
     results.into_inner().unwrap()
 }
+
+/// Assembles `tests/asm/<name>` with spirv-as for `env`; the output goes to `CARGO_TARGET_TMPDIR/asm`.
+pub fn assemble(name: &str, env: &str) -> Vec<u32> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/asm")
+        .join(name);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("asm");
+    std::fs::create_dir_all(&dir).expect("creating the output directory");
+    let out = dir.join(format!("{name}.spv"));
+    let status = Command::new(venv_tool("spirv-as"))
+        .arg("--target-env")
+        .arg(env)
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("running spirv-as");
+    assert!(status.success(), "spirv-as {}", src.display());
+    read_words(&out)
+}
