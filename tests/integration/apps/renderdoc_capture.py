@@ -6,7 +6,7 @@ Run with Debian's python3 (python3-renderdoc is built for it):
 
 Launches PROGRAM with RenderDoc's capture layer injected and the NAME=VALUE variables set for it alone
 (not for this process, which opens the capture afterwards), triggers a capture once the program has
-registered its graphics API, then opens the capture for replay and prints one line per action:
+registered its graphics API (at once: the next frame), then opens the capture for replay and prints one line per action:
 `action <event id> <name>`, and `capture <path>`. Exits 1 when no capture came within 60 s.
 """
 
@@ -48,8 +48,7 @@ def main():
     while time.time() - start < 60 and path is None:
         message = control.ReceiveMessage(None)
         if not triggered and control.GetAPI():
-            # A second of frames first: the program's start-up is not the frame of interest.
-            time.sleep(1.0)
+            # At once: a program that draws a fixed number of frames may be done a second later.
             control.TriggerCapture(1)
             triggered = True
         if message.type == rd.TargetControlMessageType.NewCapture:
