@@ -366,10 +366,12 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         let Some(site) = shader.info.sites.get(*local as usize) else {
             continue;
         };
-        let pipelines = pipelines_using(device, &shader.info);
+        // Looked up only for a line that is logged: a site past its repeats is only counted.
+        let pipelines = || pipelines_using(device, &shader.info);
         let printf = matches!(site.kind, SiteKind::Printf);
         let message = match printf.then(|| printf_lines.get(&site_index)) {
             Some(lines) => {
+                let pipelines = pipelines();
                 let lines = lines.map(Vec::as_slice).unwrap_or_default();
                 // printf: one line per distinct text, in order of first appearance, with its count among
                 // the records read.
@@ -387,13 +389,14 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 let mut shown = 0;
                 for (text, c) in counts.iter().take(printf_budget) {
                     info!(
-                        "{}{}{pipelines}",
+                        "{}{}{}",
                         untrusted::shown(text),
                         if *c > 1 {
                             format!(" x{c}")
                         } else {
                             String::new()
-                        }
+                        },
+                        pipelines
                     );
                     shown += c;
                 }
@@ -416,9 +419,10 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 if more > 0 {
                     info!(
                         "printf at {} (site {}): {more} more call(s) not shown (records are capped per site, \
-                         log lines per drain; the count is exact){pipelines}",
+                         log lines per drain; the count is exact){}",
                         untrusted::shown(&location(site)),
                         site.local_index,
+                        pipelines
                     );
                 }
                 counts
@@ -445,20 +449,21 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
                 }
                 let raw = raw.as_ref();
                 let text = describe(site, raw, &shader.info);
-                let line = format!(
-                    "{text} x{delta}{pipelines}{}",
-                    if frame > 0 {
-                        format!(" (frame {frame})")
-                    } else {
-                        String::new()
-                    }
-                );
                 let consequence = matches!(site.kind, SiteKind::NanOutput { .. })
                     && raw.is_some_and(|r| origins.contains(&(shader.info.id.0, r.invocation)));
                 let total = state.totals.entry(site_index).or_default();
                 match repeat_line(total.lines, repeats) {
                     RepeatLine::Log { last } => {
                         total.lines += 1;
+                        let line = format!(
+                            "{text} x{delta}{}{}",
+                            pipelines(),
+                            if frame > 0 {
+                                format!(" (frame {frame})")
+                            } else {
+                                String::new()
+                            }
+                        );
                         let line = if last {
                             format!(
                                 "{line}; later ones of this site are counted, not logged \
