@@ -60,8 +60,11 @@ pub fn read_words(path: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Writes words as a .spv file.
+/// Writes words as a .spv file, creating its directory (a clean checkout has none under target/tmp).
 pub fn write_words(path: &Path, words: &[u32]) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+    }
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     std::fs::write(path, bytes).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }
