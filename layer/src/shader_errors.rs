@@ -612,6 +612,16 @@ fn invocation(raw: &record::RawRecord) -> String {
     }
 }
 
+/// A checked operation as the log names it: `sqrt()`; a shape checked as one site is named whole already
+/// (`exp() / exp()`).
+fn called(op: &str) -> std::borrow::Cow<'_, str> {
+    if op.ends_with(')') {
+        op.into()
+    } else {
+        format!("{op}()").into()
+    }
+}
+
 /// One log line's text for a site, from its first record of this drain, else the first the site had; with
 /// none read yet, the line says what the site checks and that its values were not read.
 fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> String {
@@ -626,7 +636,8 @@ fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> 
     const NOT_READ: &str = "no values read (its record was still being written, or dropped)";
     match &site.kind {
         SiteKind::NanOp { op } if raw.is_none() => {
-            format!("NaN or Inf from {op}() at {at}: {NOT_READ}{shader}")
+            let op = called(op);
+            format!("NaN or Inf from {op} at {at}: {NOT_READ}{shader}")
         }
         SiteKind::NanOutput { what } if raw.is_none() => {
             format!("NaN or Inf in {what} at {at}: {NOT_READ}{shader}")
@@ -639,7 +650,8 @@ fn describe(site: &Site, raw: Option<&record::RawRecord>, info: &ShaderInfo) -> 
                 "Inf"
             };
             let result = result.join(", ");
-            format!("{what} from {op}() at {at}: operands {operands} -> {result}{who}{shader}")
+            let op = called(op);
+            format!("{what} from {op} at {at}: operands {operands} -> {result}{who}{shader}")
         }
         SiteKind::NanOutput { what } => {
             let kind = if values.iter().any(|v| v.contains("NaN")) {

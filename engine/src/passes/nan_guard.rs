@@ -6,8 +6,10 @@
 //! `tan`, `asin`, `acos`, `sinh`, `cosh`, `acosh`, `atanh`, `atan2`, `pow`, `exp`, `log`, `exp2`, `log2`,
 //! `sqrt`, `inversesqrt`, `inverse` (MatrixInverse), `smoothstep` (equal edges), `normalize` and `refract`.
 //! `exp2(y * log2(x))` and `exp(y * log(x))` (how zink writes `pow`, and how shaders write it by hand) are
-//! checked as one `pow` at the exponential, with x and y as operands: their `log2(0)` is -inf on purpose
-//! (see `PowPatterns`).
+//! checked as one `pow` at the exponential, with x and y as operands: their `log2(0)` is -inf on purpose.
+//! `exp(a) / exp(b)` and `exp(a) * exp(b)` are checked as one site at the division or product, on the two
+//! exponentials: drivers compute them as `exp(a - b)` and `exp(a + b)` unless a check uses an exponential
+//! or its argument (see `Fusions`).
 //! Not checked: `OpFAdd`/`OpFSub`/`OpFMul`/`OpDot` and the like, whose only way from finite to Inf is an
 //! overflow; checking every arithmetic instruction would cost more than the rare case is worth, and the
 //! `outputs` checks (which the `ops` level includes) still catch such a value where it leaves the shader.
@@ -63,24 +65,42 @@ const MAX_LEAVES: usize = 16;
 /// The names of a checked operation's first operands.
 const OPERAND_NAMES: [&str; 3] = ["operand 0", "operand 1", "operand 2"];
 
-/// `exp2(y * log2(x))` and `exp(y * log(x))`: `pow(x, y)` as NIR (zink's shaders) writes it, and shaders
-/// by hand (gamma). There `log2(0)` is -inf on purpose and `exp2(-inf)` is 0, so at `ops` the pair is
-/// checked as one `pow`, at the exponential, with x and y as its operands, and the logarithm is not checked
-/// alone: `pow(0, 0)` (a NaN) is still reported, a black pixel's `log2(0)` no longer.
+/// Shapes a driver's compiler rewrites only while each step has one use, which a check of a step would be
+/// a second of: checked as one site, the rewrite still happens and the app computes what it computes
+/// without Blackbox (Qt Quick 3D's shadows rendered 5 pixels one step darker on lavapipe while each `exp`
+/// of `exp(a) / exp(b)` was checked alone). Found at `ops` only.
+///
+/// - `exp2(y * log2(x))` and `exp(y * log(x))`: `pow(x, y)` as NIR (zink's shaders) writes it, and shaders
+///   by hand (gamma). There `log2(0)` is -inf on purpose and `exp2(-inf)` is 0, so the pair is checked as
+///   one `pow`, at the exponential, with x and y as its operands, and the logarithm is not checked alone:
+///   `pow(0, 0)` (a NaN) is still reported, a black pixel's `log2(0)` no longer.
+/// - `exp(a) / exp(b)` and `exp(a) * exp(b)` (and `exp2`): exponential shadow maps. NIR makes them
+///   `exp2(a - b)` and `exp2(a + b)`, and when `a` and `b` are products with a common factor (`k * d1`,
+///   `k * d2`), `exp2(k * (d1 - d2))`: a check of either exponential is a second use of it and of its
+///   argument, and both rewrites stop. So the pair is one site, at the division or product, on the two
+///   exponentials' values (as a division is checked), and the exponentials are not checked alone. Where
+///   a driver does not rewrite the pair and an exponential overflows, that Inf is no longer reported where
+///   it starts: the division or product sees an operand that is not finite already, and the `outputs`
+///   checks find what reaches memory.
 #[derive(Default)]
-struct PowPatterns {
-    /// The exponentials that finish such a `pow`, with its x and y.
+struct Fusions {
+    /// The exponentials that finish a `pow`, with its x and y.
     pows: FastMap<u32, [u32; 2]>,
     /// The logarithms that start one.
     logs: FastSet<u32>,
+    /// The divisions and products of two exponentials, with the site's name.
+    exp_pairs: FastMap<u32, &'static str>,
+    /// The exponentials in them.
+    paired_exps: FastSet<u32>,
 }
 
-impl PowPatterns {
-    /// The patterns of `module`'s functions. Each link is used once: the logarithm by the multiply, the
-    /// multiply by the exponential, through any `OpBitcast`s between them (zink passes every value through
-    /// a `uint` and back). Any other mention of one of those ids, a literal included, leaves the pair alone.
-    fn find(module: &Module) -> PowPatterns {
-        let mut found = PowPatterns::default();
+impl Fusions {
+    /// The shapes in `module`'s functions. Each link is used once: the logarithm by the multiply, the
+    /// multiply by the exponential, an exponential by its division or product, through any `OpBitcast`s
+    /// between them (zink passes every value through a `uint` and back). Any other mention of one of those
+    /// ids, a literal included, leaves the shape alone.
+    fn find(module: &Module) -> Fusions {
+        let mut found = Fusions::default();
         let Some(set) = module
             .ext_inst_imports
             .iter()
@@ -97,69 +117,65 @@ impl PowPatterns {
                 _ => None,
             }
         };
-        // Logarithm -> (x, its exponential); multiply -> (logarithm, y); every id of a chain -> the
-        // logarithm or multiply it starts from, and each chain's ids; uses of those ids.
+        // Logarithm -> (x, its exponential); multiply -> (logarithm, y); exponential -> (its kind, its
+        // argument); every id of a chain -> the logarithm, multiply or exponential it starts from.
         let mut logs: FastMap<u32, (u32, GlslStd450Op)> = FastMap::default();
         let mut muls: FastMap<u32, (u32, u32)> = FastMap::default();
+        let mut exps: FastMap<u32, (GlslStd450Op, u32)> = FastMap::default();
         let mut root: FastMap<u32, u32> = FastMap::default();
-        let mut chains: FastMap<u32, Vec<u32>> = FastMap::default();
-        let mut exps: Vec<(u32, u32, GlslStd450Op)> = Vec::new();
-        let mut uses: FastMap<u32, u32> = FastMap::default();
-        let start = |root: &mut FastMap<u32, u32>, chains: &mut FastMap<u32, Vec<u32>>, id: u32| {
-            root.insert(id, id);
-            chains.insert(id, vec![id]);
-        };
+        let mut pow_ends: Vec<(u32, u32, GlslStd450Op)> = Vec::new();
+        let mut pairs: Vec<(u32, &'static str, u32, u32)> = Vec::new();
         for f in &module.functions {
             for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
-                if !root.is_empty() {
-                    // Ids by the grammar (an extended instruction's number is a literal, and often
-                    // equals a nearby id); every word where it is unsure.
-                    let mut count = |w: u32| {
-                        if root.contains_key(&w) {
-                            *uses.entry(w).or_default() += 1;
-                        }
-                    };
-                    match id_positions(inst) {
-                        Some(ids) => ids.iter().for_each(|&at| count(inst.operands[at])),
-                        None => inst.operands.iter().for_each(|&w| count(w)),
-                    }
-                }
                 let Some(result) = inst.result_id else {
                     continue;
                 };
                 match glsl(inst) {
                     Some((GlslStd450Op::Log2, x)) => {
                         logs.insert(result, (x, GlslStd450Op::Exp2));
-                        start(&mut root, &mut chains, result);
+                        root.insert(result, result);
                     }
                     Some((GlslStd450Op::Log, x)) => {
                         logs.insert(result, (x, GlslStd450Op::Exp));
-                        start(&mut root, &mut chains, result);
+                        root.insert(result, result);
                     }
                     Some((exp @ (GlslStd450Op::Exp2 | GlslStd450Op::Exp), arg)) => {
                         if let Some(&m) = root.get(&arg).filter(|m| muls.contains_key(m)) {
-                            exps.push((result, m, exp));
+                            pow_ends.push((result, m, exp));
                         }
+                        exps.insert(result, (exp, arg));
+                        root.insert(result, result);
                     }
                     _ => match (inst.op(), inst.operands.as_slice()) {
                         (Some(Op::Bitcast), [from]) => {
                             if let Some(&r) = root.get(from) {
                                 root.insert(result, r);
-                                if let Some(chain) = chains.get_mut(&r) {
-                                    chain.push(result);
-                                }
                             }
                         }
-                        (Some(Op::FMul), [a, b]) => {
-                            let log_of = |id: &u32| root.get(id).filter(|r| logs.contains_key(r));
-                            let pair = match (log_of(a), log_of(b)) {
-                                (Some(&l), None) if !root.contains_key(b) => Some((l, *b)),
-                                (None, Some(&l)) if !root.contains_key(a) => Some((l, *a)),
+                        (Some(op @ (Op::FMul | Op::FDiv)), [a, b]) => {
+                            let log_of =
+                                |id: &u32| root.get(id).copied().filter(|r| logs.contains_key(r));
+                            let exp_of =
+                                |id: &u32| root.get(id).copied().filter(|r| exps.contains_key(r));
+                            let log_pair = match (log_of(a), log_of(b)) {
+                                (Some(l), None) if !root.contains_key(b) => Some((l, *b)),
+                                (None, Some(l)) if !root.contains_key(a) => Some((l, *a)),
                                 _ => None,
                             };
-                            if let Some(pair) = pair {
+                            if let (Some(pair), Op::FMul) = (log_pair, op) {
                                 muls.insert(result, pair);
-                                start(&mut root, &mut chains, result);
+                                root.insert(result, result);
+                            } else if let (Some(ea), Some(eb)) = (exp_of(a), exp_of(b)) {
+                                let kind = exps[&ea].0;
+                                let name = match (kind, op) {
+                                    (GlslStd450Op::Exp, Op::FDiv) => "exp() / exp()",
+                                    (GlslStd450Op::Exp, _) => "exp() * exp()",
+                                    (_, Op::FDiv) => "exp2() / exp2()",
+                                    _ => "exp2() * exp2()",
+                                };
+                                if ea != eb && exps[&eb].0 == kind {
+                                    pairs.push((result, name, ea, eb));
+                                }
                             }
                         }
                         _ => {}
@@ -167,15 +183,50 @@ impl PowPatterns {
                 }
             }
         }
-        let once = |chain: Option<&Vec<u32>>| {
-            chain.is_some_and(|ids| ids.iter().all(|id| uses.get(id) == Some(&1)))
-        };
-        for (exp, m, kind) in exps {
+        if pow_ends.is_empty() && pairs.is_empty() {
+            return found;
+        }
+        // Uses of every chain's ids, counted in a second walk (a phi may name a value defined further
+        // down). Ids by the grammar (an extended instruction's number is a literal, and often equals a
+        // nearby id); every word where it is unsure.
+        let mut uses: FastMap<u32, u32> = FastMap::default();
+        for inst in module
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+        {
+            let mut count = |w: u32| {
+                if root.contains_key(&w) {
+                    *uses.entry(w).or_default() += 1;
+                }
+            };
+            match id_positions(inst) {
+                Some(ids) => ids.iter().for_each(|&at| count(inst.operands[at])),
+                None => inst.operands.iter().for_each(|&w| count(w)),
+            }
+        }
+        // A chain is used once when each of its ids is used exactly once.
+        let mut chain_ok: FastMap<u32, bool> = FastMap::default();
+        for (&id, &r) in &root {
+            *chain_ok.entry(r).or_insert(true) &= uses.get(&id) == Some(&1);
+        }
+        let once = |r: u32| chain_ok.get(&r) == Some(&true);
+        for (exp, m, kind) in pow_ends {
             let (log, y) = muls[&m];
             let (x, wanted) = logs[&log];
-            if wanted == kind && once(chains.get(&log)) && once(chains.get(&m)) {
+            if wanted == kind && once(log) && once(m) {
                 found.pows.insert(exp, [x, y]);
                 found.logs.insert(log);
+            }
+        }
+        for (result, name, ea, eb) in pairs {
+            let free =
+                |e: u32| once(e) && !found.pows.contains_key(&e) && !found.paired_exps.contains(&e);
+            if free(ea) && free(eb) {
+                found.paired_exps.insert(ea);
+                found.paired_exps.insert(eb);
+                found.exp_pairs.insert(result, name);
             }
         }
         found
@@ -185,7 +236,7 @@ impl PowPatterns {
 /// The NaN guard pass.
 pub(crate) struct NanGuardPass {
     level: NanLevel,
-    pow: PowPatterns,
+    fusions: Fusions,
     /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
@@ -320,10 +371,10 @@ impl NanGuardPass {
     pub(crate) fn new(level: NanLevel, module: &Module) -> NanGuardPass {
         NanGuardPass {
             level,
-            pow: if level == NanLevel::Ops {
-                PowPatterns::find(module)
+            fusions: if level == NanLevel::Ops {
+                Fusions::find(module)
             } else {
-                PowPatterns::default()
+                Fusions::default()
             },
             float_bits: FastMap::default(),
         }
@@ -411,17 +462,21 @@ impl NanGuardPass {
         if !shape(&base.b.types, ty).is_some_and(|s| s.is_float()) {
             return Ok(Edit::Keep);
         }
-        // A logarithm that starts a `pow` is checked with it, at its exponential.
-        if self.pow.logs.contains(&result) {
+        // A logarithm that starts a `pow` is checked with it, at its exponential; an exponential of a
+        // division or product of two, at that.
+        if self.fusions.logs.contains(&result) || self.fusions.paired_exps.contains(&result) {
             return Ok(Edit::Keep);
         }
         let pow_operands;
-        let (name, operands) = match self.pow.pows.get(&result) {
+        let (name, operands) = match self.fusions.pows.get(&result) {
             Some(&xy) => {
                 pow_operands = xy;
                 ("pow", &pow_operands[..])
             }
-            None => (name, operands),
+            None => (
+                self.fusions.exp_pairs.get(&result).copied().unwrap_or(name),
+                operands,
+            ),
         };
         let mut values = Vec::with_capacity(operands.len() + 1);
         for (i, &operand) in operands.iter().enumerate() {
@@ -810,7 +865,8 @@ fn may_visit(op: Op, level: NanLevel) -> bool {
             | Op::Bitcast
             | Op::CompositeConstruct
             | Op::CopyObject
-    ) || (level == NanLevel::Ops && matches!(op, Op::FDiv | Op::FRem | Op::FMod | Op::ExtInst))
+    ) || (level == NanLevel::Ops
+        && matches!(op, Op::FDiv | Op::FRem | Op::FMod | Op::ExtInst | Op::FMul))
 }
 
 impl NanGuardPass {
@@ -828,6 +884,13 @@ impl NanGuardPass {
         if self.level == NanLevel::Ops {
             if let Some((name, operands)) = Self::checked_op(base, inst) {
                 return self.visit_op(base, at, inst, name, operands);
+            }
+            // A product is checked only where it is one of two exponentials (see `Fusions`).
+            if inst.is(Op::FMul) {
+                return match inst.result_id.and_then(|r| self.fusions.exp_pairs.get(&r)) {
+                    Some(&name) => self.visit_op(base, at, inst, name, &inst.operands),
+                    None => Ok(Edit::Keep),
+                };
             }
         }
         self.observe(base, inst);

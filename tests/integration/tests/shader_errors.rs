@@ -776,3 +776,57 @@ fn nan_outputs_see_floats_stored_as_bits_copied_and_added_atomically() {
         );
     }
 }
+
+/// An exponential shadow map's test, `exp(k * d1) / exp(k * d2)`, is one NaN `ops` site at the division on
+/// the two exponentials (a check of each `exp` stopped drivers from computing `exp(k * (d1 - d2))`, and
+/// changed what Qt Quick 3D rendered: tests/qt_quick.rs). Here both exponentials are finite and their
+/// quotient is not: the site reports it under its own name, with the exponentials as operands.
+#[test]
+fn nan_ops_checks_a_ratio_of_exponentials_as_one_site() {
+    let home = TempDir::new("nan-exp-ratio");
+    let dir = home.path().join("spv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = "exp_ratio.comp";
+    std::fs::write(
+        dir.join(name),
+        "#version 450\n\
+         layout(local_size_x = 64) in;\n\
+         layout(std430, set = 0, binding = 0) readonly buffer In { float v[]; };\n\
+         layout(std430, set = 0, binding = 1) buffer Out { float o[]; };\n\
+         void main() {\n\
+             uint i = gl_GlobalInvocationID.x;\n\
+             float d = 0.5 + 0.0 * v[i];\n\
+             o[i] = exp(100.0 * d) / exp(-100.0 * d);\n\
+         }\n",
+    )
+    .unwrap();
+    let spv = dir.join(format!("{name}.spv"));
+    glslang(&dir, &["-V", "--target-env", "vulkan1.2", "-g"], name, &spv);
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests, "VkLayer_blackbox.json");
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.arg("spirv-run")
+        .arg("--spirv")
+        .arg(&spv)
+        .env("VK_BLACKBOX_NAN", "ops")
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
+    enable_explicit(&mut cmd, &manifests);
+    let run = run(&mut cmd);
+    run.assert_testapp_finished();
+    let warnings = run.warnings();
+    // e^50 and e^-50, as closely as the driver's `exp` gets them (lavapipe: 5.184699e21, 1.928752e-22).
+    let expected = "Inf from exp() / exp() at exp_ratio.comp:8: operands 5.18";
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(expected) && w.contains("e21, 1.92") && w.contains("e-22 -> inf")),
+        "`{expected}e21, 1.92...e-22 -> inf` missing\n{}",
+        run.dump()
+    );
+    // Neither exponential is checked alone.
+    assert!(
+        !warnings.iter().any(|w| w.contains("from exp() at")),
+        "{}",
+        run.dump()
+    );
+}
