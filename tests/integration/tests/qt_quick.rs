@@ -1,0 +1,168 @@
+//! Qt Quick on Vulkan: Debian 12's Qt 6.4 and PyQt6 rendering a Qt Quick 3D scene (`apps/qt_quick_scene.qml`:
+//! physically based materials, three shadow-casting lights, ambient occlusion, MSAA, tone mapping, a
+//! texture rendered from a 2D item, 2D text and shapes) through Qt's RHI on lavapipe, on
+//! Xvfb. Qt Quick 3D generates its shaders at run time and compiles them to SPIR-V itself (34 modules), and
+//! Qt's render loop records, submits and presents from its own thread. `apps/qt_quick_render.py` saves the
+//! window after 10 frames. Without Blackbox (the reference), then through it at the defaults, at NaN `ops`
+//! with `command` breadcrumbs, and at NaN `outputs` with frame capture and loop and integer checks: the
+//! same exit, the same pixels, Blackbox active once, no Blackbox warning, and every validation id as often
+//! as without Blackbox (the validation layer below it).
+//!
+//! At NaN `ops` the image came out 5 pixels one step darker: Qt's shadows divide two exponentials
+//! (`exp(k * d1) / exp(k * d2)`), which lavapipe computes as one `exp(k * (d1 - d2))` only while nothing
+//! else uses the exponentials or their arguments, and the checks of each `exp` did. Such a pair is now one
+//! site (engine/src/passes/nan_guard.rs, `Fusions`).
+
+use blackbox_integration::*;
+
+/// A setting's variables.
+type Vars = &'static [(&'static str, &'static str)];
+
+/// A decoded PNG: its size, bytes per pixel and pixel bytes.
+struct Image {
+    width: u32,
+    height: u32,
+    channels: usize,
+    bytes: Vec<u8>,
+}
+
+impl Image {
+    fn read(path: &std::path::Path) -> Result<Image, String> {
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let decoder = png::Decoder::new(std::io::BufReader::new(file));
+        let mut reader = decoder
+            .read_info()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut bytes = vec![0; reader.output_buffer_size().unwrap_or(0)];
+        let info = reader
+            .next_frame(&mut bytes)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        bytes.truncate(info.buffer_size());
+        Ok(Image {
+            width: info.width,
+            height: info.height,
+            channels: info.color_type.samples(),
+            bytes,
+        })
+    }
+
+    /// How `self` differs from `reference`: `None` when every pixel is the same.
+    fn differences(&self, reference: &Image) -> Option<String> {
+        if (self.width, self.height, self.channels)
+            != (reference.width, reference.height, reference.channels)
+        {
+            return Some(format!(
+                "{}x{} with {} channels, the reference {}x{} with {}",
+                self.width,
+                self.height,
+                self.channels,
+                reference.width,
+                reference.height,
+                reference.channels
+            ));
+        }
+        let pixels = self
+            .bytes
+            .chunks(self.channels)
+            .zip(reference.bytes.chunks(self.channels));
+        let (mut differing, mut largest, mut first) = (0usize, 0u8, None);
+        for (i, (a, b)) in pixels.enumerate() {
+            if a != b {
+                differing += 1;
+                largest = a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| x.abs_diff(*y))
+                    .fold(largest, u8::max);
+                first.get_or_insert((
+                    i as u32 % self.width,
+                    i as u32 / self.width,
+                    a.to_vec(),
+                    b.to_vec(),
+                ));
+            }
+        }
+        first.map(|(x, y, a, b)| {
+            format!(
+                "{differing} pixels differ, by up to {largest} in a channel; the first at ({x}, {y}): {a:?}, the \
+                 reference {b:?}"
+            )
+        })
+    }
+}
+
+/// The scene rendered on `display` into `home/<name>.png`, with the validation layer alone or through
+/// Blackbox with `vars`.
+fn render(
+    home: &TempDir,
+    display: &str,
+    name: &str,
+    blackbox: Option<&[(&str, &str)]>,
+) -> (Run, std::path::PathBuf) {
+    let apps = workspace_root().join("tests/integration/apps");
+    let image = home.path().join(format!("{name}.png"));
+    let _ = std::fs::remove_file(&image);
+    // Debian's python3: PyQt6 is built for it.
+    let mut cmd = vulkan_command("/usr/bin/python3", home.path());
+    cmd.arg(apps.join("qt_quick_render.py"))
+        .arg(apps.join("qt_quick_scene.qml"))
+        .arg(&image)
+        .env("DISPLAY", display)
+        .env("QT_QPA_PLATFORM", "xcb");
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
+    (run(&mut cmd), image)
+}
+
+#[test]
+fn a_qt_quick_3d_scene_renders_the_same_pixels_through_blackbox() {
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("qt-quick");
+    let (reference, image) = render(&home, &xvfb.display, "reference", None);
+    reference.assert_success().assert_validation_on();
+    assert!(
+        reference.stdout.contains("graphics api VulkanRhi frames 10"),
+        "Qt did not render on Vulkan (is scripts/setup.sh's python3-pyqt6.qtquick3d installed?):\n{}",
+        reference.dump()
+    );
+    let reference_image =
+        Image::read(&image).unwrap_or_else(|e| panic!("{e}\n{}", reference.dump()));
+    // (name, variables, whether Blackbox may warn)
+    let settings: &[(&str, Vars, bool)] = &[
+        ("defaults", &[], false),
+        (
+            "nan-ops-command",
+            &[
+                ("VK_BLACKBOX_NAN", "ops"),
+                ("VK_BLACKBOX_BREADCRUMBS", "command"),
+            ],
+            false,
+        ),
+        (
+            "nan-outputs-frames-loops-int",
+            &[
+                ("VK_BLACKBOX_NAN", "outputs"),
+                ("VK_BLACKBOX_FRAMES", "8"),
+                ("VK_BLACKBOX_LOOPS", "break"),
+                ("VK_BLACKBOX_INT", "on"),
+            ],
+            false,
+        ),
+    ];
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for &(name, vars, may_warn) in settings {
+        let (run, image) = render(&home, &xvfb.display, name, Some(vars));
+        problems.extend(run.problems_against(&reference, name, may_warn));
+        match Image::read(&image) {
+            Ok(image) => {
+                if let Some(d) = image.differences(&reference_image) {
+                    problems.push(format!("{name}: the image is not the reference's: {d}"));
+                }
+            }
+            Err(e) => problems.push(format!("{name}: no image: {e}")),
+        }
+        runs.push((name, run));
+    }
+    runs.insert(0, ("reference", reference));
+    fail_on_problems(&problems, &runs);
+}
