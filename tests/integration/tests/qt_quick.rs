@@ -15,6 +15,9 @@
 
 use blackbox_integration::*;
 
+/// The lit scene.
+const SCENE: &str = "qt_quick_scene.qml";
+
 /// A setting's variables.
 type Vars = &'static [(&'static str, &'static str)];
 
@@ -91,11 +94,12 @@ impl Image {
     }
 }
 
-/// The scene rendered on `display` into `home/<name>.png`, with the validation layer alone or through
-/// Blackbox with `vars`.
+/// `scene` (under `tests/integration/apps`) rendered on `display` into `home/<name>.png`, with the
+/// validation layer alone or through Blackbox with `vars`.
 fn render(
     home: &TempDir,
     display: &str,
+    scene: &str,
     name: &str,
     blackbox: Option<&[(&str, &str)]>,
 ) -> (Run, std::path::PathBuf) {
@@ -105,7 +109,7 @@ fn render(
     // Debian's python3: PyQt6 is built for it.
     let mut cmd = vulkan_command("/usr/bin/python3", home.path());
     cmd.arg(apps.join("qt_quick_render.py"))
-        .arg(apps.join("qt_quick_scene.qml"))
+        .arg(apps.join(scene))
         .arg(&image)
         .env("DISPLAY", display)
         .env("QT_QPA_PLATFORM", "xcb");
@@ -117,7 +121,7 @@ fn render(
 fn a_qt_quick_3d_scene_renders_the_same_pixels_through_blackbox() {
     let xvfb = Xvfb::start();
     let home = TempDir::new("qt-quick");
-    let (reference, image) = render(&home, &xvfb.display, "reference", None);
+    let (reference, image) = render(&home, &xvfb.display, SCENE, "reference", None);
     reference.assert_success().assert_validation_on();
     assert!(
         reference.stdout.contains("graphics api VulkanRhi frames 10"),
@@ -151,7 +155,7 @@ fn a_qt_quick_3d_scene_renders_the_same_pixels_through_blackbox() {
     let mut problems = Vec::new();
     let mut runs = Vec::new();
     for &(name, vars, may_warn) in settings {
-        let (run, image) = render(&home, &xvfb.display, name, Some(vars));
+        let (run, image) = render(&home, &xvfb.display, SCENE, name, Some(vars));
         problems.extend(run.problems_against(&reference, name, may_warn));
         match Image::read(&image) {
             Ok(image) => {
@@ -165,4 +169,54 @@ fn a_qt_quick_3d_scene_renders_the_same_pixels_through_blackbox() {
     }
     runs.insert(0, ("reference", reference));
     fail_on_problems(&problems, &runs);
+}
+
+/// A user's own bug: a Qt Quick 3D custom material whose shader normalizes a zero vector in one cell of a
+/// grid (`apps/qt_quick_nan/`; Qt wraps the material's `MAIN` in a shader of its own and compiles it at
+/// run time, without debug info). At NaN `ops` Blackbox names the operation, its operands, the function
+/// Qt made of the material's code and a pixel of that cell, and the image is the one rendered without
+/// Blackbox.
+#[test]
+fn a_nan_in_a_qt_quick_3d_custom_material_is_named_with_its_function_and_pixel() {
+    const NAN_SCENE: &str = "qt_quick_nan/scene.qml";
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("qt-quick-nan");
+    let (reference, image) = render(&home, &xvfb.display, NAN_SCENE, "reference", None);
+    reference.assert_success().assert_validation_on();
+    let reference_image =
+        Image::read(&image).unwrap_or_else(|e| panic!("{e}\n{}", reference.dump()));
+    let vars = [("VK_BLACKBOX_NAN", "ops")];
+    let (run, image) = render(&home, &xvfb.display, NAN_SCENE, "nan-ops", Some(&vars));
+    let mut problems = run.problems_against(&reference, "nan-ops", true);
+    match Image::read(&image) {
+        Ok(image) => {
+            if let Some(d) = image.differences(&reference_image) {
+                problems.push(format!("the image is not the reference's: {d}"));
+            }
+        }
+        Err(e) => problems.push(format!("no image: {e}")),
+    }
+    let warnings = run.warnings();
+    if warnings.is_empty() {
+        problems.push("no warning".into());
+    }
+    for w in &warnings {
+        let named = w.contains("NaN from normalize() at instruction")
+            && w.contains("operands (0, 0, 0)")
+            && w.contains("(function qt_customMain(");
+        // The cell of the zero vector: pixels x 128-151, y 104-127 (apps/qt_quick_nan/scene.qml).
+        let pixel = w
+            .split_once(", pixel (")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .and_then(|(xy, _)| xy.split_once(", "))
+            .and_then(|(x, y)| Some((x.parse::<u32>().ok()?, y.parse::<u32>().ok()?)));
+        let in_cell =
+            pixel.is_some_and(|(x, y)| (128..152).contains(&x) && (104..128).contains(&y));
+        if !named || !in_cell {
+            problems.push(format!(
+                "a warning that does not name the bug and its cell: {w}"
+            ));
+        }
+    }
+    fail_on_problems(&problems, &[("reference", reference), ("nan-ops", run)]);
 }

@@ -1,0 +1,6 @@
+VARYING vec2 uv;
+void MAIN()
+{
+    uv = UV0;
+    POSITION = MODELVIEWPROJECTION_MATRIX * vec4(VERTEX, 1.0);
+}
