@@ -41,7 +41,7 @@ fn gst_launch(
 }
 
 /// How many times the sink rendered a frame into its swapchain (its `vulkanswapper` trace lines, one per
-/// present): 21 for the 20 buffers, now and then 22, with or without Blackbox, as the window's first
+/// present): 21 for the 20 buffers, now and then 22 (7 of 40 runs without Blackbox, four at once), as the window's first
 /// expose comes before or after the first frame. Best practices and synchronization validation report
 /// some ids once or twice per present, so runs are compared only with a reference that presented as often.
 fn presents(run: &Run) -> usize {
