@@ -1,15 +1,20 @@
-//! NaN `ops` on `pow` written as `exp2(y * log2(x))` or `exp(y * log(x))` (`tests/asm/pow_pattern.spvasm`):
-//! zink writes `pow` that way, and shaders do by hand. `log2(0)` is -inf there on purpose (`exp2(-inf)` is
-//! 0), so such a pair is one `pow` site at its exponential, with x and y as operands; a logarithm used
-//! anywhere else keeps its own check.
+//! NaN `ops` on shapes a driver rewrites while each step has one use, each checked as one site:
+//!
+//! - `pow` written as `exp2(y * log2(x))` or `exp(y * log(x))` (`tests/asm/pow_pattern.spvasm`): zink writes
+//!   `pow` that way, and shaders do by hand. `log2(0)` is -inf there on purpose (`exp2(-inf)` is 0), so such
+//!   a pair is one `pow` site at its exponential, with x and y as operands; a logarithm used anywhere else
+//!   keeps its own check.
+//! - `exp(a) / exp(b)` and `exp2(a) * exp2(b)` (`tests/asm/exp_pair.spvasm`): one site at the division or
+//!   product, on the two exponentials; an exponential used anywhere else keeps its own check.
 
 mod common;
 
-use blackbox_engine::{instrument, NanLevel, Options, SiteKind};
+use blackbox_engine::{instrument, Instrumented, NanLevel, Options, SiteKind};
 
-#[test]
-fn exp2_of_y_times_log2_of_x_is_checked_as_one_pow() {
-    let words = common::assemble("pow_pattern.spvasm", "vulkan1.1");
+/// `asm` instrumented at NaN `ops` and checked with spirv-val; its NaN `ops` sites as (operation,
+/// instruction) in order.
+fn ops_sites(asm: &str) -> (Instrumented, Vec<(&'static str, String)>) {
+    let words = common::assemble(asm, "vulkan1.1");
     let out = instrument(
         &words,
         &Options {
@@ -19,24 +24,30 @@ fn exp2_of_y_times_log2_of_x_is_checked_as_one_pow() {
         },
     )
     .expect("instruments");
-    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pow_pattern.ops.spv");
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{asm}.ops.spv"));
     common::write_words(&path, &out.words);
     let job = common::ValJob {
         path,
         env: "vulkan1.1".into(),
     };
     if let Some(e) = &common::validate_all(&[job])[0] {
-        panic!("fails spirv-val: {e}");
+        panic!("{asm} fails spirv-val: {e}");
     }
-    let ops: Vec<(&str, &str)> = out
+    let ops = out
         .info
         .sites
         .iter()
         .filter_map(|s| match s.kind {
-            SiteKind::NanOp { op } => Some((op, s.instruction.as_str())),
+            SiteKind::NanOp { op } => Some((op, s.instruction.clone())),
             _ => None,
         })
         .collect();
+    (out, ops)
+}
+
+#[test]
+fn exp2_of_y_times_log2_of_x_is_checked_as_one_pow() {
+    let (out, ops) = ops_sites("pow_pattern.spvasm");
     let described: Vec<String> = ops.iter().map(|(op, i)| format!("{op}: {i}")).collect();
     // The zink-shaped pair (through a uint and back) and the natural one are pows at their exponentials;
     // the third pair's logarithm is stored too, so both of its steps keep their own checks.
@@ -62,34 +73,7 @@ fn exp2_of_y_times_log2_of_x_is_checked_as_one_pow() {
 
 #[test]
 fn a_division_or_product_of_two_exponentials_is_checked_as_one_site() {
-    let words = common::assemble("exp_pair.spvasm", "vulkan1.1");
-    let out = instrument(
-        &words,
-        &Options {
-            nan: NanLevel::Ops,
-            error_buffer_address: 0x0000_7f00_dead_b000,
-            ..Options::default()
-        },
-    )
-    .expect("instruments");
-    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("exp_pair.ops.spv");
-    common::write_words(&path, &out.words);
-    let job = common::ValJob {
-        path,
-        env: "vulkan1.1".into(),
-    };
-    if let Some(e) = &common::validate_all(&[job])[0] {
-        panic!("fails spirv-val: {e}");
-    }
-    let ops: Vec<(&str, &str)> = out
-        .info
-        .sites
-        .iter()
-        .filter_map(|s| match s.kind {
-            SiteKind::NanOp { op } => Some((op, s.instruction.as_str())),
-            _ => None,
-        })
-        .collect();
+    let (out, ops) = ops_sites("exp_pair.spvasm");
     let described: Vec<String> = ops.iter().map(|(op, i)| format!("{op}: {i}")).collect();
     assert_eq!(
         ops.iter().map(|(op, _)| *op).collect::<Vec<_>>(),

@@ -802,16 +802,11 @@ fn nan_ops_checks_a_ratio_of_exponentials_as_one_site() {
     .unwrap();
     let spv = dir.join(format!("{name}.spv"));
     glslang(&dir, &["-V", "--target-env", "vulkan1.2", "-g"], name, &spv);
-    let manifests = home.path().join("manifests");
-    write_manifest(&manifests, "VkLayer_blackbox.json");
-    let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.arg("spirv-run")
-        .arg("--spirv")
-        .arg(&spv)
-        .env("VK_BLACKBOX_NAN", "ops")
-        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"));
-    enable_explicit(&mut cmd, &manifests);
-    let run = run(&mut cmd);
+    let run = run(&mut testapp_with_blackbox(
+        &home,
+        &["spirv-run", "--spirv", spv.to_str().unwrap()],
+        &[("VK_BLACKBOX_NAN", "ops")],
+    ));
     run.assert_testapp_finished();
     let warnings = run.warnings();
     // e^50 and e^-50, as closely as the driver's `exp` gets them (lavapipe: 5.184699e21, 1.928752e-22).
