@@ -551,6 +551,30 @@ pub fn fail_on_problems(problems: &[String], runs: &[(&str, Run)]) {
     panic!("{}\n\n{}", problems.join("\n\n"), dumps.join("\n"));
 }
 
+/// One setting a third-party program runs at through Blackbox: its name, Blackbox's variables, and whether
+/// Blackbox may warn (at NaN `ops`, where the warnings are the program's own values).
+pub type Setting<'a> = (&'a str, &'a [(&'a str, &'a str)], bool);
+
+/// Runs a program through Blackbox at each of `settings` (`run_setting` makes the run and says what else is
+/// wrong with it) and panics with every problem against `reference`, the run without Blackbox
+/// ([`Run::problems_against`]), and the dump of every run.
+pub fn compare_settings(
+    reference: Run,
+    settings: &[Setting],
+    mut run_setting: impl FnMut(&str, &[(&str, &str)]) -> (Run, Vec<String>),
+) {
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for &(name, vars, may_warn) in settings {
+        let (run, more) = run_setting(name, vars);
+        problems.extend(run.problems_against(&reference, name, may_warn));
+        problems.extend(more.into_iter().map(|p| format!("{name}: {p}")));
+        runs.push((name, run));
+    }
+    runs.insert(0, ("reference", reference));
+    fail_on_problems(&problems, &runs);
+}
+
 /// Runs `cmd` as [`run`] does, but kills it when it has not finished after `limit`: `Err` then, with
 /// what it had written. For programs that wait on the GPU in loops of their own (a lost signal leaves them
 /// waiting for ever, where a test must fail instead).

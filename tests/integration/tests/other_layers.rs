@@ -12,8 +12,6 @@
 
 use blackbox_integration::*;
 
-/// A setting's variables.
-type Vars = &'static [(&'static str, &'static str)];
 use std::process::Command;
 
 /// MangoHud's overlay with text that does not change from frame to frame: with frame rates and times on
@@ -61,8 +59,7 @@ fn vkcube_under_mangohud_and_vkbasalt_runs_as_without_blackbox() {
     if let Err(e) = layers_ran(&reference) {
         panic!("{e}\n{}", reference.dump());
     }
-    // (name, variables, whether Blackbox may warn)
-    let settings: &[(&str, Vars, bool)] = &[
+    let settings: &[Setting] = &[
         ("defaults", &[], false),
         (
             "nan-ops-command",
@@ -82,18 +79,11 @@ fn vkcube_under_mangohud_and_vkbasalt_runs_as_without_blackbox() {
             false,
         ),
     ];
-    let mut problems = Vec::new();
-    let mut runs = Vec::new();
-    for &(name, vars, may_warn) in settings {
+    compare_settings(reference, settings, |_, vars| {
         let run = run(&mut vkcube(&home, &xvfb.display, Some(vars)));
-        problems.extend(run.problems_against(&reference, name, may_warn));
-        if let Err(e) = layers_ran(&run) {
-            problems.push(format!("{name}: {e}"));
-        }
-        runs.push((name, run));
-    }
-    runs.insert(0, ("reference", reference));
-    fail_on_problems(&problems, &runs);
+        let ran = layers_ran(&run).err();
+        (run, ran.into_iter().collect())
+    });
 }
 
 /// Mesa's overlay (mesa-vulkan-drivers' `VK_LAYER_MESA_overlay`, an explicit layer, MangoHud's ancestor)

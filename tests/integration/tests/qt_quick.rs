@@ -18,9 +18,6 @@ use blackbox_integration::*;
 /// The lit scene.
 const SCENE: &str = "qt_quick_scene.qml";
 
-/// A setting's variables.
-type Vars = &'static [(&'static str, &'static str)];
-
 /// A decoded PNG: its size, bytes per pixel and pixel bytes.
 struct Image {
     width: u32,
@@ -94,6 +91,16 @@ impl Image {
     }
 }
 
+/// What is wrong with the image at `path` against `reference`: unreadable, or other pixels.
+fn image_problem(path: &std::path::Path, reference: &Image) -> Option<String> {
+    match Image::read(path) {
+        Ok(image) => image
+            .differences(reference)
+            .map(|d| format!("the image is not the reference's: {d}")),
+        Err(e) => Some(format!("no image: {e}")),
+    }
+}
+
 /// `scene` (under `tests/integration/apps`) rendered on `display` into `home/<name>.png`, with the
 /// validation layer alone or through Blackbox with `vars`.
 fn render(
@@ -130,8 +137,7 @@ fn a_qt_quick_3d_scene_renders_the_same_pixels_through_blackbox() {
     );
     let reference_image =
         Image::read(&image).unwrap_or_else(|e| panic!("{e}\n{}", reference.dump()));
-    // (name, variables, whether Blackbox may warn)
-    let settings: &[(&str, Vars, bool)] = &[
+    let settings: &[Setting] = &[
         ("defaults", &[], false),
         (
             "nan-ops-command",
@@ -152,23 +158,11 @@ fn a_qt_quick_3d_scene_renders_the_same_pixels_through_blackbox() {
             false,
         ),
     ];
-    let mut problems = Vec::new();
-    let mut runs = Vec::new();
-    for &(name, vars, may_warn) in settings {
+    compare_settings(reference, settings, |name, vars| {
         let (run, image) = render(&home, &xvfb.display, SCENE, name, Some(vars));
-        problems.extend(run.problems_against(&reference, name, may_warn));
-        match Image::read(&image) {
-            Ok(image) => {
-                if let Some(d) = image.differences(&reference_image) {
-                    problems.push(format!("{name}: the image is not the reference's: {d}"));
-                }
-            }
-            Err(e) => problems.push(format!("{name}: no image: {e}")),
-        }
-        runs.push((name, run));
-    }
-    runs.insert(0, ("reference", reference));
-    fail_on_problems(&problems, &runs);
+        let problem = image_problem(&image, &reference_image);
+        (run, problem.into_iter().collect())
+    });
 }
 
 /// A user's own bug: a Qt Quick 3D custom material whose shader normalizes a zero vector in one cell of a
@@ -188,14 +182,7 @@ fn a_nan_in_a_qt_quick_3d_custom_material_is_named_with_its_function_and_pixel()
     let vars = [("VK_BLACKBOX_NAN", "ops")];
     let (run, image) = render(&home, &xvfb.display, NAN_SCENE, "nan-ops", Some(&vars));
     let mut problems = run.problems_against(&reference, "nan-ops", true);
-    match Image::read(&image) {
-        Ok(image) => {
-            if let Some(d) = image.differences(&reference_image) {
-                problems.push(format!("the image is not the reference's: {d}"));
-            }
-        }
-        Err(e) => problems.push(format!("no image: {e}")),
-    }
+    problems.extend(image_problem(&image, &reference_image));
     let warnings = run.warnings();
     if warnings.is_empty() {
         problems.push("no warning".into());
