@@ -14,7 +14,7 @@
 # the tests use: the JSON Schema validator (jsonschema: the report schema, the layer manifests) and the
 # Slang compiler (slangc, shipped in slangtorch's wheel; installed without its PyTorch dependency, which
 # only its Python module needs).
-# The third-party Vulkan programs the end-to-end tests run through Blackbox (wgpu-py, ncnn and Taichi, pinned in
+# The third-party Vulkan programs the end-to-end tests run through Blackbox (wgpu-py, ncnn, Taichi and pygfx, pinned in
 # tests/integration/apps/requirements.txt) go into .venv-apps/ in this checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,7 +67,7 @@ PY
 
 install_apps_venv() {
   if apps_venv_current; then
-    echo "setup: .venv-apps has the pinned wgpu, ncnn and taichi"
+    echo "setup: .venv-apps has the pinned wgpu, ncnn, taichi and pygfx"
     return
   fi
   echo "setup: installing $apps_requirements into .venv-apps"
