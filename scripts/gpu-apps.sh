@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The third-party programs of tests/integration/apps/ (wgpu, ncnn, Taichi) on a GPU machine: each without
+# The third-party programs of tests/integration/apps/ (wgpu, ncnn, Taichi, pygfx) on a GPU machine: each without
 # any layer but the validation layer (the reference), then through Blackbox at the defaults, NaN `outputs`,
 # NaN `ops`, loop and integer checks, `command` breadcrumbs and everything at once, the validation layer
 # below (synchronization validation and best practices on). Prints, per run, whether the results are the
@@ -7,7 +7,7 @@
 # the reference. The device tool carries 64 MiB a call and Taichi's wheel is 55 MB, so it packs two folders:
 #
 #   scripts/gpu-apps.sh pack              # .gpu-apps/wgpu-ncnn and .gpu-apps/taichi (needs .gl, see below)
-#   scripts/gpu-apps.sh run .gpu-apps/wgpu-ncnn wgpu ncnn     # there, carrying .gpu-apps/wgpu-ncnn
+#   scripts/gpu-apps.sh run .gpu-apps/wgpu-ncnn wgpu ncnn pygfx   # there, carrying .gpu-apps/wgpu-ncnn
 #   scripts/gpu-apps.sh run .gpu-apps/taichi taichi           # there, carrying .gpu-apps/taichi
 #
 # `pack` builds the release layer and downloads the pinned wheels for the GPU machine's Python (3.12), and
@@ -26,7 +26,8 @@ pack() {
   local pins wheels
   pins=$(grep -E '^[A-Za-z].*==' tests/integration/apps/requirements.txt)
   wheels=$(mktemp -d)
-  for pin in wgpu ncnn taichi cffi pycparser rendercanvas dill; do
+  for pin in wgpu ncnn taichi cffi pycparser rendercanvas dill pygfx pylinalg freetype-py uharfbuzz hsluv \
+    Jinja2 MarkupSafe; do
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
       --platform manylinux2014_x86_64 -d "$wheels" "$(grep -i "^$pin==" <<< "$pins")" || exit 1
@@ -41,7 +42,8 @@ pack() {
     cp .gl/*.deb "$d/gl/"
   done
   cp "$wheels"/wgpu-* "$wheels"/ncnn-* "$wheels"/cffi-* "$wheels"/pycparser-* "$wheels"/rendercanvas-* \
-    .gpu-apps/wgpu-ncnn/whl/
+    "$wheels"/pygfx-* "$wheels"/pylinalg-* "$wheels"/freetype_py-* "$wheels"/uharfbuzz-* "$wheels"/hsluv-* \
+    "$wheels"/jinja2-* "$wheels"/markupsafe-* .gpu-apps/wgpu-ncnn/whl/
   cp "$wheels"/taichi-* "$wheels"/dill-* .gpu-apps/taichi/whl/
   rm -rf "$wheels"
   git rev-parse --short HEAD > .gpu-apps/wgpu-ncnn/COMMIT
@@ -99,7 +101,8 @@ S
       wgpu) script=wgpu_app.py args=--nan ;;
       taichi) script=taichi_app.py args=--nan ;;
       ncnn) script=ncnn_app.py args= ;;
-      *) echo "gpu-apps: unknown program $n (wgpu, ncnn, taichi)" >&2; exit 2 ;;
+      pygfx) script=pygfx_app.py args= ;;
+      *) echo "gpu-apps: unknown program $n (wgpu, ncnn, taichi, pygfx)" >&2; exit 2 ;;
     esac
     ref=$W/logs/${n}_reference.out
     one "${n}_reference" $script "$args" VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
@@ -122,6 +125,6 @@ S
 
 case "${1:-}" in
   pack) pack ;;
-  run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi..." >&2; exit 2; }; run "$@" ;;
-  *) echo "usage: $0 pack | run DIR wgpu|ncnn|taichi..." >&2; exit 2 ;;
+  run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi|pygfx..." >&2; exit 2; }; run "$@" ;;
+  *) echo "usage: $0 pack | run DIR wgpu|ncnn|taichi|pygfx..." >&2; exit 2 ;;
 esac
