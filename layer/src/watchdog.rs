@@ -8,6 +8,13 @@
 //! watchdog writes one report and lets the app go on; it fires again only after progress resumes and stops.
 //! The thread is started with the first device (when the watchdog or shader instrumentation is on) and
 //! joined when the last one is destroyed, so the library can be unloaded safely.
+//!
+//! An app may exit without destroying its device (pygfx does). Then the driver tears itself down while the
+//! thread still polls the device: on NVIDIA's driver that was a SIGSEGV in the thread, at exit, in 5 of 6
+//! runs of pygfx. So the thread is also stopped when the process begins to exit, by an exit handler
+//! registered for this library (`__cxa_atexit` with its `__dso_handle`, as C++ registers a library's static
+//! destructors: it runs before the handlers the driver registered earlier, and at `dlclose` of the
+//! library instead when that comes first).
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -27,6 +34,66 @@ struct Running {
 
 static WATCHDOG: Mutex<Option<Running>> = Mutex::new(None);
 
+/// Set when the process has begun to exit (or the library to unload): the thread is stopped and never
+/// started again.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
+/// How long the exit handler waits for the thread to finish what it is doing (a poll of each device, a
+/// drain of its records) before letting the exit go on.
+const EXIT_WAIT: Duration = Duration::from_millis(500);
+
+extern "C" {
+    /// This library's handle for `__cxa_atexit` (defined by the C runtime's `crtbeginS.o` in every shared
+    /// object).
+    static __dso_handle: u8;
+    fn __cxa_atexit(
+        func: unsafe extern "C" fn(*mut libc::c_void),
+        arg: *mut libc::c_void,
+        dso: *const libc::c_void,
+    ) -> libc::c_int;
+}
+
+/// Registers [`at_exit`] once per load of the library.
+fn register_exit_handler() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: `at_exit` is a plain function of this library, and `__dso_handle` is its handle, so
+        // glibc runs it at exit or at this library's `dlclose`, whichever comes first, and never after.
+        let rc = unsafe { __cxa_atexit(at_exit, std::ptr::null_mut(), std::ptr::addr_of!(__dso_handle).cast()) };
+        if rc != 0 {
+            warn!("cannot register the exit handler; an app that exits without destroying its device may crash in the monitor thread");
+        }
+    });
+}
+
+/// The process is exiting (or the library unloading): stop the monitor thread before the driver tears
+/// down, waiting at most [`EXIT_WAIT`] for it.
+unsafe extern "C" fn at_exit(_: *mut libc::c_void) {
+    EXITING.store(true, Ordering::Release);
+    let Some(mut running) = WATCHDOG.try_lock_for(EXIT_WAIT) else {
+        return;
+    };
+    let Some(r) = running.take() else {
+        return;
+    };
+    drop(running);
+    r.stop.store(true, Ordering::Release);
+    r.thread.thread().unpark();
+    let start = Instant::now();
+    while !r.thread.is_finished() && start.elapsed() < EXIT_WAIT {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if r.thread.is_finished() {
+        let _ = r.thread.join();
+        debug!(
+            "exit with {} device(s) alive: the monitor thread is stopped",
+            DEVICES.len()
+        );
+    } else {
+        debug!("exit: the monitor thread did not stop within {EXIT_WAIT:?}");
+    }
+}
+
 /// How long finished work may wait before the monitor logs its shader errors.
 pub const DRAIN_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -37,6 +104,10 @@ pub fn start() {
     if limit.is_none() && !config.instruments_shaders() {
         return;
     }
+    if EXITING.load(Ordering::Acquire) {
+        return;
+    }
+    register_exit_handler();
     let mut running = WATCHDOG.lock();
     if running.is_some() {
         return;

@@ -311,3 +311,27 @@ fn pygfx_renders_the_same_image_and_the_nans_of_its_anti_aliasing_are_named() {
     }
     c.finish();
 }
+
+/// pygfx exits without destroying its device. On NVIDIA's driver, Blackbox's monitor thread then went on
+/// polling the device while the driver tore itself down at exit: a SIGSEGV in that thread in 5 of 6 runs
+/// on the H200. The thread is now stopped when the process begins to exit; on lavapipe, which survives
+/// the polls, the debug log shows it happen.
+#[test]
+fn an_app_that_exits_with_its_device_alive_has_the_monitor_thread_stopped_first() {
+    let home = TempDir::new("pygfx-exit");
+    let run = run(&mut program(
+        &home,
+        Driver::DriverFiles,
+        "pygfx_app.py",
+        &[],
+        Some(&[("VK_BLACKBOX_LOG", "debug")]),
+    ));
+    run.assert_success();
+    assert!(
+        run.stderr.contains(
+            "[blackbox] debug: exit with 1 device(s) alive: the monitor thread is stopped"
+        ),
+        "{}",
+        run.dump()
+    );
+}
