@@ -10,6 +10,8 @@
 //!   layer's output and `vkSetDebugUtilsObjectNameEXT` returned an error it never returns without Blackbox.
 //! - `chromaber_vulkan`'s shader divides 0 by 0 at the centre of the chroma planes, every frame: a NaN in
 //!   real shader code, which NaN `ops` names with its function and invocation.
+//! - libplacebo's decode of HDR10 takes `pow()` of negative numbers when its contrast option pushes the
+//!   signal past the top of PQ's range: NaNs in libplacebo's own generated shaders, named by NaN `ops`.
 
 use blackbox_integration::*;
 use std::process::Command;
@@ -23,6 +25,18 @@ const FRAMES: usize = 10;
 /// libplacebo's filter: a scale with an EWA (compute) upscaler and debanding.
 const LIBPLACEBO: &str = "format=yuv420p,hwupload,\
     libplacebo=w=480:h=360:upscaler=ewa_lanczos:deband=1:format=yuv420p,hwdownload,format=yuv420p";
+
+/// libplacebo's filter turning an HDR10 frame (PQ, BT.2020) into SDR with its brightness and contrast raised
+/// (its own options). libplacebo folds these into the colour matrix, so they act on the PQ-encoded signal,
+/// and values pushed past the top of PQ's range reach its decode, `pow(max(x - c1, 0) / (c2 - c3 x), 1/m1)`,
+/// whose divisor is negative there: `pow()` of a negative number, NaN.
+const LIBPLACEBO_HDR: &str = "setparams=color_primaries=bt2020:color_trc=smpte2084:colorspace=bt2020nc,\
+    format=yuv420p10le,hwupload,libplacebo=w=320:h=240:colorspace=bt709:color_primaries=bt709:\
+    color_trc=bt709:tonemapping=hable:brightness=0.2:contrast=1.5:format=yuv420p,hwdownload,format=yuv420p";
+
+/// PQ's `1/m1` (SMPTE ST 2084: m1 = 2610/16384), the exponent of the decode's last `pow()`, as Blackbox
+/// prints it.
+const PQ_INVERSE_M1: &str = "6.277395";
 
 /// FFmpeg's own Vulkan filters, one after another.
 const FILTERS: &str = "format=yuv420p,hwupload,avgblur_vulkan,chromaber_vulkan,transpose_vulkan,\
@@ -215,6 +229,67 @@ fn chromaber_vulkan_divides_zero_by_zero_and_nan_ops_names_where() {
     if ops.warnings().len() != nan.len() {
         problems.push(format!(
             "NaN ops: Blackbox warnings besides the NaN: {:#?}",
+            ops.warnings()
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n=== without Blackbox ===\n{}\n=== NaN ops ===\n{}",
+        problems.join("\n\n"),
+        reference.dump(),
+        ops.dump()
+    );
+}
+
+#[test]
+fn libplacebo_decoding_hdr10_pushed_past_its_range_takes_pow_of_a_negative_and_nan_ops_names_it() {
+    let home = TempDir::new("ffmpeg-libplacebo-hdr");
+    let reference = reference(&home, LIBPLACEBO_HDR);
+    let (defaults, mut problems) = through_blackbox(&home, LIBPLACEBO_HDR, &[], &reference);
+    if !defaults.warnings().is_empty() {
+        problems.push(format!(
+            "defaults: Blackbox warned, with NaN checks off: {:#?}",
+            defaults.warnings()
+        ));
+    }
+    let (ops, found) = through_blackbox(
+        &home,
+        LIBPLACEBO_HDR,
+        &[("VK_BLACKBOX_NAN", "ops")],
+        &reference,
+    );
+    problems.extend(found);
+    let nan: Vec<&str> = ops
+        .warnings()
+        .into_iter()
+        .filter(|w| w.starts_with("[blackbox] warn: NaN"))
+        .collect();
+    // libplacebo's shaders carry no debug information: the site is named by its instruction, the
+    // function glslang named and the entry point.
+    let named = |w: &&str| {
+        w.contains("NaN from pow() at instruction")
+            && w.contains("OpExtInst")
+            && w.contains(" Pow ")
+            && w.contains(&format!(
+                "({PQ_INVERSE_M1}, {PQ_INVERSE_M1}, {PQ_INVERSE_M1})"
+            ))
+            && w.contains("function _main_")
+    };
+    if nan.is_empty() || !nan.iter().all(named) {
+        problems.push(format!(
+            "NaN ops: expected pow() with PQ's exponent {PQ_INVERSE_M1}, got {nan:#?}"
+        ));
+    }
+    // libplacebo decodes in two shaders here: a compute one (a pass of its own) and the fragment shader
+    // that renders the output.
+    for stage in ["entry point main (comp)", "entry point main (frag)"] {
+        if !nan.iter().any(|w| w.contains(stage)) {
+            problems.push(format!("NaN ops: no NaN named in {stage}: {nan:#?}"));
+        }
+    }
+    if ops.warnings().len() != nan.len() {
+        problems.push(format!(
+            "NaN ops: Blackbox warnings besides the NaNs: {:#?}",
             ops.warnings()
         ));
     }
