@@ -193,96 +193,37 @@ fn libplacebo_frames_are_unchanged_and_its_debug_utils_calls_still_reach_the_val
     );
 }
 
-#[test]
-fn chromaber_vulkan_divides_zero_by_zero_and_nan_ops_names_where() {
-    let home = TempDir::new("ffmpeg-filters");
-    let reference = reference(&home, FILTERS);
-    let (defaults, mut problems) = through_blackbox(&home, FILTERS, &[], &reference);
+/// Runs `chain` without Blackbox, through it at the defaults and at NaN `ops`; checks the frames and
+/// validation of both runs, that the defaults warn of nothing, and that at `ops` Blackbox warns of NaNs
+/// only, every one `named` (`expected` describes them), and each of `stages` among them. Panics with
+/// every problem found.
+fn nan_ops_names(
+    name: &str,
+    chain: &str,
+    expected: &str,
+    named: impl Fn(&str) -> bool,
+    stages: &[&str],
+) {
+    let home = TempDir::new(name);
+    let reference = reference(&home, chain);
+    let (defaults, mut problems) = through_blackbox(&home, chain, &[], &reference);
     if !defaults.warnings().is_empty() {
         problems.push(format!(
             "defaults: Blackbox warned, with NaN checks off: {:#?}",
             defaults.warnings()
         ));
     }
-    let (ops, found) = through_blackbox(&home, FILTERS, &[("VK_BLACKBOX_NAN", "ops")], &reference);
-    problems.extend(found);
-    // The chroma planes of a 320x240 frame are 160x120: the shader's distance from the centre is 0 there,
-    // and it divides by it. Frame after frame the same invocation, so one line per drain.
-    let nan: Vec<&str> = ops
-        .warnings()
-        .into_iter()
-        .filter(|w| w.starts_with("[blackbox] warn: NaN"))
-        .collect();
-    let named = |w: &&str| {
-        w.contains("NaN from division()")
-            && w.contains("OpFDiv")
-            && w.contains("(0, 0), (0, 0) -> (NaN, NaN)")
-            && w.contains("invocation (80, 60, 0)")
-            && w.contains("function distort_chroma(")
-            && w.contains("entry point main (comp)")
-    };
-    if nan.is_empty() || !nan.iter().all(named) {
-        problems.push(format!(
-            "NaN ops: expected the division in distort_chroma at invocation (80, 60, 0), got {nan:#?}"
-        ));
-    }
-    if ops.warnings().len() != nan.len() {
-        problems.push(format!(
-            "NaN ops: Blackbox warnings besides the NaN: {:#?}",
-            ops.warnings()
-        ));
-    }
-    assert!(
-        problems.is_empty(),
-        "{}\n=== without Blackbox ===\n{}\n=== NaN ops ===\n{}",
-        problems.join("\n\n"),
-        reference.dump(),
-        ops.dump()
-    );
-}
-
-#[test]
-fn libplacebo_decoding_hdr10_pushed_past_its_range_takes_pow_of_a_negative_and_nan_ops_names_it() {
-    let home = TempDir::new("ffmpeg-libplacebo-hdr");
-    let reference = reference(&home, LIBPLACEBO_HDR);
-    let (defaults, mut problems) = through_blackbox(&home, LIBPLACEBO_HDR, &[], &reference);
-    if !defaults.warnings().is_empty() {
-        problems.push(format!(
-            "defaults: Blackbox warned, with NaN checks off: {:#?}",
-            defaults.warnings()
-        ));
-    }
-    let (ops, found) = through_blackbox(
-        &home,
-        LIBPLACEBO_HDR,
-        &[("VK_BLACKBOX_NAN", "ops")],
-        &reference,
-    );
+    let (ops, found) = through_blackbox(&home, chain, &[("VK_BLACKBOX_NAN", "ops")], &reference);
     problems.extend(found);
     let nan: Vec<&str> = ops
         .warnings()
         .into_iter()
         .filter(|w| w.starts_with("[blackbox] warn: NaN"))
         .collect();
-    // libplacebo's shaders carry no debug information: the site is named by its instruction, the
-    // function glslang named and the entry point.
-    let named = |w: &&str| {
-        w.contains("NaN from pow() at instruction")
-            && w.contains("OpExtInst")
-            && w.contains(" Pow ")
-            && w.contains(&format!(
-                "({PQ_INVERSE_M1}, {PQ_INVERSE_M1}, {PQ_INVERSE_M1})"
-            ))
-            && w.contains("function _main_")
-    };
-    if nan.is_empty() || !nan.iter().all(named) {
-        problems.push(format!(
-            "NaN ops: expected pow() with PQ's exponent {PQ_INVERSE_M1}, got {nan:#?}"
-        ));
+    if nan.is_empty() || !nan.iter().all(|w| named(w)) {
+        problems.push(format!("NaN ops: expected {expected}, got {nan:#?}"));
     }
-    // libplacebo decodes in two shaders here: a compute one (a pass of its own) and the fragment shader
-    // that renders the output.
-    for stage in ["entry point main (comp)", "entry point main (frag)"] {
+    for stage in stages {
         if !nan.iter().any(|w| w.contains(stage)) {
             problems.push(format!("NaN ops: no NaN named in {stage}: {nan:#?}"));
         }
@@ -299,5 +240,45 @@ fn libplacebo_decoding_hdr10_pushed_past_its_range_takes_pow_of_a_negative_and_n
         problems.join("\n\n"),
         reference.dump(),
         ops.dump()
+    );
+}
+
+#[test]
+fn chromaber_vulkan_divides_zero_by_zero_and_nan_ops_names_where() {
+    // The chroma planes of a 320x240 frame are 160x120: the shader's distance from the centre is 0 there,
+    // and it divides by it. Frame after frame the same invocation, so one line per drain.
+    nan_ops_names(
+        "ffmpeg-filters",
+        FILTERS,
+        "the division in distort_chroma at invocation (80, 60, 0)",
+        |w| {
+            w.contains("NaN from division()")
+                && w.contains("OpFDiv")
+                && w.contains("(0, 0), (0, 0) -> (NaN, NaN)")
+                && w.contains("invocation (80, 60, 0)")
+                && w.contains("function distort_chroma(")
+        },
+        &["entry point main (comp)"],
+    );
+}
+
+#[test]
+fn libplacebo_decoding_hdr10_pushed_past_its_range_takes_pow_of_a_negative_and_nan_ops_names_it() {
+    // libplacebo's shaders carry no debug information: the site is named by its instruction, the
+    // function glslang named and the entry point. It decodes in two shaders here: a compute one (a pass
+    // of its own) and the fragment shader that renders the output.
+    let exponent = format!("({PQ_INVERSE_M1}, {PQ_INVERSE_M1}, {PQ_INVERSE_M1})");
+    nan_ops_names(
+        "ffmpeg-libplacebo-hdr",
+        LIBPLACEBO_HDR,
+        &format!("pow() with PQ's exponent {PQ_INVERSE_M1}"),
+        |w| {
+            w.contains("NaN from pow() at instruction")
+                && w.contains("OpExtInst")
+                && w.contains(" Pow ")
+                && w.contains(&exponent)
+                && w.contains("function _main_")
+        },
+        &["entry point main (comp)", "entry point main (frag)"],
     );
 }
