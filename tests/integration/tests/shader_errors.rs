@@ -520,17 +520,20 @@ fn sites_without_debug_info_are_named_by_number_entry_point_and_instruction() {
     let dir = home.path().join("spv");
     std::fs::create_dir_all(&dir).unwrap();
     // Every invocation makes two NaNs (sqrt and log of a negative number, from the buffer spirv-run fills
-    // with values in [-2, 3)) and stores each into the buffer.
+    // with values in [-2, 3)) and stores each into a buffer it does not read. (When the shader wrote them
+    // into the buffer it read, at other invocations' indices, an invocation could read another's NaN and
+    // store it with no operation of its own making it: a third warning, in some runs.)
     std::fs::write(
         dir.join("two_nans.comp"),
         "#version 450\n\
          layout(local_size_x = 64) in;\n\
-         layout(std430, set = 0, binding = 0) buffer Values { float v[]; };\n\
+         layout(std430, set = 0, binding = 0) readonly buffer In { float v[]; };\n\
+         layout(std430, set = 0, binding = 1) buffer Out { float o[]; };\n\
          void main() {\n\
              uint i = gl_GlobalInvocationID.x;\n\
              float x = -abs(v[i]) - 1.0;\n\
-             v[i + 64u] = sqrt(x);\n\
-             v[i + 128u] = log(x);\n\
+             o[2u * i] = sqrt(x);\n\
+             o[2u * i + 1u] = log(x);\n\
          }\n",
     )
     .unwrap();
