@@ -250,6 +250,15 @@ pub struct Options {
     /// NaN records. On by default; the layer turns it on for CPU devices only (on NVIDIA's compiler the
     /// flush did not make compiling cheaper).
     pub nan_records_at_end: bool,
+    /// For a fragment shader instrumented for one graphics pipeline: per output `Location`, the components
+    /// (bit i: component i, counted from the location's first) that reach the pipeline's colour attachment
+    /// there, which its format, write mask and blending keep. Locations past the end have no attachment.
+    /// The `outputs` checks read only those components of a fragment output: a component the pipeline
+    /// drops is no NaN that reaches memory, and a check that reads it keeps the work computing it alive,
+    /// which the driver would otherwise drop (an EWA filter writing one channel of four compiled for
+    /// minutes on llvmpipe with all four checked). Empty (the default): every component of every output.
+    /// Applied only to a module whose entry points are all fragment shaders.
+    pub fragment_output_components: Vec<u8>,
 }
 
 /// The default of [`Options::loop_limit`]: 2^24 iterations.
@@ -275,6 +284,7 @@ impl Default for Options {
             loop_clock: None,
             int_checks: false,
             nan_records_at_end: true,
+            fragment_output_components: Vec::new(),
         }
     }
 }
@@ -331,7 +341,7 @@ fn instrument_parsed(
     let mut info = basic_info(id, &module, &base.an);
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
-    let mut nan = passes::nan_guard::NanGuardPass::new(options.nan, &module);
+    let mut nan = passes::nan_guard::NanGuardPass::new(options, &module, &base);
     let mut loops = passes::loops::LoopPass::new(&module, &base, options);
     let mut ints = passes::int_guard::IntGuardPass::new(&module, &base, options);
     base.run(

@@ -6,25 +6,26 @@
 //!   keeps its own check.
 //! - `exp(a) / exp(b)` and `exp2(a) * exp2(b)` (`tests/asm/exp_pair.spvasm`): one site at the division or
 //!   product, on the two exponentials; an exponential used anywhere else keeps its own check.
+//!
+//! And NaN `outputs` on a fragment shader instrumented for one pipeline (`tests/asm/kept_outputs.spvasm`):
+//! only the components the pipeline's attachments keep are checked.
 
 mod common;
 
 use blackbox_engine::{instrument, Instrumented, NanLevel, Options, SiteKind};
 
-/// `asm` instrumented at NaN `ops` and checked with spirv-val; its NaN `ops` sites as (operation,
-/// instruction) in order.
-fn ops_sites(asm: &str) -> (Instrumented, Vec<(&'static str, String)>) {
+/// `asm` instrumented with `options` (at the test error buffer's address) and checked with spirv-val.
+fn instrumented(asm: &str, options: Options) -> Instrumented {
     let words = common::assemble(asm, "vulkan1.1");
-    let out = instrument(
-        &words,
-        &Options {
-            nan: NanLevel::Ops,
-            error_buffer_address: 0x0000_7f00_dead_b000,
-            ..Options::default()
-        },
-    )
-    .expect("instruments");
-    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{asm}.ops.spv"));
+    let options = Options {
+        error_buffer_address: 0x0000_7f00_dead_b000,
+        ..options
+    };
+    let out = instrument(&words, &options).expect("instruments");
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "{asm}.{:?}.{:x?}.spv",
+        options.nan, options.fragment_output_components
+    ));
     common::write_words(&path, &out.words);
     let job = common::ValJob {
         path,
@@ -33,6 +34,18 @@ fn ops_sites(asm: &str) -> (Instrumented, Vec<(&'static str, String)>) {
     if let Some(e) = &common::validate_all(&[job])[0] {
         panic!("{asm} fails spirv-val: {e}");
     }
+    out
+}
+
+/// `asm` instrumented at NaN `ops`; its NaN `ops` sites as (operation, instruction) in order.
+fn ops_sites(asm: &str) -> (Instrumented, Vec<(&'static str, String)>) {
+    let out = instrumented(
+        asm,
+        Options {
+            nan: NanLevel::Ops,
+            ..Options::default()
+        },
+    );
     let ops = out
         .info
         .sites
@@ -113,4 +126,58 @@ fn a_division_or_product_of_two_exponentials_is_checked_as_one_site() {
         .unwrap()];
     let names: Vec<&str> = pair.values.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["operand 0", "operand 1", "result"]);
+}
+
+/// The values of each NaN output site, with the components a pipeline keeps per location.
+fn output_values(kept: &[u8]) -> Vec<Vec<String>> {
+    let out = instrumented(
+        "kept_outputs.spvasm",
+        Options {
+            nan: NanLevel::Ops,
+            fragment_output_components: kept.to_vec(),
+            ..Options::default()
+        },
+    );
+    assert!(
+        out.info
+            .sites
+            .iter()
+            .any(|s| matches!(s.kind, SiteKind::NanOp { op: "division" })),
+        "the operation is checked whatever the attachments"
+    );
+    out.info
+        .sites
+        .iter()
+        .filter(|s| matches!(s.kind, SiteKind::NanOutput { what: "output" }))
+        .map(|s| s.values.iter().map(|v| v.name.clone()).collect())
+        .collect()
+}
+
+#[test]
+fn fragment_outputs_are_checked_on_the_components_the_pipeline_keeps() {
+    // No pipeline: each of the six stores is checked whole.
+    assert_eq!(output_values(&[]), vec![vec!["value"]; 6]);
+    // Location 0 keeps x, location 1 z (the vec2's first component), location 2 has no attachment,
+    // location 3 keeps all: the vec4 at 0 is checked on x, the vec2 on its x, nothing at 2, all at 3; of
+    // the two one-component stores at 0, y is dropped and x checked.
+    assert_eq!(
+        output_values(&[0b0001, 0b0100, 0, 0b1111]),
+        [
+            vec!["value.x"],
+            vec!["value.x"],
+            vec!["value"],
+            vec!["value"]
+        ]
+    );
+    // Location 1 keeping both of the vec2's components (z and w) checks it whole; x and w at location 0
+    // are picked by a shuffle.
+    assert_eq!(
+        output_values(&[0b1001, 0b1100, 0, 0b1111]),
+        [
+            vec!["value.xw"],
+            vec!["value"],
+            vec!["value"],
+            vec!["value"]
+        ]
+    );
 }

@@ -241,6 +241,90 @@ pub(crate) struct NanGuardPass {
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
     float_bits: FastMap<u32, FloatBits>,
+    /// Pointers to fragment outputs of which the pipeline keeps only some components
+    /// ([`crate::Options::fragment_output_components`]): the output variables, and access chains picking
+    /// one component of them, with the kept components of what they point to.
+    outputs_kept: FastMap<u32, Kept>,
+}
+
+/// The components of a pointed-to float scalar or vector that reach an attachment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Kept {
+    /// Bit i: component i.
+    mask: u8,
+    /// Its components.
+    count: u32,
+}
+
+impl Kept {
+    fn all(self) -> bool {
+        self.mask == (1u8 << self.count) - 1
+    }
+}
+
+/// The fragment output variables of which `kept` (per location, see
+/// [`crate::Options::fragment_output_components`]) drops some components: float scalars and vectors with a
+/// `Location` (and maybe a `Component`) and no `Index` of 1 (a dual-source blend's second colour, which no
+/// attachment format describes). Empty unless every entry point is a fragment shader.
+fn outputs_kept(kept: &[u8], module: &Module, base: &Base<'_>) -> FastMap<u32, Kept> {
+    let mut found = FastMap::default();
+    let fragment_only = !module.entry_points.is_empty()
+        && module
+            .entry_points
+            .iter()
+            .all(|e| e.operand(0) == Some(spirv::ExecutionModel::Fragment as u32));
+    if kept.is_empty() || !fragment_only {
+        return found;
+    }
+    // Location, Component, Index, by target.
+    let mut places: FastMap<u32, [Option<u32>; 3]> = FastMap::default();
+    for inst in module.annotations.iter().filter(|i| i.is(Op::Decorate)) {
+        let (Some(target), Some(decoration), Some(value)) =
+            (inst.operand(0), inst.operand(1), inst.operand(2))
+        else {
+            continue;
+        };
+        let slot = match spirv::Decoration::from_u32(decoration) {
+            Some(spirv::Decoration::Location) => 0,
+            Some(spirv::Decoration::Component) => 1,
+            Some(spirv::Decoration::Index) => 2,
+            _ => continue,
+        };
+        places.entry(target).or_default()[slot] = Some(value);
+    }
+    for var in module.globals.iter().filter(|i| i.is(Op::Variable)) {
+        let (Some(id), Some(ty)) = (var.result_id, var.result_type) else {
+            continue;
+        };
+        let Some(Type::Pointer {
+            storage: Some(StorageClass::Output),
+            pointee,
+        }) = base.b.types.get(ty)
+        else {
+            continue;
+        };
+        let Some([Some(location), component, index]) = places.get(&id).copied() else {
+            continue;
+        };
+        let Some(s) = shape(&base.b.types, *pointee).filter(|s| s.is_float() && s.rows == 0) else {
+            continue;
+        };
+        if index.unwrap_or(0) != 0 {
+            continue;
+        }
+        let first = component.unwrap_or(0);
+        let at_location = kept.get(location as usize).copied().unwrap_or(0);
+        let count = s.components();
+        if count > 4 || first + count > 4 {
+            continue;
+        }
+        let mask = (at_location >> first) & ((1u8 << count) - 1);
+        let var_kept = Kept { mask, count };
+        if !var_kept.all() {
+            found.insert(id, var_kept);
+        }
+    }
+    found
 }
 
 /// How an integer value holds the bits of floats.
@@ -367,9 +451,15 @@ fn glsl_op_name(op: GlslStd450Op) -> Option<&'static str> {
 }
 
 impl NanGuardPass {
-    /// The pass at `level`.
-    pub(crate) fn new(level: NanLevel, module: &Module) -> NanGuardPass {
+    /// The pass for `options`.
+    pub(crate) fn new(options: &crate::Options, module: &Module, base: &Base<'_>) -> NanGuardPass {
+        let level = options.nan;
         NanGuardPass {
+            outputs_kept: if level == NanLevel::Off {
+                FastMap::default()
+            } else {
+                outputs_kept(&options.fragment_output_components, module, base)
+            },
             level,
             fusions: if level == NanLevel::Ops {
                 Fusions::find(module)
@@ -573,6 +663,79 @@ impl NanGuardPass {
                 self.check(base, at, leaves, bits_what)
             }
             None => self.visit_store(base, at, value, float_what),
+        }
+    }
+
+    /// Notes an access chain that picks one component of a fragment output the pipeline keeps only
+    /// some components of ([`NanGuardPass::outputs_kept`]): a store through it is checked only if the
+    /// component is kept. A chain with an index that is not a constant is not noted: a store through it is
+    /// checked as any other.
+    fn observe_chain(&mut self, base: &Base<'_>, inst: &Instruction) {
+        if self.outputs_kept.is_empty() {
+            return;
+        }
+        let (Some(result), [pointer, index]) = (inst.result_id, inst.operands.as_slice()) else {
+            return;
+        };
+        let (Some(kept), Some(component)) = (
+            self.outputs_kept.get(pointer).copied(),
+            base.b.types.int_value(*index),
+        ) else {
+            return;
+        };
+        if component < kept.count && kept.mask & (1 << component) == 0 {
+            self.outputs_kept.insert(result, Kept { mask: 0, count: 1 });
+        }
+    }
+
+    /// A store to a fragment output of which the pipeline keeps the components `kept`: those are checked
+    /// (none: no check), as `value.xz` and the like.
+    fn kept_output(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        value: u32,
+        kept: Kept,
+    ) -> Result<Edit, NotInstrumented> {
+        if kept.mask == 0 {
+            return Ok(Edit::Keep);
+        }
+        let value_shape = base.an.type_of(value).and_then(|t| shape(&base.b.types, t));
+        let Some(s) = value_shape.filter(|s| s.is_float() && s.components() == kept.count) else {
+            return self.written_value(base, at, value, "output", "output of a bitcast float");
+        };
+        let components: smallvec::SmallVec<[u32; 4]> = (0..kept.count)
+            .filter(|c| kept.mask & (1 << c) != 0)
+            .collect();
+        let name: String = components
+            .iter()
+            .map(|&c| ['x', 'y', 'z', 'w'][c as usize])
+            .collect();
+        let picked = base.b.id();
+        let pick = if let [component] = components[..] {
+            base.an.set_type(picked, s.scalar_type);
+            Instruction::new(
+                Op::CompositeExtract,
+                Some(s.scalar_type),
+                Some(picked),
+                smallvec::smallvec![value, component],
+            )
+        } else {
+            let ty = base.b.type_vector(s.scalar_type, components.len() as u32);
+            base.an.set_type(picked, ty);
+            let mut operands: smallvec::SmallVec<[u32; 5]> = smallvec::smallvec![value, value];
+            operands.extend(components.iter().copied());
+            Instruction::new(Op::VectorShuffle, Some(ty), Some(picked), operands)
+        };
+        let leaves = vec![(format!("value.{name}"), picked)];
+        match self.check(base, at, leaves, "output")? {
+            Edit::After(check) => {
+                let mut out = Vec::with_capacity(check.len() + 1);
+                out.push(pick);
+                out.extend(check);
+                Ok(Edit::After(out))
+            }
+            edit => Ok(edit),
         }
     }
 
@@ -865,6 +1028,8 @@ fn may_visit(op: Op, level: NanLevel) -> bool {
             | Op::Bitcast
             | Op::CompositeConstruct
             | Op::CopyObject
+            | Op::AccessChain
+            | Op::InBoundsAccessChain
     ) || (level == NanLevel::Ops
         && matches!(op, Op::FDiv | Op::FRem | Op::FMod | Op::ExtInst | Op::FMul))
 }
@@ -897,6 +1062,10 @@ impl NanGuardPass {
         let Some(op) = inst.op() else {
             return Ok(Edit::Keep);
         };
+        if matches!(op, Op::AccessChain | Op::InBoundsAccessChain) {
+            self.observe_chain(base, inst);
+            return Ok(Edit::Keep);
+        }
         // A check right after the write it checks joins the block's group of checks (a check of what is
         // written has no inputs).
         let grouped = |base: &Base<'_>, edit: Edit| match edit {
@@ -908,6 +1077,10 @@ impl NanGuardPass {
                 let (Some(pointer), Some(value)) = (inst.operand(0), inst.operand(1)) else {
                     return Ok(Edit::Keep);
                 };
+                if let Some(&kept) = self.outputs_kept.get(&pointer) {
+                    let edit = self.kept_output(base, at, value, kept)?;
+                    return Ok(grouped(base, edit));
+                }
                 match pointer_of(base, pointer).and_then(|(s, _)| Destination::of(s)) {
                     Some(destination) => {
                         let [store, bits, _] = destination.names();
