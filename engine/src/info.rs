@@ -584,6 +584,35 @@ pub struct ShaderInfo {
     pub debug_names: Vec<String>,
     /// The instrumented sites, by local index (empty from [`crate::shader_info`]).
     pub sites: Vec<Site>,
+    /// The float fragment outputs whose `outputs` checks a pipeline's attachments can narrow
+    /// ([`crate::Options::fragment_output_components`]): found when NaN checks are on, in a module whose
+    /// entry points are all fragment shaders (empty otherwise, and from [`crate::shader_info`]).
+    pub fragment_outputs: Vec<FragmentOutput>,
+}
+
+/// A float scalar or vector fragment output (not a dual-source blend's second colour).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FragmentOutput {
+    /// Its `Location`.
+    pub location: u32,
+    /// Its `Component`: the first component of the location it writes.
+    pub component: u32,
+    /// Its components.
+    pub count: u32,
+}
+
+impl FragmentOutput {
+    /// The components of this output that `kept` (per location, as
+    /// [`crate::Options::fragment_output_components`] gives them) keeps: bit i is its component i.
+    pub fn kept(&self, kept: &[u8]) -> u8 {
+        let at_location = kept.get(self.location as usize).copied().unwrap_or(0);
+        (at_location >> self.component) & self.all()
+    }
+
+    /// Every component of it, as [`FragmentOutput::kept`] gives them.
+    pub fn all(&self) -> u8 {
+        ((1u16 << self.count) - 1) as u8
+    }
 }
 
 #[cfg(test)]

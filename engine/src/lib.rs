@@ -51,8 +51,8 @@ use analysis::Analysis;
 pub use error::{NotInstrumented, NotInstrumentedKind};
 pub use hash::{fnv1a64, Fnv1a64};
 pub use info::{
-    EntryPoint, ShaderId, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage, SourceLocation,
-    Stage,
+    EntryPoint, FragmentOutput, ShaderId, ShaderInfo, Site, SiteKind, SourceFile, SourceLanguage,
+    SourceLocation, Stage,
 };
 use module::Module;
 pub use passes::assert::ASSERT_PREFIX;
@@ -342,6 +342,7 @@ fn instrument_parsed(
     let mut asserts = passes::assert::AssertPass;
     let mut printf = passes::printf::PrintfPass;
     let mut nan = passes::nan_guard::NanGuardPass::new(options, &module, &base);
+    info.fragment_outputs = nan.fragment_outputs();
     let mut loops = passes::loops::LoopPass::new(&module, &base, options);
     let mut ints = passes::int_guard::IntGuardPass::new(&module, &base, options);
     base.run(
@@ -461,6 +462,7 @@ fn basic_info(id: ShaderId, module: &Module, an: &Analysis) -> ShaderInfo {
         sources,
         debug_names,
         sites: Vec::new(),
+        fragment_outputs: Vec::new(),
     }
 }
 #[cfg(test)]

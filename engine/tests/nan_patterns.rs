@@ -145,6 +145,13 @@ fn output_values(kept: &[u8]) -> Vec<Vec<String>> {
             .any(|s| matches!(s.kind, SiteKind::NanOp { op: "division" })),
         "the operation is checked whatever the attachments"
     );
+    let outputs: Vec<(u32, u32, u32)> = out
+        .info
+        .fragment_outputs
+        .iter()
+        .map(|o| (o.location, o.component, o.count))
+        .collect();
+    assert_eq!(outputs, [(0, 0, 4), (1, 2, 2), (2, 0, 4), (3, 0, 4)]);
     out.info
         .sites
         .iter()

@@ -54,7 +54,7 @@ use crate::analysis::{Type, GLSL_STD_450_SET};
 use crate::base::values::shape;
 use crate::base::{At, Base, Edit, HelperKind, Pass};
 use crate::error::NotInstrumented;
-use crate::info::SiteKind;
+use crate::info::{FragmentOutput, SiteKind};
 use crate::module::{Instruction, Module};
 use crate::util::{string_is, FastMap, FastSet};
 use crate::NanLevel;
@@ -245,6 +245,8 @@ pub(crate) struct NanGuardPass {
     /// ([`crate::Options::fragment_output_components`]): the output variables, and access chains picking
     /// one component of them, with the kept components of what they point to.
     outputs_kept: FastMap<u32, Kept>,
+    /// The module's fragment outputs ([`fragment_outputs`]), found at the NaN levels.
+    outputs: Vec<(u32, FragmentOutput)>,
 }
 
 /// The components of a pointed-to float scalar or vector that reach an attachment.
@@ -258,22 +260,21 @@ struct Kept {
 
 impl Kept {
     fn all(self) -> bool {
-        self.mask == (1u8 << self.count) - 1
+        u16::from(self.mask) == (1u16 << self.count) - 1
     }
 }
 
-/// The fragment output variables of which `kept` (per location, see
-/// [`crate::Options::fragment_output_components`]) drops some components: float scalars and vectors with a
-/// `Location` (and maybe a `Component`) and no `Index` of 1 (a dual-source blend's second colour, which no
-/// attachment format describes). Empty unless every entry point is a fragment shader.
-fn outputs_kept(kept: &[u8], module: &Module, base: &Base<'_>) -> FastMap<u32, Kept> {
-    let mut found = FastMap::default();
+/// The float fragment output variables: scalars and vectors with a `Location` (and maybe a `Component`)
+/// and no `Index` of 1 (a dual-source blend's second colour, which no attachment format describes). Empty
+/// unless every entry point is a fragment shader.
+fn fragment_outputs(module: &Module, base: &Base<'_>) -> Vec<(u32, FragmentOutput)> {
+    let mut found = Vec::new();
     let fragment_only = !module.entry_points.is_empty()
         && module
             .entry_points
             .iter()
             .all(|e| e.operand(0) == Some(spirv::ExecutionModel::Fragment as u32));
-    if kept.is_empty() || !fragment_only {
+    if !fragment_only {
         return found;
     }
     // Location, Component, Index, by target.
@@ -309,19 +310,17 @@ fn outputs_kept(kept: &[u8], module: &Module, base: &Base<'_>) -> FastMap<u32, K
         let Some(s) = shape(&base.b.types, *pointee).filter(|s| s.is_float() && s.rows == 0) else {
             continue;
         };
-        if index.unwrap_or(0) != 0 {
-            continue;
-        }
-        let first = component.unwrap_or(0);
-        let at_location = kept.get(location as usize).copied().unwrap_or(0);
+        let component = component.unwrap_or(0);
         let count = s.components();
-        if count > 4 || first + count > 4 {
-            continue;
-        }
-        let mask = (at_location >> first) & ((1u8 << count) - 1);
-        let var_kept = Kept { mask, count };
-        if !var_kept.all() {
-            found.insert(id, var_kept);
+        if index.unwrap_or(0) == 0 && component + count <= 4 {
+            found.push((
+                id,
+                FragmentOutput {
+                    location,
+                    component,
+                    count,
+                },
+            ));
         }
     }
     found
@@ -451,15 +450,37 @@ fn glsl_op_name(op: GlslStd450Op) -> Option<&'static str> {
 }
 
 impl NanGuardPass {
+    /// The module's float fragment outputs (see [`crate::ShaderInfo::fragment_outputs`]).
+    pub(crate) fn fragment_outputs(&self) -> Vec<FragmentOutput> {
+        self.outputs.iter().map(|&(_, output)| output).collect()
+    }
+
     /// The pass for `options`.
     pub(crate) fn new(options: &crate::Options, module: &Module, base: &Base<'_>) -> NanGuardPass {
         let level = options.nan;
+        let outputs = if level == NanLevel::Off {
+            Vec::new()
+        } else {
+            fragment_outputs(module, base)
+        };
+        let kept = &options.fragment_output_components;
+        let outputs_kept = match kept.is_empty() {
+            true => FastMap::default(),
+            false => outputs
+                .iter()
+                .map(|&(var, output)| {
+                    let kept = Kept {
+                        mask: output.kept(kept),
+                        count: output.count,
+                    };
+                    (var, kept)
+                })
+                .filter(|(_, kept)| !kept.all())
+                .collect(),
+        };
         NanGuardPass {
-            outputs_kept: if level == NanLevel::Off {
-                FastMap::default()
-            } else {
-                outputs_kept(&options.fragment_output_components, module, base)
-            },
+            outputs_kept,
+            outputs,
             level,
             fusions: if level == NanLevel::Ops {
                 Fusions::find(module)
