@@ -166,6 +166,21 @@ macro_rules! vulkan_commands {
                 fn(device: vk::Device, pipeline: vk::Pipeline, allocator: *const vk::AllocationCallbacks<'_>)
                     => destroy_pipeline
             }
+            [device other create_render_pass: PFN_vkCreateRenderPass = "vkCreateRenderPass"] {
+                fn(device: vk::Device, info: *const vk::RenderPassCreateInfo<'_>,
+                   allocator: *const vk::AllocationCallbacks<'_>, render_pass: *mut vk::RenderPass) -> vk::Result
+                    => create_render_pass
+            }
+            [device other create_render_pass2: PFN_vkCreateRenderPass2 =
+                "vkCreateRenderPass2" since API_VERSION_1_2 | "vkCreateRenderPass2KHR"] {
+                fn(device: vk::Device, info: *const vk::RenderPassCreateInfo2<'_>,
+                   allocator: *const vk::AllocationCallbacks<'_>, render_pass: *mut vk::RenderPass) -> vk::Result
+                    => create_render_pass2
+            }
+            [device other destroy_render_pass: PFN_vkDestroyRenderPass = "vkDestroyRenderPass"] {
+                fn(device: vk::Device, render_pass: vk::RenderPass, allocator: *const vk::AllocationCallbacks<'_>)
+                    => destroy_render_pass
+            }
             [device other create_shaders_ext: PFN_vkCreateShadersEXT = "vkCreateShadersEXT"] {
                 fn(device: vk::Device, count: u32, infos: *const vk::ShaderCreateInfoEXT<'_>,
                    allocator: *const vk::AllocationCallbacks<'_>, shaders: *mut vk::ShaderEXT) -> vk::Result

@@ -43,6 +43,9 @@ pub struct InstrumentedShader {
     pub site_base: u32,
 }
 
+/// What instrumenting a module gave: the shader, or why the engine refused it.
+type Instrumentation = Result<Arc<InstrumentedShader>, String>;
+
 /// Totals of one site since the device was created.
 #[derive(Clone, Default)]
 struct SiteTotal {
@@ -86,7 +89,9 @@ pub struct ErrorBuffer {
     options: Options,
     next_site: Mutex<u32>,
     sites: RwLock<Vec<(Arc<InstrumentedShader>, u32)>>,
-    cache: Mutex<HashMap<u64, Result<Arc<InstrumentedShader>, String>>>,
+    /// By shader id and the fragment output components kept (empty: all; see
+    /// [`ErrorBuffer::instrument_for_attachments`]).
+    cache: Mutex<HashMap<(u64, Vec<u8>), Instrumentation>>,
     state: Mutex<DrainState>,
 }
 
@@ -162,19 +167,40 @@ impl ErrorBuffer {
     /// the same output: driver pipeline caches key on it). Sites are numbered across the device.
     /// The second value says whether this call did the work (so a refusal is logged once per module).
     pub fn instrument(&self, words: &[u32]) -> (Result<Arc<InstrumentedShader>, String>, bool) {
-        let id = blackbox_engine::ShaderId::of(words);
-        if let Some(cached) = self.cache.lock().get(&id.0) {
+        self.instrument_with(words, Vec::new())
+    }
+
+    /// As [`ErrorBuffer::instrument`], for one graphics pipeline whose colour attachments keep these
+    /// components of each fragment output location
+    /// ([`blackbox_engine::Options::fragment_output_components`]); cached per id and components.
+    pub fn instrument_for_attachments(
+        &self,
+        words: &[u32],
+        kept: Vec<u8>,
+    ) -> (Result<Arc<InstrumentedShader>, String>, bool) {
+        self.instrument_with(words, kept)
+    }
+
+    fn instrument_with(
+        &self,
+        words: &[u32],
+        kept: Vec<u8>,
+    ) -> (Result<Arc<InstrumentedShader>, String>, bool) {
+        let key = (blackbox_engine::ShaderId::of(words).0, kept);
+        if let Some(cached) = self.cache.lock().get(&key) {
             return (cached.clone(), false);
         }
         // One module at a time: its sites must take the next free range.
         let mut next = self.next_site.lock();
-        if let Some(cached) = self.cache.lock().get(&id.0) {
+        if let Some(cached) = self.cache.lock().get(&key) {
             return (cached.clone(), false);
         }
         let options = Options {
             site_base: *next,
+            fragment_output_components: key.1.clone(),
             ..self.options.clone()
         };
+        let id = blackbox_engine::ShaderId(key.0);
         let result = blackbox_engine::instrument_with_id(words, id, &options)
             .map(|out| {
                 let shader = Arc::new(InstrumentedShader {
@@ -191,7 +217,7 @@ impl ErrorBuffer {
                 shader
             })
             .map_err(|e| e.to_string());
-        self.cache.lock().insert(id.0, result.clone());
+        self.cache.lock().insert(key, result.clone());
         (result, true)
     }
 

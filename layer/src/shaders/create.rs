@@ -5,8 +5,9 @@ use ash::vk;
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use super::select::{instrumented, record_for};
-use super::{stage_name, PipelineRecord, StageRecord};
+use super::attachments::{kept_components, render_pass2_formats, render_pass_formats};
+use super::select::{dump_for_attachments, instrumented, record_for};
+use super::{stage_name, FragmentModule, PipelineRecord, StageRecord};
 use crate::chain::{ChainCopy, Found};
 use crate::device::Device;
 use crate::fallback::Fallback;
@@ -154,6 +155,144 @@ impl<I: Copy> InlinePipelines<I> {
     }
 }
 
+/// Copies of a call's graphics pipeline infos whose fragment stage is instrumented again for the
+/// pipeline's colour attachments (see [`super::attachments`]), with the modules made for them, which
+/// [`AttachmentFragments::destroy`] destroys after the call (a pipeline needs its modules only while it is
+/// created). `None` when no pipeline of the call drops a component its fragment shader's checks read.
+struct AttachmentFragments {
+    infos: Vec<vk::GraphicsPipelineCreateInfo<'static>>,
+    _stages: Vec<Vec<vk::PipelineShaderStageCreateInfo<'static>>>,
+    modules: Vec<vk::ShaderModule>,
+    _shaders: Vec<Arc<InstrumentedShader>>,
+}
+
+impl AttachmentFragments {
+    /// # Safety
+    /// `infos` must be valid create infos (the app's, or copies of them), which outlive the result.
+    unsafe fn new(
+        dev: &Device,
+        device: vk::Device,
+        infos: &[vk::GraphicsPipelineCreateInfo],
+    ) -> Option<Self> {
+        let create_module = dev.next.create_shader_module?;
+        let mut copy = AttachmentFragments {
+            // SAFETY: the copies point into structs that outlive them (the caller's contract).
+            infos: infos
+                .iter()
+                .map(|i| unsafe {
+                    std::mem::transmute::<
+                        vk::GraphicsPipelineCreateInfo<'_>,
+                        vk::GraphicsPipelineCreateInfo<'static>,
+                    >(*i)
+                })
+                .collect(),
+            _stages: Vec::new(),
+            modules: Vec::new(),
+            _shaders: Vec::new(),
+        };
+        for info in &mut copy.infos {
+            // SAFETY: valid stage infos (the caller's contract), which outlive the copy.
+            let stages: &[vk::PipelineShaderStageCreateInfo<'static>] =
+                unsafe { slice(info.p_stages, info.stage_count) };
+            let Some((index, fragment)) = stages.iter().enumerate().find_map(|(i, s)| {
+                (s.stage == vk::ShaderStageFlags::FRAGMENT && s.module != vk::ShaderModule::null())
+                    .then(|| dev.shaders.fragment_module(s.module))
+                    .flatten()
+                    .map(|f| (i, f))
+            }) else {
+                continue;
+            };
+            let formats = (info.render_pass != vk::RenderPass::null())
+                .then(|| dev.shaders.render_pass(info.render_pass))
+                .flatten();
+            // SAFETY: a valid create info (the caller's contract).
+            let Some(kept) = (unsafe { kept_components(info, formats.as_deref()) }) else {
+                debug!("a fragment shader's pipeline does not say what its attachments keep: every component of its outputs is checked");
+                continue;
+            };
+            let Some(kept) = outputs_kept(&fragment, &kept) else {
+                debug!("a fragment shader's attachments keep every component of its outputs {:?} ({kept:x?})", fragment.outputs);
+                continue;
+            };
+            let Some((result, fresh)) = dev
+                .error_buffer
+                .read()
+                .as_ref()
+                .map(|eb| eb.instrument_for_attachments(&fragment.code, kept.clone()))
+            else {
+                continue;
+            };
+            let shader = match result {
+                Ok(shader) => {
+                    if fresh {
+                        dump_for_attachments(&fragment.code, &shader, &kept);
+                    }
+                    shader
+                }
+                Err(reason) => {
+                    debug!("a fragment shader is not instrumented for its pipeline's attachments: {reason}");
+                    continue;
+                }
+            };
+            let module_info = vk::ShaderModuleCreateInfo {
+                code_size: shader.words.len() * 4,
+                p_code: shader.words.as_ptr(),
+                ..Default::default()
+            };
+            let mut module = vk::ShaderModule::null();
+            // SAFETY: the next layer's command on the app's device, with instrumented words that outlive it.
+            let result =
+                unsafe { create_module(device, &module_info, std::ptr::null(), &mut module) };
+            if result != vk::Result::SUCCESS {
+                warn!(
+                    "the driver refused shader {} instrumented for a pipeline's attachments ({result:?}): the \
+                     pipeline checks every component of its outputs",
+                    shader.info.id
+                );
+                continue;
+            }
+            debug!(
+                "shader {}: instrumented for a pipeline whose attachments keep components {kept:x?} of its \
+                 output locations",
+                shader.info.id
+            );
+            let mut new_stages = stages.to_vec();
+            new_stages[index].module = module;
+            info.p_stages = new_stages.as_ptr();
+            copy._stages.push(new_stages);
+            copy.modules.push(module);
+            copy._shaders.push(shader);
+        }
+        (!copy.modules.is_empty()).then_some(copy)
+    }
+
+    /// Destroys the modules made for the call.
+    fn destroy(self, dev: &Device, device: vk::Device) {
+        if let Some(destroy) = dev.next.destroy_shader_module {
+            for module in self.modules {
+                // SAFETY: a module this layer made on the app's device; the call using it has returned.
+                unsafe { destroy(device, module, std::ptr::null()) };
+            }
+        }
+    }
+}
+
+/// The components of each output location a fragment module's checks read for a pipeline whose attachments
+/// keep `kept` (per location): only where that drops a component of an output, as the engine takes them,
+/// and naming only the module's outputs (so that pipelines that differ elsewhere share one instrumented
+/// module).
+fn outputs_kept(fragment: &FragmentModule, kept: &[u8]) -> Option<Vec<u8>> {
+    if fragment.outputs.iter().all(|o| o.kept(kept) == o.all()) {
+        return None;
+    }
+    let locations = fragment.outputs.iter().map(|o| o.location + 1).max()? as usize;
+    let mut narrowed = vec![0u8; locations];
+    for o in &fragment.outputs {
+        narrowed[o.location as usize] |= o.kept(kept) << o.component;
+    }
+    Some(narrowed)
+}
+
 /// Records the pipelines the driver made.
 fn record_pipelines<I>(
     dev: &Device,
@@ -228,7 +367,18 @@ impl Device {
         crate::contained("recording a shader module", || {
             let record = record_for(code, shader.map(|s| &s.info));
             // SAFETY: the driver wrote the module.
-            self.shaders.add_module(unsafe { *out }, record)
+            let module = unsafe { *out };
+            self.shaders.add_module(module, record);
+            if let Some(outputs) = shader
+                .map(|s| &s.info.fragment_outputs)
+                .filter(|o| !o.is_empty())
+            {
+                let fragment = FragmentModule {
+                    code: code.into(),
+                    outputs: outputs.clone(),
+                };
+                self.shaders.add_fragment_module(module, fragment);
+            }
         });
     }
 
@@ -306,8 +456,18 @@ impl Device {
         })
         .flatten();
         let infos_down = inline.as_ref().map_or(infos, |p| p.infos.as_ptr());
+        // SAFETY: the app's infos or their copies, which outlive these copies.
+        let narrowed = crate::contained(
+            "instrumenting fragment shaders for their attachments",
+            || unsafe { AttachmentFragments::new(self, device, slice(infos_down, count)) },
+        )
+        .flatten();
+        let infos_down = narrowed.as_ref().map_or(infos_down, |p| p.infos.as_ptr());
         // SAFETY: the app's arguments, or copies of its infos with inline code instrumented.
         let result = unsafe { next(device, cache, count, infos_down, allocator, out) };
+        if let Some(narrowed) = narrowed {
+            narrowed.destroy(self, device);
+        }
         if result.as_raw() >= 0 {
             // SAFETY: the app's array of `count` infos, each with `stage_count` stages.
             record_pipelines(self, unsafe { slice(infos, count) }, out, |i| unsafe {
@@ -315,6 +475,71 @@ impl Device {
             });
         }
         result
+    }
+
+    /// `vkCreateRenderPass`: with NaN checks on, its colour formats are recorded for the pipelines made
+    /// for it ([`AttachmentFragments`]).
+    pub(crate) unsafe fn create_render_pass(
+        &self,
+        device: vk::Device,
+        info: *const vk::RenderPassCreateInfo,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::RenderPass,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_render_pass else {
+            return Fallback::fallback();
+        };
+        let result = forward!(next, device, info, allocator, out);
+        if result == vk::Result::SUCCESS && self.checks_fragment_outputs() {
+            crate::contained("recording a render pass", || {
+                // SAFETY: the app's valid create info; the driver wrote the render pass.
+                let formats = unsafe { render_pass_formats(&*info) };
+                self.shaders.add_render_pass(unsafe { *out }, formats);
+            });
+        }
+        result
+    }
+
+    /// `vkCreateRenderPass2`: as [`Device::create_render_pass`].
+    pub(crate) unsafe fn create_render_pass2(
+        &self,
+        device: vk::Device,
+        info: *const vk::RenderPassCreateInfo2,
+        allocator: *const vk::AllocationCallbacks,
+        out: *mut vk::RenderPass,
+    ) -> vk::Result {
+        let Some(next) = self.next.create_render_pass2 else {
+            return Fallback::fallback();
+        };
+        let result = forward!(next, device, info, allocator, out);
+        if result == vk::Result::SUCCESS && self.checks_fragment_outputs() {
+            crate::contained("recording a render pass", || {
+                // SAFETY: the app's valid create info; the driver wrote the render pass.
+                let formats = unsafe { render_pass2_formats(&*info) };
+                self.shaders.add_render_pass(unsafe { *out }, formats);
+            });
+        }
+        result
+    }
+
+    /// `vkDestroyRenderPass`: forgotten.
+    pub(crate) unsafe fn destroy_render_pass(
+        &self,
+        device: vk::Device,
+        pass: vk::RenderPass,
+        allocator: *const vk::AllocationCallbacks,
+    ) {
+        crate::contained("forgetting a render pass", || {
+            self.shaders.remove_render_pass(pass)
+        });
+        if let Some(next) = self.next.destroy_render_pass {
+            forward!(next, device, pass, allocator);
+        }
+    }
+
+    /// Whether NaN checks are on, so that fragment outputs are checked and pipelines can narrow them.
+    fn checks_fragment_outputs(&self) -> bool {
+        crate::config().nan != blackbox_engine::NanLevel::Off && self.error_buffer.read().is_some()
     }
 
     /// `vkCreateRayTracingPipelinesKHR`.

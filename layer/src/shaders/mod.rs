@@ -5,6 +5,7 @@
 //! [`create`] holds the hooks that create and destroy them; [`select`] decides which shaders are
 //! instrumented and dumps them.
 
+mod attachments;
 mod create;
 mod select;
 
@@ -101,11 +102,24 @@ impl PipelineRecord {
     }
 }
 
+/// A fragment shader module whose NaN output checks a pipeline's attachments can narrow: the app's code, to
+/// instrument again for such a pipeline (see [`attachments`]).
+pub struct FragmentModule {
+    /// The app's words.
+    pub code: Box<[u32]>,
+    /// Its float outputs.
+    pub outputs: Vec<blackbox_engine::FragmentOutput>,
+}
+
 /// Shader modules and pipelines of a device.
 #[derive(Default)]
 pub struct Registry {
     modules: Mutex<HashMap<u64, Arc<ShaderRecord>>>,
     pipelines: Mutex<HashMap<u64, Arc<PipelineRecord>>>,
+    /// Fragment modules with NaN output checks, by handle.
+    fragment_modules: Mutex<HashMap<u64, Arc<FragmentModule>>>,
+    /// The colour formats of render passes, with NaN checks on.
+    render_passes: Mutex<HashMap<u64, Arc<attachments::RenderPassFormats>>>,
 }
 
 impl Registry {
@@ -119,6 +133,44 @@ impl Registry {
     /// Forgets a module (pipelines made from it keep their record).
     pub fn remove_module(&self, module: vk::ShaderModule) {
         self.modules.lock().remove(&vk::Handle::as_raw(module));
+        self.fragment_modules
+            .lock()
+            .remove(&vk::Handle::as_raw(module));
+    }
+
+    /// Records a fragment module's code for pipelines to instrument again.
+    pub fn add_fragment_module(&self, module: vk::ShaderModule, fragment: FragmentModule) {
+        self.fragment_modules
+            .lock()
+            .insert(vk::Handle::as_raw(module), Arc::new(fragment));
+    }
+
+    /// A fragment module's code, if recorded.
+    pub fn fragment_module(&self, module: vk::ShaderModule) -> Option<Arc<FragmentModule>> {
+        self.fragment_modules
+            .lock()
+            .get(&vk::Handle::as_raw(module))
+            .cloned()
+    }
+
+    /// Records a render pass's colour formats.
+    pub fn add_render_pass(&self, pass: vk::RenderPass, formats: attachments::RenderPassFormats) {
+        self.render_passes
+            .lock()
+            .insert(vk::Handle::as_raw(pass), Arc::new(formats));
+    }
+
+    /// Forgets a render pass.
+    pub fn remove_render_pass(&self, pass: vk::RenderPass) {
+        self.render_passes.lock().remove(&vk::Handle::as_raw(pass));
+    }
+
+    /// A render pass's colour formats.
+    pub fn render_pass(&self, pass: vk::RenderPass) -> Option<Arc<attachments::RenderPassFormats>> {
+        self.render_passes
+            .lock()
+            .get(&vk::Handle::as_raw(pass))
+            .cloned()
     }
 
     /// The record of a module.

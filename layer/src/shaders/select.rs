@@ -61,8 +61,16 @@ pub(crate) fn warn_of_unmatched_filters() {
 /// (`VK_BLACKBOX_DUMP_SHADERS`), instrumented or not.
 pub(super) fn instrumented(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
     let shader = instrument(dev, code);
-    dump(code, shader.as_deref());
+    dump(code, shader.as_deref(), None);
     shader
+}
+
+/// `VK_BLACKBOX_DUMP_SHADERS` for a fragment shader instrumented for a pipeline's attachments, which keep
+/// `kept` of its output locations: `<id>.attachments-<kept>.instrumented.spv` and its site table, whose
+/// numbers the log's `site N` uses for that pipeline's shader.
+pub(super) fn dump_for_attachments(code: &[u32], shader: &InstrumentedShader, kept: &[u8]) {
+    let kept: String = kept.iter().map(|k| format!("{k:x}")).collect();
+    dump(code, Some(shader), Some(&format!("attachments-{kept}")));
 }
 
 fn instrument(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
@@ -101,17 +109,23 @@ fn instrument(dev: &Device, code: &[u32]) -> Option<Arc<InstrumentedShader>> {
     }
 }
 
-/// Modules already dumped, by shader id and whether with their instrumented form: each is written once.
+/// Modules already dumped, by shader id (with the variant's name) and whether with their instrumented form:
+/// each is written once.
 static DUMPED: parking_lot::Mutex<Option<std::collections::HashSet<(String, bool)>>> =
     parking_lot::Mutex::new(None);
 
 /// `VK_BLACKBOX_DUMP_SHADERS`: every module the app creates (`<id>.spv`), and where it has sites its
-/// instrumented form and site table; the folder is logged with the first.
-fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
+/// instrumented form and site table; the folder is logged with the first. A `variant` of the instrumented
+/// form is written as `<id>.<variant>.instrumented.spv` and `<id>.<variant>.sites.txt`.
+fn dump(code: &[u32], shader: Option<&InstrumentedShader>, variant: Option<&str>) {
     let Some(dir) = &crate::config().dump_shaders else {
         return;
     };
-    let id = shader_id(code);
+    let app_id = shader_id(code);
+    let id = match variant {
+        Some(variant) => format!("{app_id}.{variant}"),
+        None => app_id.clone(),
+    };
     {
         let mut dumped = DUMPED.lock();
         let dumped = dumped.get_or_insert_with(Default::default);
@@ -128,7 +142,7 @@ fn dump(code: &[u32], shader: Option<&InstrumentedShader>) {
     let bytes = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let result = (|| -> std::io::Result<()> {
         crate::output::create_dir_all(dir)?;
-        crate::output::write_atomic(&dir.join(format!("{id}.spv")), &bytes(code))?;
+        crate::output::write_atomic(&dir.join(format!("{app_id}.spv")), &bytes(code))?;
         if let Some(shader) = shader {
             crate::output::write_atomic(
                 &dir.join(format!("{id}.instrumented.spv")),

@@ -222,9 +222,10 @@ pub struct Image {
 
 impl Image {
     pub fn byte_size(&self) -> vk::DeviceSize {
-        // Only RGBA8 and RGBA32F are used here.
         let texel = match self.format {
             vk::Format::R32G32B32A32_SFLOAT => 16,
+            vk::Format::R8_UNORM => 1,
+            vk::Format::R8G8_UNORM => 2,
             _ => 4,
         };
         u64::from(self.extent.width) * u64::from(self.extent.height) * texel

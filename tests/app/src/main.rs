@@ -111,6 +111,8 @@ options:
   --seconds S        stress: how long each thread runs (default 5)
   --flood-frames N   flood: frames (default 10)
   --spirv FILE       spirv-run, pipeline-compile: a compute or fragment shader (repeatable)
+  --attachment-format F  spirv-run, pipeline-compile: a fragment shader's attachments, rgba32f (default),
+                     rgba8, rg8 or r8
   --omit NAMES       debug-labels: work not recorded, comma-separated: a draw's label (Background, Glow,
                      Corner, Marker), Simulate (its fill and two dispatches), ParticleSim (the two dispatches)
   --api V            the Vulkan version the app creates its instance for: 1.0, 1.1, 1.2 or 1.3 (default 1.3);
@@ -333,6 +335,8 @@ pub struct StressOptions {
     pub features_via_extensions: bool,
     /// spirv-run: the shaders to run.
     pub spirv_files: Vec<std::path::PathBuf>,
+    /// spirv-run, pipeline-compile: the format of a fragment shader's attachments.
+    pub attachment_format: ash::vk::Format,
 }
 
 #[derive(Clone, Debug)]
@@ -411,6 +415,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             flood_frames: 10,
             features_via_extensions: false,
             spirv_files: Vec::new(),
+            attachment_format: ash::vk::Format::R32G32B32A32_SFLOAT,
         },
         scenarios: Vec::new(),
         api_version: vk::API_VERSION_1_3,
@@ -536,6 +541,17 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             }
             "--flood-frames" => options.stress.flood_frames = value("--flood-frames")?.max(1),
             "--spirv" => options.stress.spirv_files.push(text("--spirv")?.into()),
+            "--attachment-format" => {
+                options.stress.attachment_format = match text("--attachment-format")?.as_str() {
+                    "rgba32f" => ash::vk::Format::R32G32B32A32_SFLOAT,
+                    "rgba8" => ash::vk::Format::R8G8B8A8_UNORM,
+                    "rg8" => ash::vk::Format::R8G8_UNORM,
+                    "r8" => ash::vk::Format::R8_UNORM,
+                    other => {
+                        anyhow::bail!("--attachment-format {other}: one of rgba32f, rgba8, rg8, r8")
+                    }
+                }
+            }
             "--features-via-extensions" => options.stress.features_via_extensions = true,
             "--enable-layer-settings" => ENABLE_LAYER_SETTINGS.store(true, Ordering::Relaxed),
             "--layer-setting" => {

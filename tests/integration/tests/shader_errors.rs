@@ -828,3 +828,107 @@ fn nan_ops_checks_a_ratio_of_exponentials_as_one_site() {
         run.dump()
     );
 }
+
+/// NaN `outputs` checks a fragment output on the components the pipeline's attachment keeps: a NaN in a
+/// channel the attachment drops never reaches memory and is not reported (the operation that made it still
+/// is, at `ops`); a NaN in a kept channel is reported with that channel alone. Each run draws the same
+/// pixels as without Blackbox, with the same validation messages (spirv-run's barriers get best-practices
+/// warnings of their own).
+#[test]
+fn fragment_outputs_are_checked_on_the_components_the_attachment_keeps() {
+    let home = TempDir::new("kept-components");
+    let dir = home.path().join("spv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut spv = Vec::new();
+    for (name, color) in [
+        ("green_nan", "vec4(uv.x, zero / zero, 0.5, 1.0)"),
+        ("red_nan", "vec4(zero / zero, uv.x, 0.5, 1.0)"),
+    ] {
+        let file = format!("{name}.frag");
+        std::fs::write(
+            dir.join(&file),
+            format!(
+                "#version 450\n\
+                 layout(location = 0) in vec2 uv;\n\
+                 layout(location = 0) out vec4 color;\n\
+                 void main() {{\n\
+                     float zero = uv.x * 0.0;\n\
+                     color = {color};\n\
+                 }}\n"
+            ),
+        )
+        .unwrap();
+        let out = dir.join(format!("{name}.spv"));
+        glslang(
+            &dir,
+            &["-V", "--target-env", "vulkan1.2", "-g"],
+            &file,
+            &out,
+        );
+        spv.push(out);
+    }
+    let draw = |spv: &std::path::Path, format: &str, nan: Option<&str>| {
+        let args = [
+            "spirv-run",
+            "--spirv",
+            spv.to_str().unwrap(),
+            "--attachment-format",
+            format,
+        ];
+        let mut cmd = match nan {
+            None => testapp_with_validation_only(&home, &args),
+            Some(level) => testapp_with_blackbox(&home, &args, &[("VK_BLACKBOX_NAN", level)]),
+        };
+        let run = run(&mut cmd);
+        run.assert_testapp_finished().assert_validation_on();
+        run
+    };
+    let [green, red] = [&spv[0], &spv[1]];
+    for (spv, format, nan, expected) in [
+        // The whole vec4 lands in rgba32f: its NaN green is reported.
+        (
+            green,
+            "rgba32f",
+            "outputs",
+            &["NaN in output at green_nan.frag:6: (0.25390625, NaN, 0.5, 1), pixel (0, 0)"][..],
+        ),
+        // r8 keeps red alone: nothing NaN lands.
+        (green, "r8", "outputs", &[]),
+        // The division is still named where it makes the NaN.
+        (
+            green,
+            "r8",
+            "ops",
+            &["NaN from division() at green_nan.frag:6: operands 0, 0 -> NaN, pixel (0, 0)"],
+        ),
+        // A NaN red lands in r8, and is reported as the one value that does.
+        (
+            red,
+            "r8",
+            "outputs",
+            &["NaN in output at red_nan.frag:6: NaN, pixel (0, 0)"],
+        ),
+    ] {
+        let reference = draw(spv, format, None);
+        let run = draw(spv, format, Some(nan));
+        run.assert_validation_messages_unchanged(&reference);
+        let dump = run.dump();
+        assert_eq!(
+            run.checksums(),
+            reference.checksums(),
+            "{format} at {nan}: other pixels\n{dump}"
+        );
+        let lines: Vec<&str> = run
+            .warnings()
+            .into_iter()
+            .filter(|l| l.contains("NaN"))
+            .collect();
+        assert_eq!(lines.len(), expected.len(), "{format} at {nan}\n{dump}");
+        for (line, expected) in lines.iter().zip(expected) {
+            assert!(
+                line.contains(expected),
+                "{format} at {nan}: {line}\nexpected {expected}"
+            );
+        }
+    }
+}

@@ -41,23 +41,27 @@ const DEFAULT_ITERS: u32 = 3;
 struct Kit {
     res: Resources,
     fragment: Option<(Vec<(Image, Buffer)>, vk::ShaderModule)>,
+    /// The fragment shader's attachments' format.
+    format: vk::Format,
 }
 
 impl Kit {
-    fn new(cx: &Context, interface: &ShaderInterface) -> Result<Kit> {
+    fn new(cx: &Context, interface: &ShaderInterface, format: vk::Format) -> Result<Kit> {
         Ok(match interface.stage {
             Stage::Compute => Kit {
                 res: Resources::new(cx, interface, vk::ShaderStageFlags::COMPUTE)?,
                 fragment: None,
+                format,
             },
             Stage::Fragment => {
-                let targets = fragment_targets(cx, interface)?;
+                let targets = fragment_targets(cx, interface, format)?;
                 let res = Resources::new(cx, interface, vk::ShaderStageFlags::FRAGMENT)?;
                 let vertex =
                     cx.create_shader_module(&companion_vertex_shader(&interface.inputs))?;
                 Kit {
                     res,
                     fragment: Some((targets, vertex)),
+                    format,
                 }
             }
         })
@@ -76,9 +80,14 @@ impl Kit {
             .vk_context("vkCreateShaderModule")?;
         let created = match &self.fragment {
             None => create_compute_pipeline(cx, module, interface, self.res.layout),
-            Some((_, vertex)) => {
-                create_fragment_pipeline(cx, *vertex, module, interface, self.res.layout)
-            }
+            Some((_, vertex)) => create_fragment_pipeline(
+                cx,
+                *vertex,
+                module,
+                interface,
+                self.res.layout,
+                self.format,
+            ),
         };
         let elapsed = start.elapsed();
         cx.destroy_shader_module(module);
@@ -183,7 +192,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             }
         };
         let words = ash::util::read_spv(&mut std::io::Cursor::new(&bytes))?;
-        let kit = match Kit::new(cx, &interface) {
+        let kit = match Kit::new(cx, &interface, options.stress.attachment_format) {
             Ok(kit) => kit,
             Err(reason) => {
                 println!("compile {name} skipped: {reason:#}");

@@ -9,8 +9,8 @@
 //! - A compute shader gets 4096 invocations in x, or a 64x64 grid for 2D workgroups.
 //! - A fragment shader draws one triangle over a 64x64 target, behind a vertex shader made here to match
 //!   its inputs (`companion_vertex_shader`): float inputs vary across the target, integer ones are flat.
-//!   Each output goes to an rgba32f attachment cleared to a fixed color, writing only the components the
-//!   output has.
+//!   Each output goes to an rgba32f attachment (or `--attachment-format`'s) cleared to a fixed color,
+//!   writing only the components the output has.
 //!
 //! It prints `spirv <file name> checksum <hex>` over every storage buffer, storage image and attachment, in
 //! binding and location order: the same module must give the same bits with and without Blackbox. A module
@@ -79,7 +79,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         };
         let sum = match interface.stage {
             Stage::Compute => run_compute(cx, &bytes, &interface, &name),
-            Stage::Fragment => run_fragment(cx, &bytes, &interface, &name),
+            Stage::Fragment => run_fragment(cx, &bytes, &interface, &name, options),
         }
         .with_context(|| format!("running {}", path.display()))?;
         println!("spirv {name} checksum {sum:016x}");
@@ -439,12 +439,14 @@ fn run_fragment(
     spirv: &[u8],
     interface: &ShaderInterface,
     name: &str,
+    options: &Options,
 ) -> Result<u64> {
-    let targets = fragment_targets(cx, interface)?;
+    let format = options.stress.attachment_format;
+    let targets = fragment_targets(cx, interface, format)?;
     let res = Resources::new(cx, interface, vk::ShaderStageFlags::FRAGMENT)?;
     let vertex = cx.create_shader_module(&companion_vertex_shader(&interface.inputs))?;
     let fragment = cx.create_shader_module(spirv)?;
-    let created = create_fragment_pipeline(cx, vertex, fragment, interface, res.layout);
+    let created = create_fragment_pipeline(cx, vertex, fragment, interface, res.layout, format);
     cx.destroy_shader_module(vertex);
     cx.destroy_shader_module(fragment);
     let pipeline = keep_pipeline(cx, created?, name)?;
@@ -460,11 +462,12 @@ fn run_fragment(
     Ok(sum.finish())
 }
 
-/// The rgba32f attachments of a fragment shader's outputs (attachment i is the output at location i), each
-/// with the host buffer it is read back into. Fails for interfaces this scenario cannot draw.
+/// The attachments of a fragment shader's outputs, of `format` (attachment i is the output at location i),
+/// each with the host buffer it is read back into. Fails for interfaces this scenario cannot draw.
 pub(super) fn fragment_targets(
     cx: &Context,
     interface: &ShaderInterface,
+    format: vk::Format,
 ) -> Result<Vec<(Image, Buffer)>> {
     if interface.outputs.len() > 1 && !cx.features.independent_blend {
         anyhow::bail!("several outputs need independentBlend (each has its own write mask)");
@@ -487,7 +490,7 @@ pub(super) fn fragment_targets(
     let mut targets = Vec::new();
     for _ in &interface.outputs {
         let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
-        let image = cx.create_image_with_format(IMAGE, vk::Format::R32G32B32A32_SFLOAT, usage)?;
+        let image = cx.create_image_with_format(IMAGE, format, usage)?;
         targets.push((image, readback_buffer(cx, &image)?));
     }
     Ok(targets)
@@ -499,7 +502,7 @@ const SCISSOR: vk::Rect2D = vk::Rect2D {
 };
 
 /// A graphics pipeline (dynamic rendering) of `vertex` (a `companion_vertex_shader`) and `fragment`, with a
-/// 64x64 viewport and an rgba32f attachment per output, writing the output's components only (one
+/// 64x64 viewport and an attachment of `format` per output, writing the output's components only (one
 /// vkCreateGraphicsPipelines call, no pipeline cache).
 pub(super) fn create_fragment_pipeline(
     cx: &Context,
@@ -507,6 +510,7 @@ pub(super) fn create_fragment_pipeline(
     fragment: vk::ShaderModule,
     interface: &ShaderInterface,
     layout: vk::PipelineLayout,
+    format: vk::Format,
 ) -> Result<vk::Pipeline> {
     let entry = CString::new(interface.entry.as_str()).unwrap_or_default();
     let stages = [
@@ -556,7 +560,7 @@ pub(super) fn create_fragment_pipeline(
         })
         .collect();
     let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blends);
-    let formats = vec![vk::Format::R32G32B32A32_SFLOAT; interface.outputs.len()];
+    let formats = vec![format; interface.outputs.len()];
     let mut rendering =
         vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&formats);
     let info = vk::GraphicsPipelineCreateInfo::default()
