@@ -207,11 +207,18 @@ impl AttachmentFragments {
                 .flatten();
             // SAFETY: a valid create info (the caller's contract).
             let Some(kept) = (unsafe { kept_components(info, formats.as_deref()) }) else {
-                debug!("a fragment shader's pipeline does not say what its attachments keep: every component of its outputs is checked");
+                debug!(
+                    "shader {}: its pipeline does not say what its attachments keep, so every component of \
+                     its outputs is checked",
+                    fragment.id
+                );
                 continue;
             };
             let Some(kept) = outputs_kept(&fragment, &kept) else {
-                debug!("a fragment shader's attachments keep every component of its outputs {:?} ({kept:x?})", fragment.outputs);
+                debug!(
+                    "shader {}: its pipeline's attachments keep every component of its outputs",
+                    fragment.id
+                );
                 continue;
             };
             let Some((result, fresh)) = dev
@@ -230,7 +237,10 @@ impl AttachmentFragments {
                     shader
                 }
                 Err(reason) => {
-                    debug!("a fragment shader is not instrumented for its pipeline's attachments: {reason}");
+                    debug!(
+                        "shader {} is not instrumented for its pipeline's attachments: {reason}",
+                        fragment.id
+                    );
                     continue;
                 }
             };
@@ -368,12 +378,13 @@ impl Device {
             let record = record_for(code, shader.map(|s| &s.info));
             // SAFETY: the driver wrote the module.
             let module = unsafe { *out };
-            self.shaders.add_module(module, record);
+            self.shaders.add_module(module, record.clone());
             if let Some(outputs) = shader
                 .map(|s| &s.info.fragment_outputs)
                 .filter(|o| !o.is_empty())
             {
                 let fragment = FragmentModule {
+                    id: record.id.clone(),
                     code: code.into(),
                     outputs: outputs.clone(),
                 };

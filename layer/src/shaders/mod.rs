@@ -105,6 +105,8 @@ impl PipelineRecord {
 /// A fragment shader module whose NaN output checks a pipeline's attachments can narrow: the app's code, to
 /// instrument again for such a pipeline (see [`attachments`]).
 pub struct FragmentModule {
+    /// Its shader id.
+    pub id: String,
     /// The app's words.
     pub code: Box<[u32]>,
     /// Its float outputs.
