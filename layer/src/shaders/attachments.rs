@@ -15,49 +15,40 @@ use crate::raw::slice;
 /// The colour attachments' formats of each subpass of a render pass (`UNDEFINED` where unused).
 pub type RenderPassFormats = Vec<Vec<vk::Format>>;
 
-/// The formats of `vkCreateRenderPass`.
-///
-/// # Safety
-/// `info` must be the app's valid create info.
-pub unsafe fn render_pass_formats(info: &vk::RenderPassCreateInfo) -> RenderPassFormats {
-    // SAFETY: the app's valid arrays.
-    let attachments = unsafe { slice(info.p_attachments, info.attachment_count) };
-    // SAFETY: as above.
-    let subpasses = unsafe { slice(info.p_subpasses, info.subpass_count) };
-    let format = |a: u32| {
-        attachments
-            .get(a as usize)
-            .map_or(vk::Format::UNDEFINED, |d| d.format)
+/// `pub unsafe fn $name(info: &$info) -> RenderPassFormats`: the formats of a render pass create info of
+/// either version (their attachments, subpasses and references have the same fields).
+macro_rules! render_pass_formats_of {
+    ($(#[$doc:meta])* $name:ident, $info:ty) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `info` must be the app's valid create info.
+        pub unsafe fn $name(info: &$info) -> RenderPassFormats {
+            // SAFETY: the app's valid arrays.
+            let attachments = unsafe { slice(info.p_attachments, info.attachment_count) };
+            // SAFETY: as above.
+            let subpasses = unsafe { slice(info.p_subpasses, info.subpass_count) };
+            let format = |a: u32| attachments.get(a as usize).map_or(vk::Format::UNDEFINED, |d| d.format);
+            subpasses
+                .iter()
+                // SAFETY: as above.
+                .map(|s| unsafe { slice(s.p_color_attachments, s.color_attachment_count) })
+                .map(|refs| refs.iter().map(|r| format(r.attachment)).collect())
+                .collect()
+        }
     };
-    subpasses
-        .iter()
-        // SAFETY: as above.
-        .map(|s| unsafe { slice(s.p_color_attachments, s.color_attachment_count) })
-        .map(|refs| refs.iter().map(|r| format(r.attachment)).collect())
-        .collect()
 }
 
-/// The formats of `vkCreateRenderPass2`.
-///
-/// # Safety
-/// `info` must be the app's valid create info.
-pub unsafe fn render_pass2_formats(info: &vk::RenderPassCreateInfo2) -> RenderPassFormats {
-    // SAFETY: the app's valid arrays.
-    let attachments = unsafe { slice(info.p_attachments, info.attachment_count) };
-    // SAFETY: as above.
-    let subpasses = unsafe { slice(info.p_subpasses, info.subpass_count) };
-    let format = |a: u32| {
-        attachments
-            .get(a as usize)
-            .map_or(vk::Format::UNDEFINED, |d| d.format)
-    };
-    subpasses
-        .iter()
-        // SAFETY: as above.
-        .map(|s| unsafe { slice(s.p_color_attachments, s.color_attachment_count) })
-        .map(|refs| refs.iter().map(|r| format(r.attachment)).collect())
-        .collect()
-}
+render_pass_formats_of!(
+    /// The formats of `vkCreateRenderPass`.
+    render_pass_formats,
+    vk::RenderPassCreateInfo
+);
+render_pass_formats_of!(
+    /// The formats of `vkCreateRenderPass2`.
+    render_pass2_formats,
+    vk::RenderPassCreateInfo2
+);
 
 /// The components a colour format stores, as a write mask counts them (bit 0 red ... bit 3 alpha):
 /// `R8_UNORM` 1, `B10G11R11_UFLOAT_PACK32` 7, `A8_UNORM_KHR` 8; none for `UNDEFINED` (no attachment), all
@@ -285,6 +276,28 @@ mod tests {
             Some(vec![1, 0xf, 0])
         );
         assert_eq!(kept(&formats[..2], &[], false, &[]), Some(vec![9, 0xf]));
+    }
+
+    #[test]
+    fn a_render_pass_gives_each_subpass_its_colour_formats() {
+        let attachments = [vk::Format::R8_UNORM, vk::Format::R8G8B8A8_UNORM]
+            .map(|f| vk::AttachmentDescription::default().format(f));
+        let refs =
+            [1, vk::ATTACHMENT_UNUSED, 0].map(|a| vk::AttachmentReference::default().attachment(a));
+        let subpasses = [
+            vk::SubpassDescription::default().color_attachments(&refs),
+            vk::SubpassDescription::default(),
+        ];
+        let info = vk::RenderPassCreateInfo::default()
+            .attachments(&attachments)
+            .subpasses(&subpasses);
+        // SAFETY: a valid create info built here.
+        let formats = unsafe { render_pass_formats(&info) };
+        use vk::Format as F;
+        assert_eq!(
+            formats,
+            [vec![F::R8G8B8A8_UNORM, F::UNDEFINED, F::R8_UNORM], vec![]]
+        );
     }
 
     #[test]

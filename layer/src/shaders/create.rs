@@ -501,13 +501,8 @@ impl Device {
             return Fallback::fallback();
         };
         let result = forward!(next, device, info, allocator, out);
-        if result == vk::Result::SUCCESS && self.checks_fragment_outputs() {
-            crate::contained("recording a render pass", || {
-                // SAFETY: the app's valid create info; the driver wrote the render pass.
-                let formats = unsafe { render_pass_formats(&*info) };
-                self.shaders.add_render_pass(unsafe { *out }, formats);
-            });
-        }
+        // SAFETY: the app's valid create info, and the render pass the driver wrote where it succeeded.
+        unsafe { self.record_render_pass(result, out, || render_pass_formats(&*info)) };
         result
     }
 
@@ -523,14 +518,27 @@ impl Device {
             return Fallback::fallback();
         };
         let result = forward!(next, device, info, allocator, out);
+        // SAFETY: as above.
+        unsafe { self.record_render_pass(result, out, || render_pass2_formats(&*info)) };
+        result
+    }
+
+    /// Records a render pass's colour `formats` when its creation succeeded and NaN checks are on.
+    ///
+    /// # Safety
+    /// `out` must hold the render pass where `result` is a success; `formats` must be safe to call then.
+    unsafe fn record_render_pass(
+        &self,
+        result: vk::Result,
+        out: *const vk::RenderPass,
+        formats: impl FnOnce() -> super::attachments::RenderPassFormats,
+    ) {
         if result == vk::Result::SUCCESS && self.checks_fragment_outputs() {
             crate::contained("recording a render pass", || {
-                // SAFETY: the app's valid create info; the driver wrote the render pass.
-                let formats = unsafe { render_pass2_formats(&*info) };
-                self.shaders.add_render_pass(unsafe { *out }, formats);
+                // SAFETY: the driver wrote the render pass (the caller's contract).
+                self.shaders.add_render_pass(unsafe { *out }, formats());
             });
         }
-        result
     }
 
     /// `vkDestroyRenderPass`: forgotten.
