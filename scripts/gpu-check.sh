@@ -29,6 +29,13 @@ run_app nan-fragment 60 VK_BLACKBOX_NAN=ops -- nan-fragment --nan-op pow
 run_app assert 60 -- assert-compute assert-fragment
 run_app printf 60 -- printf
 run_app all-instrumented 120 VK_BLACKBOX_NAN=ops -- all
+# NaN outputs on the components an attachment keeps: a vec4's NaN green reported into rgba32f, not into r8
+# (at ops its division still is), and a NaN red into r8 as the one value.
+kept() { echo spirv-run --spirv "$BIN/kept/$1.spv" --attachment-format "$2"; }
+run_app kept-green-rgba32f 60 VK_BLACKBOX_NAN=outputs -- $(kept green_nan rgba32f)
+run_app kept-green-r8 60 VK_BLACKBOX_NAN=outputs -- $(kept green_nan r8)
+run_app kept-green-r8-ops 60 VK_BLACKBOX_NAN=ops -- $(kept green_nan r8)
+run_app kept-red-r8 60 VK_BLACKBOX_NAN=outputs -- $(kept red_nan r8)
 # Frame capture on a headless surface (VK_EXT_headless_surface), 1080p: one report each, frame 57, its PNG.
 run_app frames-nan 120 VK_BLACKBOX_FRAMES=8 VK_BLACKBOX_NAN=outputs -- frames --headless --present-size 1920x1080
 run_app frames-flash 120 VK_BLACKBOX_FLASH=on -- frames --headless --present-size 1920x1080 --flash

@@ -14,6 +14,12 @@ cp target/release/blackbox target/release/bb-testapp target/release/libVkLayer_b
 cp manifest/VkLayer_blackbox.json .gpu/
 cp target/release/libVkLayer_blackbox_fault.so .gpu/fault/
 cp tests/fault-layer/VkLayer_blackbox_fault.json .gpu/fault/
+# For scripts/gpu-check.sh: the fragment shader with a NaN in green (or red) of its vec4.
+mkdir -p .gpu/kept
+for define in GREEN_NAN RED_NAN; do
+  glslangValidator -q -V --target-env vulkan1.2 -g -D$define tests/integration/shaders/kept_components.frag \
+    -o .gpu/kept/${define,,}.spv > /dev/null
+done
 mkdir -p .gpu/corpus
 modules=(target/tmp/corpus/*.comp.*spv target/tmp/corpus/*.frag.*spv)
 if [ -e "${modules[0]}" ]; then

@@ -837,36 +837,17 @@ fn nan_ops_checks_a_ratio_of_exponentials_as_one_site() {
 #[test]
 fn fragment_outputs_are_checked_on_the_components_the_attachment_keeps() {
     let home = TempDir::new("kept-components");
-    let dir = home.path().join("spv");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut spv = Vec::new();
-    for (name, color) in [
-        ("green_nan", "vec4(uv.x, zero / zero, 0.5, 1.0)"),
-        ("red_nan", "vec4(zero / zero, uv.x, 0.5, 1.0)"),
-    ] {
-        let file = format!("{name}.frag");
-        std::fs::write(
-            dir.join(&file),
-            format!(
-                "#version 450\n\
-                 layout(location = 0) in vec2 uv;\n\
-                 layout(location = 0) out vec4 color;\n\
-                 void main() {{\n\
-                     float zero = uv.x * 0.0;\n\
-                     color = {color};\n\
-                 }}\n"
-            ),
-        )
-        .unwrap();
-        let out = dir.join(format!("{name}.spv"));
-        glslang(
-            &dir,
-            &["-V", "--target-env", "vulkan1.2", "-g"],
-            &file,
-            &out,
-        );
-        spv.push(out);
-    }
+    // `tests/integration/shaders/kept_components.frag`: NaN green, or NaN red with -DRED_NAN.
+    let shaders = workspace_root().join("tests/integration/shaders");
+    let spv: Vec<std::path::PathBuf> = [("green_nan", "-DGREEN_NAN"), ("red_nan", "-DRED_NAN")]
+        .iter()
+        .map(|(name, define)| {
+            let out = home.path().join(format!("{name}.spv"));
+            let args = ["-V", "--target-env", "vulkan1.2", "-g", define];
+            glslang(&shaders, &args, "kept_components.frag", &out);
+            out
+        })
+        .collect();
     let draw = |spv: &std::path::Path, format: &str, nan: Option<&str>| {
         let args = [
             "spirv-run",
@@ -890,7 +871,7 @@ fn fragment_outputs_are_checked_on_the_components_the_attachment_keeps() {
             green,
             "rgba32f",
             "outputs",
-            &["NaN in output at green_nan.frag:6: (0.25390625, NaN, 0.5, 1), pixel (0, 0)"][..],
+            &["NaN in output at kept_components.frag:11: (0.25390625, NaN, 0.5, 1), pixel (0, 0)"][..],
         ),
         // r8 keeps red alone: nothing NaN lands.
         (green, "r8", "outputs", &[]),
@@ -899,14 +880,14 @@ fn fragment_outputs_are_checked_on_the_components_the_attachment_keeps() {
             green,
             "r8",
             "ops",
-            &["NaN from division() at green_nan.frag:6: operands 0, 0 -> NaN, pixel (0, 0)"],
+            &["NaN from division() at kept_components.frag:11: operands 0, 0 -> NaN, pixel (0, 0)"],
         ),
         // A NaN red lands in r8, and is reported as the one value that does.
         (
             red,
             "r8",
             "outputs",
-            &["NaN in output at red_nan.frag:6: NaN, pixel (0, 0)"],
+            &["NaN in output at kept_components.frag:9: NaN, pixel (0, 0)"],
         ),
     ] {
         let reference = draw(spv, format, None);
