@@ -525,16 +525,11 @@ fn sites_without_debug_info_are_named_by_number_entry_point_and_instruction() {
     // store it with no operation of its own making it: a third warning, in some runs.)
     std::fs::write(
         dir.join("two_nans.comp"),
-        "#version 450\n\
-         layout(local_size_x = 64) in;\n\
-         layout(std430, set = 0, binding = 0) readonly buffer In { float v[]; };\n\
-         layout(std430, set = 0, binding = 1) buffer Out { float o[]; };\n\
-         void main() {\n\
-             uint i = gl_GlobalInvocationID.x;\n\
-             float x = -abs(v[i]) - 1.0;\n\
+        in_out_compute(
+            "float x = -abs(v[i]) - 1.0;\n\
              o[2u * i] = sqrt(x);\n\
-             o[2u * i + 1u] = log(x);\n\
-         }\n",
+             o[2u * i + 1u] = log(x);\n",
+        ),
     )
     .unwrap();
     let spv = dir.join("two_nans.comp.spv");
@@ -792,15 +787,10 @@ fn nan_ops_checks_a_ratio_of_exponentials_as_one_site() {
     let name = "exp_ratio.comp";
     std::fs::write(
         dir.join(name),
-        "#version 450\n\
-         layout(local_size_x = 64) in;\n\
-         layout(std430, set = 0, binding = 0) readonly buffer In { float v[]; };\n\
-         layout(std430, set = 0, binding = 1) buffer Out { float o[]; };\n\
-         void main() {\n\
-             uint i = gl_GlobalInvocationID.x;\n\
-             float d = 0.5 + 0.0 * v[i];\n\
-             o[i] = exp(100.0 * d) / exp(-100.0 * d);\n\
-         }\n",
+        in_out_compute(
+            "float d = 0.5 + 0.0 * v[i];\n\
+             o[i] = exp(100.0 * d) / exp(-100.0 * d);\n",
+        ),
     )
     .unwrap();
     let spv = dir.join(format!("{name}.spv"));
@@ -912,4 +902,20 @@ fn fragment_outputs_are_checked_on_the_components_the_attachment_keeps() {
             );
         }
     }
+}
+
+/// A compute shader of 64 invocations a group that reads spirv-run's pattern from `v` (binding 0) and
+/// writes `o` (binding 1), a buffer it does not read: `body` follows `uint i = gl_GlobalInvocationID.x;`
+/// in `main`, at line 7.
+fn in_out_compute(body: &str) -> String {
+    format!(
+        "#version 450\n\
+         layout(local_size_x = 64) in;\n\
+         layout(std430, set = 0, binding = 0) readonly buffer In {{ float v[]; }};\n\
+         layout(std430, set = 0, binding = 1) buffer Out {{ float o[]; }};\n\
+         void main() {{\n\
+             uint i = gl_GlobalInvocationID.x;\n\
+             {body}\
+         }}\n"
+    )
 }
