@@ -900,6 +900,30 @@ fn write_descriptors(
 
 /// A whole-image layout transition that waits for all earlier work of `WORK_STAGES` (this scenario is not
 /// about speed).
+/// The accesses an image in `layout` gets here (best practices checks a barrier's access masks against its
+/// layouts).
+fn layout_access(layout: vk::ImageLayout) -> vk::AccessFlags {
+    use vk::AccessFlags as A;
+    match layout {
+        vk::ImageLayout::UNDEFINED => A::empty(),
+        vk::ImageLayout::TRANSFER_DST_OPTIMAL => A::TRANSFER_WRITE,
+        vk::ImageLayout::TRANSFER_SRC_OPTIMAL => A::TRANSFER_READ,
+        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL => A::SHADER_READ,
+        vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL => {
+            A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE
+        }
+        _ => A::MEMORY_READ | A::MEMORY_WRITE,
+    }
+}
+
+/// The write accesses, which a barrier's source mask names (reads need no availability).
+const WRITES: vk::AccessFlags = vk::AccessFlags::from_raw(
+    vk::AccessFlags::TRANSFER_WRITE.as_raw()
+        | vk::AccessFlags::COLOR_ATTACHMENT_WRITE.as_raw()
+        | vk::AccessFlags::SHADER_WRITE.as_raw()
+        | vk::AccessFlags::MEMORY_WRITE.as_raw(),
+);
+
 fn image_barrier(
     d: &ash::Device,
     cmd: vk::CommandBuffer,
@@ -908,8 +932,8 @@ fn image_barrier(
     new: vk::ImageLayout,
 ) {
     let barrier = vk::ImageMemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-        .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
+        .src_access_mask(layout_access(old) & WRITES)
+        .dst_access_mask(layout_access(new))
         .old_layout(old)
         .new_layout(new)
         .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
