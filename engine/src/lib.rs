@@ -254,9 +254,8 @@ pub struct Options {
     /// (bit i: component i, counted from the location's first) that reach the pipeline's colour attachment
     /// there, which its format, write mask and blending keep. Locations past the end have no attachment.
     /// The `outputs` checks read only those components of a fragment output: a component the pipeline
-    /// drops is no NaN that reaches memory, and a check that reads it keeps the work computing it alive,
-    /// which the driver would otherwise drop (an EWA filter writing one channel of four compiled for
-    /// minutes on llvmpipe with all four checked). Empty (the default): every component of every output.
+    /// drops is no NaN that reaches memory, and a check that reads it keeps alive the work computing it,
+    /// which the driver would otherwise drop. Empty (the default): every component of every output.
     /// Applied only to a module whose entry points are all fragment shaders.
     pub fragment_output_components: Vec<u8>,
 }

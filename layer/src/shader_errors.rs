@@ -44,7 +44,7 @@ pub struct InstrumentedShader {
 }
 
 /// What instrumenting a module gave: the shader, or why the engine refused it.
-type Instrumentation = Result<Arc<InstrumentedShader>, String>;
+pub type Instrumentation = Result<Arc<InstrumentedShader>, String>;
 
 /// Totals of one site since the device was created.
 #[derive(Clone, Default)]
@@ -166,8 +166,8 @@ impl ErrorBuffer {
     /// Instruments `words`, or gives the cached result for identical words (so the same module always gets
     /// the same output: driver pipeline caches key on it). Sites are numbered across the device.
     /// The second value says whether this call did the work (so a refusal is logged once per module).
-    pub fn instrument(&self, words: &[u32]) -> (Result<Arc<InstrumentedShader>, String>, bool) {
-        self.instrument_with(words, Vec::new())
+    pub fn instrument(&self, words: &[u32]) -> (Instrumentation, bool) {
+        self.instrument_for_attachments(words, Vec::new())
     }
 
     /// As [`ErrorBuffer::instrument`], for one graphics pipeline whose colour attachments keep these
@@ -177,15 +177,7 @@ impl ErrorBuffer {
         &self,
         words: &[u32],
         kept: Vec<u8>,
-    ) -> (Result<Arc<InstrumentedShader>, String>, bool) {
-        self.instrument_with(words, kept)
-    }
-
-    fn instrument_with(
-        &self,
-        words: &[u32],
-        kept: Vec<u8>,
-    ) -> (Result<Arc<InstrumentedShader>, String>, bool) {
+    ) -> (Instrumentation, bool) {
         let key = (blackbox_engine::ShaderId::of(words).0, kept);
         if let Some(cached) = self.cache.lock().get(&key) {
             return (cached.clone(), false);

@@ -692,9 +692,6 @@ impl NanGuardPass {
     /// component is kept. A chain with an index that is not a constant is not noted: a store through it is
     /// checked as any other.
     fn observe_chain(&mut self, base: &Base<'_>, inst: &Instruction) {
-        if self.outputs_kept.is_empty() {
-            return;
-        }
         let (Some(result), [pointer, index]) = (inst.result_id, inst.operands.as_slice()) else {
             return;
         };
@@ -1049,8 +1046,6 @@ fn may_visit(op: Op, level: NanLevel) -> bool {
             | Op::Bitcast
             | Op::CompositeConstruct
             | Op::CopyObject
-            | Op::AccessChain
-            | Op::InBoundsAccessChain
     ) || (level == NanLevel::Ops
         && matches!(op, Op::FDiv | Op::FRem | Op::FMod | Op::ExtInst | Op::FMul))
 }
@@ -1083,10 +1078,6 @@ impl NanGuardPass {
         let Some(op) = inst.op() else {
             return Ok(Edit::Keep);
         };
-        if matches!(op, Op::AccessChain | Op::InBoundsAccessChain) {
-            self.observe_chain(base, inst);
-            return Ok(Edit::Keep);
-        }
         // A check right after the write it checks joins the block's group of checks (a check of what is
         // written has no inputs).
         let grouped = |base: &Base<'_>, edit: Edit| match edit {
@@ -1163,6 +1154,11 @@ impl Pass for NanGuardPass {
         // registers of the checks (a call per instruction of every function).
         match inst.op() {
             Some(op) if may_visit(op, self.level) => self.visit_some(base, at, inst),
+            // Only where a pipeline's attachments narrow the outputs: access chains are common.
+            Some(Op::AccessChain | Op::InBoundsAccessChain) if !self.outputs_kept.is_empty() => {
+                self.observe_chain(base, inst);
+                Ok(Edit::Keep)
+            }
             _ => Ok(Edit::Keep),
         }
     }

@@ -1,8 +1,7 @@
 //! What a graphics pipeline keeps of its fragment shader's outputs: per `Location`, the components that
 //! reach its colour attachment there. The NaN `outputs` checks of a fragment shader read only those
 //! ([`blackbox_engine::Options::fragment_output_components`]): a component the attachment drops is no NaN
-//! that reaches memory, and a check reading it keeps alive work the driver would drop (llvmpipe compiled an
-//! EWA filter writing one channel of four for minutes with all four checked).
+//! that reaches memory, and a check reading it keeps alive work the driver would drop.
 //!
 //! Where anything is not known when the pipeline is created (a write mask or blending set dynamically, a
 //! render pass Blackbox did not see, libraries, attachments remapped by
