@@ -79,7 +79,7 @@ struct DrainState {
     dropped: u64,
     /// Frames presented.
     frame: u64,
-    /// An assert already stopped the app (abort mode).
+    /// A drain found a failing assert in abort mode and is writing its report before the process stops.
     aborting: bool,
 }
 
@@ -231,14 +231,25 @@ pub fn drain(device: &Arc<Device>) {
 /// As [`drain`], giving up (and draining nothing) when a lock cannot be had within `wait`: for reports
 /// written from a signal handler, which may have interrupted a drain on its own thread.
 pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
+    if drain_unless_aborting(device, wait) {
+        wait_for_abort();
+    }
+}
+
+/// The drain itself. Returns whether another thread is stopping the app for a failing assert (abort mode):
+/// then this app thread must not go back to the app, which would read results the assert said are wrong.
+/// The locks are released on return, so that the aborting thread's report can read what it needs.
+fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>) -> bool {
     let guard = match wait {
         None => device.error_buffer.read(),
         Some(wait) => match device.error_buffer.try_read_for(wait) {
             Some(g) => g,
-            None => return,
+            None => return false,
         },
     };
-    let Some(eb) = guard.as_ref() else { return };
+    let Some(eb) = guard.as_ref() else {
+        return false;
+    };
     // Frame capture names the frame whose work wrote what this drain reads; asked at every drain (not from
     // a signal handler, which must not wait for the queues' locks), so each sees what finished since the last.
     let attribution = device
@@ -264,15 +275,17 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
         None => eb.state.lock(),
         Some(wait) => match eb.state.try_lock_for(wait) {
             Some(s) => s,
-            None => return,
+            None => return false,
         },
     };
+    // Set by another thread (the monitor, or another app thread), or this drain finds the assert itself.
+    let aborting_elsewhere = wait.is_none() && state.aborting;
     let buf = &eb.buffer;
     let sites = match wait {
         None => eb.sites.read(),
         Some(wait) => match eb.sites.try_read_for(wait) {
             Some(s) => s,
-            None => return,
+            None => return false,
         },
     };
     let site_count = sites.len().min(SITES as usize);
@@ -320,7 +333,7 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
     // after).
     if deltas.is_empty() && cursor <= state.read && dropped == state.dropped && unsettled.is_empty()
     {
-        return;
+        return aborting_elsewhere;
     }
     let mut first_record: HashMap<u32, record::RawRecord> = HashMap::new();
     let mut printf_lines: HashMap<u32, Vec<String>> = HashMap::new();
@@ -561,6 +574,24 @@ pub fn drain_within(device: &Arc<Device>, wait: Option<std::time::Duration>) {
     if let Some(message) = abort {
         abort_on_assert(device, message);
     }
+    aborting_elsewhere
+}
+
+/// How long an app thread waits for another thread's abort (its report written, then SIGABRT).
+const ABORT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Holds an app thread while another thread writes an assert's report and aborts the process. Bounded, so
+/// that an abort that never comes cannot hang the app: it then goes on, with an error in the log.
+fn wait_for_abort() {
+    let until = std::time::Instant::now() + ABORT_WAIT;
+    while std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    error!(
+        "a failing assert was to stop the app (VK_BLACKBOX_ASSERT=abort), but the process did not stop within \
+         {} s; the app goes on",
+        ABORT_WAIT.as_secs()
+    );
 }
 
 /// A site's kind as reports name it (`nan`, `inf`, `assert`, ...), from the site and its message.
@@ -582,8 +613,11 @@ fn abort_on_assert(device: &Arc<Device>, message: String) {
         "stopping the app at the first failing shader assert (VK_BLACKBOX_ASSERT=abort): {}",
         untrusted::shown(&message)
     );
-    let built = crate::report::build(device, blackbox_report::Kind::Assert, message, None);
-    crate::report::write(&built);
+    // The app stops even where the report fails: other threads wait for this abort (`wait_for_abort`).
+    crate::contained("writing the assert's report", || {
+        let built = crate::report::build(device, blackbox_report::Kind::Assert, message, None);
+        crate::report::write(&built);
+    });
     crate::signals::abort_without_report();
 }
 

@@ -5,6 +5,10 @@ use blackbox_integration::run as run_cmd;
 use blackbox_integration::*;
 use blackbox_report::{Kind, State};
 
+/// `hang --hang-groups`: dispatch 3 runs 2-4 s on lavapipe on two CPUs, past the 1 s watchdog of these
+/// tests (the default 8000 workgroups ran 25 s a run on a loaded 2-core machine).
+const HANG_GROUPS: &str = "3000";
+
 /// Runs a test-app scenario through the explicit layer with validation below it.
 fn scenario(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Run {
     run(&mut testapp_with_blackbox(home, args, vars))
@@ -23,7 +27,11 @@ fn dispatch_states(report: &blackbox_report::Report) -> Vec<(String, State)> {
 #[test]
 fn watchdog_reports_the_dispatch_in_flight_during_a_hang() {
     let home = TempDir::new("hang");
-    let run = scenario(&home, &["hang"], &[("VK_BLACKBOX_WATCHDOG_MS", "1000")]);
+    let run = scenario(
+        &home,
+        &["hang", "--hang-groups", HANG_GROUPS],
+        &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
+    );
     run.assert_success().assert_no_validation_messages();
     let reports = reports_in(&home.path().join("reports"));
     assert_eq!(reports.len(), 1, "one hang report\n{}", run.dump());
@@ -92,7 +100,7 @@ fn same_bug_same_signature_other_bug_other_signature() {
     let run_hang = |home: &TempDir, frame: &str| {
         let run = scenario(
             home,
-            &["hang", "--frame", frame],
+            &["hang", "--hang-groups", HANG_GROUPS, "--frame", frame],
             &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
         );
         run.assert_success();
@@ -115,7 +123,8 @@ fn same_bug_same_signature_other_bug_other_signature() {
     let home = TempDir::new("sig-draw");
     let run = scenario(
         &home,
-        &["hang-draw"],
+        // Draw 2 runs 2-4 s at 640 x 640 (the default 1024 x 1024 is 2.6 times that).
+        &["hang-draw", "--hang-size", "640"],
         &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
     );
     run.assert_success();
@@ -129,7 +138,7 @@ fn a_command_buffer_pending_twice_is_credited_to_its_first_run_and_flagged() {
     let home = TempDir::new("simultaneous");
     let run = scenario(
         &home,
-        &["hang", "--simultaneous", "--hang-groups", "3000"],
+        &["hang", "--simultaneous", "--hang-groups", HANG_GROUPS],
         &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
     );
     // Best practices reports the app's SIMULTANEOUS_USE itself; Blackbox must add nothing. The reference
@@ -177,7 +186,7 @@ fn with_breadcrumbs_off_the_watchdog_still_names_the_submission() {
     let home = TempDir::new("crumbs-off");
     let run = scenario(
         &home,
-        &["hang", "--hang-groups", "3000"],
+        &["hang", "--hang-groups", HANG_GROUPS],
         &[
             ("VK_BLACKBOX_WATCHDOG_MS", "1000"),
             ("VK_BLACKBOX_BREADCRUMBS", "off"),

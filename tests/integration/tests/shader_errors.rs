@@ -273,14 +273,23 @@ fn failing_asserts_are_logged_with_values_and_lines() {
     }
 }
 
+/// Each scenario runs several times with the monitor thread polling every 20 ms (a 200 ms watchdog): when
+/// the monitor finds the assert first, the app's own wait must not return while the monitor writes the
+/// report (before that was fixed, about one run in twenty printed its checksums before the abort).
 #[test]
 fn abort_mode_stops_at_the_first_failing_assert_with_a_report() {
-    for scenario in ["assert-compute", "assert-fragment"] {
+    let runs = ["assert-compute", "assert-fragment"]
+        .into_iter()
+        .flat_map(|scenario| std::iter::repeat(scenario).take(4));
+    for scenario in runs {
         let home = TempDir::new("abort");
         let run = run(&mut testapp_with_blackbox(
             &home,
             &[scenario],
-            &[("VK_BLACKBOX_ASSERT", "abort")],
+            &[
+                ("VK_BLACKBOX_ASSERT", "abort"),
+                ("VK_BLACKBOX_WATCHDOG_MS", "200"),
+            ],
         ));
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(
