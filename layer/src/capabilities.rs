@@ -43,6 +43,9 @@ pub struct Capabilities {
     /// the GPU writes the error buffer only where shaders report, and the CPU reads it at every drain
     /// (uncached reads of device-local memory through the PCIe BAR cost about a microsecond per word).
     pub error_memory_type: Option<u32>,
+    /// `VK_EXT_external_memory_host` is enabled (CPU devices, with shader instrumentation): the error buffer
+    /// is host memory at a fixed address (see [`crate::memory::FixedHostMemory`]).
+    pub host_import: bool,
     /// What Blackbox enabled that the app did not ask for: extensions and features, by name.
     pub enabled: Vec<&'static str>,
     /// Every marker write gets a word of its own, also on the buffer-marker path (see
@@ -69,6 +72,7 @@ struct Supported {
     checkpoints: bool,
     device_fault: bool,
     address_binding_report: bool,
+    external_memory_host: bool,
     /// `VK_KHR_shader_clock`'s clocks.
     device_clock: bool,
     subgroup_clock: bool,
@@ -82,6 +86,7 @@ const EXT_BUFFER_DEVICE_ADDRESS: &CStr = c"VK_KHR_buffer_device_address";
 const EXT_DEVICE_GROUP: &CStr = c"VK_KHR_device_group";
 const EXT_TIMELINE_SEMAPHORE: &CStr = c"VK_KHR_timeline_semaphore";
 const EXT_SHADER_CLOCK: &CStr = c"VK_KHR_shader_clock";
+const EXT_EXTERNAL_MEMORY_HOST: &CStr = c"VK_EXT_external_memory_host";
 
 /// Asks the driver what `physical_device` supports, in ways the instance's and the device's API version
 /// (`api_version`, the lower of the two) allow.
@@ -99,6 +104,7 @@ unsafe fn query_supported(
     let has = |name: &CStr| extensions.iter().any(|e| e.as_c_str() == name);
     supported.buffer_marker = has(EXT_BUFFER_MARKER);
     supported.checkpoints = has(EXT_CHECKPOINTS);
+    supported.external_memory_host = has(EXT_EXTERNAL_MEMORY_HOST);
     let fault_ext = has(EXT_DEVICE_FAULT);
     let binding_ext = has(EXT_ADDRESS_BINDING_REPORT);
     let clock_ext = has(EXT_SHADER_CLOCK);
@@ -271,6 +277,11 @@ pub struct Wanted {
     pub checkpoints: crate::config::Checkpoints,
     /// `VK_KHR_shader_clock`, for the loop time budget (`VK_BLACKBOX_LOOP_MS`).
     pub shader_clock: bool,
+    /// `VK_EXT_external_memory_host`, with `buffer_device_address`, on a CPU device: there a buffer's device
+    /// address is its host pointer, which changes from run to run, and the address is baked into every
+    /// instrumented module, so each run's modules differ and miss the driver's shader cache (llvmpipe's
+    /// LLVM compile takes minutes on some real shaders). Host memory at a fixed address keeps them the same.
+    pub fixed_address: bool,
     /// Special-use extensions may be enabled (`VK_AMD_buffer_marker`, `VK_EXT_device_address_binding_report`):
     /// not when the validation layer below runs best practices, which warns about each.
     pub special_use: bool,
@@ -438,6 +449,15 @@ impl DeviceCreatePatch {
         };
         if clock.is_some() {
             add_extension(EXT_SHADER_CLOCK, &mut caps.enabled);
+        }
+        // It needs VK_KHR_external_memory (core in 1.1; below, an instance extension too): not below 1.1.
+        if wanted.fixed_address
+            && caps.buffer_device_address
+            && supported.external_memory_host
+            && device_api_version >= vk::API_VERSION_1_1
+        {
+            add_extension(EXT_EXTERNAL_MEMORY_HOST, &mut caps.enabled);
+            caps.host_import = true;
         }
 
         // Features, in a copy of the app's chain.

@@ -531,6 +531,8 @@ macro_rules! vulkan_commands {
             [used other free_memory: PFN_vkFreeMemory = "vkFreeMemory"] {}
             [used other bind_buffer_memory: PFN_vkBindBufferMemory = "vkBindBufferMemory"] {}
             [used other map_memory: PFN_vkMapMemory = "vkMapMemory"] {}
+            [used other get_memory_host_pointer_properties_ext: PFN_vkGetMemoryHostPointerPropertiesEXT =
+                "vkGetMemoryHostPointerPropertiesEXT"] {}
             [used other get_buffer_device_address: PFN_vkGetBufferDeviceAddress =
                 "vkGetBufferDeviceAddress" since API_VERSION_1_2 | "vkGetBufferDeviceAddressKHR"] {}
             [used other create_semaphore: PFN_vkCreateSemaphore = "vkCreateSemaphore"] {}

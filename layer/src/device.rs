@@ -78,6 +78,7 @@ pub unsafe fn create(
         checkpoints: config.checkpoints,
         shader_clock: config.loops != blackbox_engine::LoopMode::Off && config.loop_ms.is_some(),
         special_use: !(validation_below && requested.best_practices),
+        fixed_address: description.cpu,
     };
     let api_version = description.api_version.min(instance.api_version);
     // SAFETY: the app's create info for this physical device; the patch is dropped before returning.

@@ -3,6 +3,7 @@
 
 use ash::vk;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::dispatch::DeviceDispatch;
 
@@ -22,6 +23,8 @@ pub struct HostBuffer {
     destroyed: AtomicBool,
     /// The buffer's device address, when it was created for one.
     pub address: Option<u64>,
+    /// The host range the memory was imported from, for [`HostBuffer::new_at_fixed_address`].
+    fixed: Option<FixedRange>,
 }
 
 // SAFETY: the mapping is plain host memory shared with the GPU; all access goes through volatile reads and
@@ -62,6 +65,56 @@ impl HostBuffer {
         memory_type: u32,
         device_address: bool,
     ) -> Result<Self, BufferError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::new_in(device, next, size, usage, memory_type, device_address, None) }
+    }
+
+    /// As [`HostBuffer::new`], with a device address, in host memory imported from the same virtual address
+    /// in every run (`VK_EXT_external_memory_host`, which must be enabled): for a CPU device, whose device
+    /// addresses are host pointers. Modules with that address baked in are then the same from run to run,
+    /// and the driver's shader cache finds them. Fails (the caller falls back to [`HostBuffer::new`]) when the
+    /// range is taken or the driver refuses the import.
+    ///
+    /// # Safety
+    /// As [`HostBuffer::new`].
+    pub unsafe fn new_at_fixed_address(
+        device: vk::Device,
+        next: &DeviceDispatch,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        memory_type: u32,
+    ) -> Result<Self, BufferError> {
+        // Checked before the range is mapped: `new_in` returns early without them, before it owns the range.
+        let complete = next.create_buffer.is_some()
+            && next.get_buffer_memory_requirements.is_some()
+            && next.allocate_memory.is_some()
+            && next.bind_buffer_memory.is_some()
+            && next.map_memory.is_some()
+            && next.get_buffer_device_address.is_some()
+            && next.get_memory_host_pointer_properties_ext.is_some();
+        if !complete {
+            return Err(BufferError(
+                "importing host memory",
+                vk::Result::ERROR_EXTENSION_NOT_PRESENT,
+            ));
+        }
+        let range = FixedRange::map(size)?;
+        // SAFETY: forwarded to the caller; the range is ours until the buffer is destroyed (or this fails,
+        // and `new_in` unmaps it).
+        unsafe { Self::new_in(device, next, size, usage, memory_type, true, Some(range)) }
+    }
+
+    /// # Safety
+    /// As [`HostBuffer::new`].
+    unsafe fn new_in(
+        device: vk::Device,
+        next: &DeviceDispatch,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        memory_type: u32,
+        device_address: bool,
+        fixed: Option<FixedRange>,
+    ) -> Result<Self, BufferError> {
         let missing = |what| BufferError(what, vk::Result::ERROR_EXTENSION_NOT_PRESENT);
         let create_buffer = next.create_buffer.ok_or(missing("vkCreateBuffer"))?;
         let requirements = next
@@ -77,10 +130,15 @@ impl HostBuffer {
         } else {
             usage
         };
-        let info = vk::BufferCreateInfo::default()
+        let mut external = vk::ExternalMemoryBufferCreateInfo::default()
+            .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+        let mut info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        if fixed.is_some() {
+            info = info.push_next(&mut external);
+        }
         let mut this = HostBuffer {
             buffer: vk::Buffer::null(),
             memory: vk::DeviceMemory::null(),
@@ -89,6 +147,7 @@ impl HostBuffer {
             mapped_words: AtomicUsize::new(0),
             destroyed: AtomicBool::new(false),
             address: None,
+            fixed,
         };
         // SAFETY: valid create info; the handle is written on success.
         check("vkCreateBuffer", unsafe {
@@ -111,6 +170,33 @@ impl HostBuffer {
                 .memory_type_index(memory_type);
             if device_address {
                 alloc = alloc.push_next(&mut flags);
+            }
+            let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+                .handle_type(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+            if let Some(range) = &this.fixed {
+                let properties = next
+                    .get_memory_host_pointer_properties_ext
+                    .ok_or(missing("vkGetMemoryHostPointerPropertiesEXT"))?;
+                let mut host = vk::MemoryHostPointerPropertiesEXT::default();
+                // SAFETY: a live mapping of ours, aligned to 64 KiB.
+                check("vkGetMemoryHostPointerPropertiesEXT", unsafe {
+                    properties(
+                        device,
+                        vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT,
+                        range.ptr,
+                        &mut host,
+                    )
+                })?;
+                if host.memory_type_bits & (1 << memory_type) == 0 || reqs.size > range.len as u64 {
+                    return Err(BufferError(
+                        "importing host memory",
+                        vk::Result::ERROR_FEATURE_NOT_PRESENT,
+                    ));
+                }
+                import = import.host_pointer(range.ptr);
+                alloc = alloc
+                    .allocation_size(range.len as u64)
+                    .push_next(&mut import);
             }
             // SAFETY: valid allocate info.
             check("vkAllocateMemory", unsafe {
@@ -169,6 +255,7 @@ impl HostBuffer {
             mapped_words: AtomicUsize::new(words as usize),
             destroyed: AtomicBool::new(true),
             address: None,
+            fixed: None,
         }
     }
 
@@ -225,5 +312,75 @@ impl HostBuffer {
                 free(device, self.memory, std::ptr::null());
             }
         }
+        if let Some(range) = &self.fixed {
+            // SAFETY: the memory imported from the range is freed above.
+            unsafe { range.unmap() };
+        }
+    }
+}
+
+/// Where fixed host ranges start: far from where Linux puts a process's heap (just above the program) and
+/// its mappings (down from the top of the 47-bit address space).
+const FIXED_BASE: usize = 0x4242_0000_0000;
+/// Each range's slot of the address space: a device's error buffer is about 2 MiB.
+const FIXED_STRIDE: usize = 64 << 20;
+/// Alignment of a range's start and length: over any driver's minimum for imported host pointers.
+const FIXED_ALIGN: usize = 64 << 10;
+/// Slots in use (bit i: slot i). The lowest free slot is taken, so the first device of a process (and the
+/// next after it is destroyed) gets the same address every run.
+static FIXED_SLOTS: Mutex<u64> = Mutex::new(0);
+
+/// Anonymous host memory mapped at `FIXED_BASE + slot * FIXED_STRIDE`.
+struct FixedRange {
+    ptr: *mut std::ffi::c_void,
+    len: usize,
+    slot: u32,
+}
+
+impl FixedRange {
+    /// Maps `size` bytes (rounded up to 64 KiB) at the lowest free slot; fails where that range is taken
+    /// (`MAP_FIXED_NOREPLACE`: nothing of the app's is ever replaced) or every slot is in use.
+    fn map(size: u64) -> Result<Self, BufferError> {
+        let refused = |what| BufferError(what, vk::Result::ERROR_OUT_OF_HOST_MEMORY);
+        let len = (size as usize).div_ceil(FIXED_ALIGN) * FIXED_ALIGN;
+        if len > FIXED_STRIDE {
+            return Err(refused("a fixed host range (too large)"));
+        }
+        let mut slots = FIXED_SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = (!*slots).trailing_zeros();
+        if slot >= 64 {
+            return Err(refused("a fixed host range (all in use)"));
+        }
+        let at = FIXED_BASE + slot as usize * FIXED_STRIDE;
+        // SAFETY: an anonymous private mapping at an address nothing else may hold (NOREPLACE).
+        let ptr = unsafe {
+            libc::mmap(
+                at as *mut std::ffi::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(refused("mapping a fixed host range (taken)"));
+        }
+        if ptr as usize != at {
+            // A kernel before 4.17 takes MAP_FIXED_NOREPLACE for a hint and maps elsewhere.
+            // SAFETY: the mapping just made.
+            unsafe { libc::munmap(ptr, len) };
+            return Err(refused("mapping a fixed host range (moved)"));
+        }
+        *slots |= 1 << slot;
+        Ok(Self { ptr, len, slot })
+    }
+
+    /// # Safety
+    /// Nothing may use the range any more (its imported memory freed).
+    unsafe fn unmap(&self) {
+        // SAFETY: our mapping (the caller's contract).
+        unsafe { libc::munmap(self.ptr, self.len) };
+        *FIXED_SLOTS.lock().unwrap_or_else(|e| e.into_inner()) &= !(1 << self.slot);
     }
 }

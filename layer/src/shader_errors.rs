@@ -103,19 +103,36 @@ impl ErrorBuffer {
             .error_memory_type
             .ok_or("no host-visible coherent memory type")?;
         let words = record::buffer_words(SITES, RECORD_WORDS);
-        // SAFETY: a live device and its dispatch table; host-visible coherent memory; a device address is
-        // allowed because bufferDeviceAddress is enabled.
-        let buffer = unsafe {
-            HostBuffer::new(
-                device.handle,
-                &device.next,
-                (words * 4) as u64,
-                vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
-                memory_type,
-                true,
-            )
-        }
-        .map_err(|e| e.to_string())?;
+        let size = (words * 4) as u64;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        // The buffer's address is baked into every instrumented module: on a CPU device (host pointers
+        // as addresses) it is put at the same address each run, so that the modules are the same and the
+        // driver's shader cache finds them.
+        let fixed = device.capabilities.host_import.then(|| {
+            // SAFETY: as below; VK_EXT_external_memory_host is enabled (`host_import`).
+            unsafe {
+                HostBuffer::new_at_fixed_address(
+                    device.handle,
+                    &device.next,
+                    size,
+                    usage,
+                    memory_type,
+                )
+            }
+            .inspect_err(|e| {
+                debug!("error buffer at a fixed address: {e}; at the driver's address instead")
+            })
+            .ok()
+        });
+        let buffer = match fixed.flatten() {
+            Some(buffer) => buffer,
+            // SAFETY: a live device and its dispatch table; host-visible coherent memory; a device address
+            // is allowed because bufferDeviceAddress is enabled.
+            None => unsafe {
+                HostBuffer::new(device.handle, &device.next, size, usage, memory_type, true)
+            }
+            .map_err(|e| e.to_string())?,
+        };
         for (i, w) in record::init_header(SITES, RECORD_WORDS).iter().enumerate() {
             buffer.write(i, *w);
         }

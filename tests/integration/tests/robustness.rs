@@ -261,18 +261,30 @@ fn out_of_memory_in_blackbox_s_own_allocations_costs_the_app_nothing() {
                 &[
                     ("BB_FAULT_OOM", &format!("{command}:{n}")),
                     ("VK_BLACKBOX_NAN", "ops"),
+                    ("VK_BLACKBOX_LOG", "debug"),
                 ],
             ));
             assert!(!run.stderr.contains("panicked"), "{}", run.dump());
             if run.status.success() {
-                // The failure hit one of Blackbox's buffers: one warning, and the app is untouched.
+                // The failure hit one of Blackbox's buffers: one warning, and the app is untouched. Or it
+                // hit the error buffer's import at a fixed address (lavapipe is a CPU device), which Blackbox
+                // replaces with the driver's allocation, saying so at debug level only.
                 assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
                 let warned: Vec<_> = run
                     .warnings()
                     .into_iter()
                     .filter(|w| w.contains("ERROR_OUT_OF_DEVICE_MEMORY"))
                     .collect();
-                assert_eq!(warned.len(), 1, "{command}:{n}\n{}", run.dump());
+                let fell_back = run.stderr.lines().any(|l| {
+                    l.starts_with("[blackbox] debug: error buffer at a fixed address:")
+                        && l.contains("ERROR_OUT_OF_DEVICE_MEMORY")
+                });
+                assert_eq!(
+                    warned.len(),
+                    usize::from(!fell_back),
+                    "{command}:{n}\n{}",
+                    run.dump()
+                );
                 hit_layer += 1;
             } else {
                 // It hit the app: the app fails as it does without Blackbox.

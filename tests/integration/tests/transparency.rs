@@ -322,3 +322,67 @@ fn shader_bench_hand_check_computes_what_the_asserting_shaders_compute() {
         asserts.dump()
     );
 }
+
+/// On a CPU device a buffer's device address is a host pointer, which moves from run to run, and the error
+/// buffer's address is baked into every instrumented module: each run's modules differed, so the driver's
+/// shader cache (Mesa's, on disk) never found them, and llvmpipe compiled every shader again each run
+/// (minutes, for some of libplacebo's). Blackbox imports host memory at a fixed address there: two runs
+/// instrument every module to the same bytes, and the validation layer has nothing to say about the import.
+#[test]
+fn instrumented_modules_are_the_same_bytes_from_run_to_run_on_a_cpu_device() {
+    let home = TempDir::new("same-modules");
+    let dumps: Vec<std::path::PathBuf> =
+        (0..2)
+            .map(|i| {
+                let dump = home.path().join(format!("dump-{i}"));
+                let run = run(&mut testapp_with_blackbox(
+                    &home,
+                    &["nan-compute", "assert-fragment", "printf"],
+                    &[
+                        ("VK_BLACKBOX_NAN", "ops"),
+                        ("VK_BLACKBOX_LOG", "debug"),
+                        ("VK_BLACKBOX_DUMP_SHADERS", dump.to_str().unwrap()),
+                    ],
+                ));
+                run.assert_success().assert_no_validation_messages();
+                assert!(
+                    run.stderr.lines().any(|l| l.contains("Blackbox enabled")
+                        && l.contains("VK_EXT_external_memory_host")),
+                    "{}",
+                    run.dump()
+                );
+                assert!(
+                    !run.stderr.contains("error buffer at a fixed address"),
+                    "the fixed address was refused\n{}",
+                    run.dump()
+                );
+                dump
+            })
+            .collect();
+    let instrumented = |dir: &std::path::Path| {
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".instrumented.spv"))
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let (first, second) = (instrumented(&dumps[0]), instrumented(&dumps[1]));
+    assert!(
+        first.len() >= 3,
+        "{:?}",
+        first.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        first.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        second.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for ((name, a), (_, b)) in first.iter().zip(&second) {
+        assert!(a == b, "{name} differs between two runs");
+    }
+}
