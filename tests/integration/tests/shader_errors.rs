@@ -280,7 +280,7 @@ fn failing_asserts_are_logged_with_values_and_lines() {
 fn abort_mode_stops_at_the_first_failing_assert_with_a_report() {
     let runs = ["assert-compute", "assert-fragment"]
         .into_iter()
-        .flat_map(|scenario| std::iter::repeat(scenario).take(4));
+        .flat_map(|scenario| std::iter::repeat_n(scenario, 4));
     for scenario in runs {
         let home = TempDir::new("abort");
         let run = run(&mut testapp_with_blackbox(
