@@ -36,8 +36,9 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// without Blackbox: lavapipe's queue thread waits for ever on a lock whose memory was freed, while
 /// libplacebo waits for the download's fence. In 400 runs of 4 at once on a 2-core machine, the layer of
 /// 5636900: 1 hang in 100 runs with the validation layer alone, 1 in 300 through Blackbox. Far more often
-/// with Mesa's shader cache empty, as on a fresh machine: with `MESA_SHADER_CACHE_DISABLE=true`, 3 of 8
-/// runs of this file had a hang (2026-12-04, with and without Blackbox's fixed error-buffer address). A
+/// with Mesa's shader cache empty, as on a fresh machine: with `MESA_SHADER_CACHE_DISABLE=true`, 4 of 9
+/// runs of this file had a hang (2026-12-04; 2 of 4 with Blackbox's fixed error-buffer address, 2 of 5
+/// without). A
 /// hang of Blackbox's own that came every time would still fail.
 const ATTEMPTS: usize = 3;
 
