@@ -44,7 +44,7 @@ pub struct Capabilities {
     /// (uncached reads of device-local memory through the PCIe BAR cost about a microsecond per word).
     pub error_memory_type: Option<u32>,
     /// `VK_EXT_external_memory_host` is enabled (CPU devices, with shader instrumentation): the error buffer
-    /// is host memory at a fixed address (see [`crate::memory::FixedHostMemory`]).
+    /// is host memory at a fixed address (see [`crate::memory::HostBuffer::new_at_fixed_address`]).
     pub host_import: bool,
     /// What Blackbox enabled that the app did not ask for: extensions and features, by name.
     pub enabled: Vec<&'static str>,

@@ -38,8 +38,7 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// 5636900: 1 hang in 100 runs with the validation layer alone, 1 in 300 through Blackbox. Far more often
 /// with Mesa's shader cache empty, as on a fresh machine: with `MESA_SHADER_CACHE_DISABLE=true`, 4 of 9
 /// runs of this file had a hang (2026-12-04; 2 of 4 with Blackbox's fixed error-buffer address, 2 of 5
-/// without). A
-/// hang of Blackbox's own that came every time would still fail.
+/// without). A hang of Blackbox's own that came every time would still fail.
 const ATTEMPTS: usize = 3;
 
 /// Best practices' text for a batch that passes `pSignalSemaphores` with a count of 0.
