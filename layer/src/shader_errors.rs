@@ -81,6 +81,8 @@ struct DrainState {
     frame: u64,
     /// A drain found a failing assert in abort mode and is writing its report before the process stops.
     aborting: bool,
+    /// When a look for unread records first saw some (cleared by each drain that reads records).
+    unread_since: Option<std::time::Instant>,
 }
 
 /// The error buffer of a device and what belongs to it.
@@ -379,6 +381,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
         first_record.entry(raw.site).or_insert(raw);
     }
     state.read = read.next;
+    state.unread_since = None;
     // Printf sites with records or calls to settle but no new count have their lines too.
     let mut work = deltas;
     for site in printf_lines.keys().copied().chain(unsettled) {
@@ -932,19 +935,47 @@ fn printf_not_shown(tally: PrintfTally, records: u32, shown: u32, quiescent: boo
     }
 }
 
-/// Whether shaders wrote records that no drain has read yet: one word of the buffer, for callers that drain
-/// only when something is there. `false` when a drain is under way (it will read them).
+/// How long records of work still running wait before the monitor thread drains them. Without it a poll
+/// that came while a draw was half done split the draw's firings of a site over two log lines (every run of
+/// a 250 ms dispatch; once in CI for a 64x64 draw); with it a draw or dispatch is logged once, when it
+/// finishes, and a shader that runs for long (or hangs) still gets its lines once a second.
+const UNREAD_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether shaders wrote records that no drain has read yet: one word of the buffer, for an app's poll that
+/// saw work finish (an event set, query results ready), whose results may be those records' work. `false`
+/// when a drain is under way (it will read them).
 pub fn has_unread_records(device: &Device) -> bool {
+    unread_for(device, std::time::Duration::ZERO)
+}
+
+/// As [`has_unread_records`], for the monitor thread, which saw no work finish: only once the records have
+/// waited [`UNREAD_SETTLE`], or at once in abort mode, where the first failing assert must stop the app
+/// while the work that wrote it still runs.
+pub fn records_waiting(device: &Device) -> bool {
+    let settle = match crate::config().assert {
+        AssertMode::Abort => std::time::Duration::ZERO,
+        _ => UNREAD_SETTLE,
+    };
+    unread_for(device, settle)
+}
+
+/// Whether records no drain has read have been there for `settle` (since a call here first saw them).
+fn unread_for(device: &Device, settle: std::time::Duration) -> bool {
     let Some(guard) = device.error_buffer.try_read() else {
         return false;
     };
     let Some(eb) = guard.as_ref() else {
         return false;
     };
-    let Some(state) = eb.state.try_lock() else {
+    let Some(mut state) = eb.state.try_lock() else {
         return false;
     };
-    eb.buffer.read(header::CURSOR) != state.read
+    if eb.buffer.read(header::CURSOR) == state.read {
+        return false;
+    }
+    let now = std::time::Instant::now();
+    let since = *state.unread_since.get_or_insert(now);
+    now.duration_since(since) >= settle
 }
 
 /// Whether a site's next firing gets a log line: the first `repeats` do (0: all), the last of them saying

@@ -1,5 +1,6 @@
 //! The monitor thread, one per process: it retires finished work and logs what its shaders reported within
-//! [`DRAIN_INTERVAL`], for apps that never wait or poll where the layer sees it; and, as the hang watchdog,
+//! [`DRAIN_INTERVAL`], for apps that never wait or poll where the layer sees it (what work still running
+//! reported, once it has waited a second: `shader_errors::records_waiting`); and, as the hang watchdog,
 //! it reports a device whose pending work has made no progress for `VK_BLACKBOX_WATCHDOG_MS`.
 //!
 //! Progress is what the layer's timeline semaphores and markers say, read from GPU-visible memory; the app's
@@ -178,7 +179,7 @@ fn check(device: &Arc<Device>, limit: Option<Duration>, seen: &mut HashMap<usize
             return;
         }
         Ok(retired) => {
-            if retired || crate::shader_errors::has_unread_records(device) {
+            if retired || crate::shader_errors::records_waiting(device) {
                 crate::shader_errors::drain(device);
             }
         }

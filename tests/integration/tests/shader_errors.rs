@@ -926,3 +926,50 @@ fn in_out_compute(body: &str) -> String {
          }}\n"
     )
 }
+
+/// A dispatch whose invocations store NaN as they end, over a few hundred milliseconds, is logged in one
+/// line per site when it finishes, not split at whichever moment the monitor thread polled (every 100 ms):
+/// records of work still running wait a second before a poll drains them. Before that rule every run here
+/// gave two lines, and so did `fragment_outputs_are_checked_on_the_components_the_attachment_keeps` once
+/// on a loaded CI machine. A run slower than a second may take a line per second it ran; the lines' counts
+/// add up to the invocations.
+#[test]
+fn a_dispatch_that_runs_for_a_while_is_logged_once_per_site() {
+    let home = TempDir::new("slow-nan");
+    let spv = home.path().join("slow_nan.spv");
+    let shaders = workspace_root().join("tests/integration/shaders");
+    // SPIR-V 1.6: glslang gives older versions a `WorkgroupSize` built-in that best practices warns of.
+    let flags = ["-V", "--target-env", "vulkan1.3", "-g"];
+    glslang(&shaders, &flags, "slow_nan.comp", &spv);
+    let args = ["spirv-run", "--spirv", spv.to_str().unwrap()];
+    let reference = run(&mut testapp_with_validation_only(&home, &args));
+    reference.assert_success().assert_no_validation_messages();
+    let vars = [("VK_BLACKBOX_NAN", "outputs")];
+    let started = std::time::Instant::now();
+    let run = run(&mut testapp_with_blackbox(&home, &args, &vars));
+    let seconds = started.elapsed().as_secs();
+    run.assert_success().assert_no_validation_messages();
+    let dump = run.dump();
+    assert_eq!(run.checksums(), reference.checksums(), "{dump}");
+    let lines: Vec<&str> = run
+        .warnings()
+        .into_iter()
+        .filter(|l| l.contains("NaN in storage buffer store at slow_nan.comp:12: NaN"))
+        .collect();
+    assert!(!lines.is_empty(), "{dump}");
+    assert!(
+        lines.len() as u64 <= 1 + seconds,
+        "{} lines in a run of {seconds} s\n{dump}",
+        lines.len()
+    );
+    let total: u64 = lines
+        .iter()
+        .map(|l| {
+            let count = l.rsplit(" x").next().unwrap().split(' ').next().unwrap();
+            count
+                .parse::<u64>()
+                .unwrap_or_else(|_| panic!("no count in {l}"))
+        })
+        .sum();
+    assert_eq!(total, 4096, "{dump}");
+}
