@@ -735,6 +735,9 @@ const LEVELS: &[&str] = &["off", "error", "warn", "info", "debug", "trace"];
 pub struct Config {
     /// Folder reports are written to; checked writable (or replaced by a fallback) at start-up.
     pub output_dir: PathBuf,
+    /// Where what the layer keeps between runs goes (`$XDG_CACHE_HOME/blackbox`, else
+    /// `~/.cache/blackbox`; see [`crate::site_map`]); `None` without either variable.
+    pub cache_dir: Option<PathBuf>,
     /// An env_logger filter, already validated.
     pub log_filter: String,
     /// Where the log goes; `None` is stderr.
@@ -971,6 +974,7 @@ impl Config {
         Parsed {
             config: Config {
                 output_dir,
+                cache_dir: cache_dir(&sources.env),
                 log_filter,
                 log_file,
                 log_repeats,
@@ -1028,6 +1032,14 @@ fn default_output_dir(var: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
         return home.join(".local/state/blackbox");
     }
     fallback_output_dir()
+}
+
+/// `$XDG_CACHE_HOME/blackbox`, else `~/.cache/blackbox` (absolute paths only, as for reports).
+fn cache_dir(var: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let absolute = |name| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    absolute("XDG_CACHE_HOME")
+        .map(|cache| cache.join("blackbox"))
+        .or_else(|| absolute("HOME").map(|home| home.join(".cache/blackbox")))
 }
 
 /// The per-user folder under the temp dir, which [`crate::output::resolve`] checks before using it.

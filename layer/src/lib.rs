@@ -77,6 +77,7 @@ pub mod run_status;
 pub mod shader_errors;
 pub mod shaders;
 pub mod signals;
+pub mod site_map;
 pub mod skip;
 pub mod suspects;
 pub mod validation_below;

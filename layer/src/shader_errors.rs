@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::config::{AssertMode, NanRecords};
 use crate::device::Device;
 use crate::memory::HostBuffer;
+use crate::site_map::SiteMap;
 
 /// Site counters per device: modules beyond them still run, their sites uncounted.
 pub const SITES: u32 = 64 * 1024;
@@ -89,8 +90,10 @@ struct DrainState {
 pub struct ErrorBuffer {
     buffer: HostBuffer,
     options: Options,
-    next_site: Mutex<u32>,
-    sites: RwLock<Vec<(Arc<InstrumentedShader>, u32)>>,
+    /// Where each module's sites start, kept between runs ([`crate::site_map`]).
+    site_map: Mutex<SiteMap>,
+    /// By global site: its module and local index (`None`: a range no module of this run has).
+    sites: RwLock<Vec<Option<(Arc<InstrumentedShader>, u32)>>>,
     /// By shader id and the fragment output components kept (empty: all; see
     /// [`ErrorBuffer::instrument_for_attachments`]).
     cache: Mutex<HashMap<(u64, Vec<u8>), Instrumentation>>,
@@ -166,10 +169,15 @@ impl ErrorBuffer {
             },
             ..Options::default()
         };
+        let site_map = SiteMap::open(
+            config.cache_dir.as_deref(),
+            crate::site_map::settings_digest(&options),
+            SITES,
+        );
         Ok(Self {
             buffer,
             options,
-            next_site: Mutex::new(0),
+            site_map: Mutex::new(site_map),
             sites: RwLock::new(Vec::new()),
             cache: Mutex::new(HashMap::new()),
             state: Mutex::new(DrainState::default()),
@@ -201,29 +209,47 @@ impl ErrorBuffer {
         if let Some(cached) = self.cache.lock().get(&key) {
             return (cached.clone(), false);
         }
-        // One module at a time: its sites must take the next free range.
-        let mut next = self.next_site.lock();
+        // One module at a time: its sites must take a free range.
+        let mut map = self.site_map.lock();
         if let Some(cached) = self.cache.lock().get(&key) {
             return (cached.clone(), false);
         }
-        let options = Options {
-            site_base: *next,
-            fragment_output_components: key.1.clone(),
-            ..self.options.clone()
-        };
         let id = blackbox_engine::ShaderId(key.0);
-        let result = blackbox_engine::instrument_with_id(words, id, &options)
+        let instrument = |site_base| {
+            let options = Options {
+                site_base,
+                fragment_output_components: key.1.clone(),
+                ..self.options.clone()
+            };
+            blackbox_engine::instrument_with_id(words, id, &options)
+        };
+        let mut base = map.base(&key);
+        let mut result = instrument(base);
+        if let Ok(out) = &result {
+            if !map.assign(&key, base, out.info.sites.len() as u32) {
+                // Its range from an earlier run no longer fits what the engine makes of it now.
+                base = map.next();
+                result = instrument(base);
+                if let Ok(out) = &result {
+                    map.assign(&key, base, out.info.sites.len() as u32);
+                }
+            }
+        }
+        let result = result
             .map(|out| {
                 let shader = Arc::new(InstrumentedShader {
                     words: out.words,
                     info: out.info,
-                    site_base: options.site_base,
+                    site_base: base,
                 });
                 let count = shader.info.sites.len() as u32;
-                *next = next.saturating_add(count);
                 let mut sites = self.sites.write();
+                let end = (base as usize).saturating_add(count as usize);
+                if sites.len() < end {
+                    sites.resize(end, None);
+                }
                 for i in 0..count {
-                    sites.push((shader.clone(), i));
+                    sites[(base + i) as usize] = Some((shader.clone(), i));
                 }
                 shader
             })
@@ -329,13 +355,16 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let cursor = buf.read(header::CURSOR).min(capacity);
     let dropped = buf.read(header::DROPPED) as u64;
     let is_printf = |site: usize| {
-        sites.get(site).is_some_and(|(shader, local)| {
-            shader
-                .info
-                .sites
-                .get(*local as usize)
-                .is_some_and(|s| matches!(s.kind, SiteKind::Printf))
-        })
+        sites
+            .get(site)
+            .and_then(Option::as_ref)
+            .is_some_and(|(shader, local)| {
+                shader
+                    .info
+                    .sites
+                    .get(*local as usize)
+                    .is_some_and(|s| matches!(s.kind, SiteKind::Printf))
+            })
     };
     // Printf calls whose records have not come (in flight, or dropped): settled only by a drain with
     // nothing pending, when every record that will come is there.
@@ -368,7 +397,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
                 list.push(pixel);
             }
         }
-        if let Some((shader, local)) = sites.get(raw.site as usize) {
+        if let Some((shader, local)) = sites.get(raw.site as usize).and_then(Option::as_ref) {
             if let Some(site) = shader.info.sites.get(*local as usize) {
                 if matches!(site.kind, SiteKind::Printf) {
                     printf_lines
@@ -402,7 +431,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let origins: Vec<(u64, [u32; 4])> = first_record
         .values()
         .filter_map(|r| {
-            let (shader, local) = sites.get(r.site as usize)?;
+            let (shader, local) = sites.get(r.site as usize)?.as_ref()?;
             let site = shader.info.sites.get(*local as usize)?;
             matches!(site.kind, SiteKind::NanOp { .. }).then_some((shader.info.id.0, r.invocation))
         })
@@ -411,7 +440,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let repeats = crate::config().log_repeats;
     let mut frame_errors: Vec<(u32, blackbox_report::FrameError)> = Vec::new();
     for (site_index, delta) in work {
-        let Some((shader, local)) = sites.get(site_index as usize) else {
+        let Some((shader, local)) = sites.get(site_index as usize).and_then(Option::as_ref) else {
             continue;
         };
         let Some(site) = shader.info.sites.get(*local as usize) else {
@@ -1012,7 +1041,7 @@ pub fn close(device: &Arc<Device>) {
         .collect();
     silenced.sort_unstable_by_key(|&(i, _)| i);
     for (index, total) in silenced {
-        let Some((shader, _)) = sites.get(index as usize) else {
+        let Some((shader, _)) = sites.get(index as usize).and_then(Option::as_ref) else {
             continue;
         };
         warn!(
@@ -1049,7 +1078,7 @@ pub fn reported(
         .totals
         .iter()
         .filter_map(|(&index, total)| {
-            let (shader, local) = sites.get(index as usize)?;
+            let (shader, local) = sites.get(index as usize)?.as_ref()?;
             let site = shader.info.sites.get(*local as usize)?;
             let kind = error_kind(site, total.first_message.as_deref().unwrap_or(""));
             Some(blackbox_report::ShaderError {

@@ -359,20 +359,10 @@ fn instrumented_modules_are_the_same_bytes_from_run_to_run_on_a_cpu_device() {
                 dump
             })
             .collect();
-    let instrumented = |dir: &std::path::Path| {
-        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.to_string_lossy().ends_with(".instrumented.spv"))
-            .map(|p| {
-                let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                (name, std::fs::read(&p).unwrap())
-            })
-            .collect();
-        files.sort();
-        files
-    };
-    let (first, second) = (instrumented(&dumps[0]), instrumented(&dumps[1]));
+    let (first, second) = (
+        instrumented_modules(&dumps[0]),
+        instrumented_modules(&dumps[1]),
+    );
     assert!(
         first.len() >= 3,
         "{:?}",
@@ -385,4 +375,93 @@ fn instrumented_modules_are_the_same_bytes_from_run_to_run_on_a_cpu_device() {
     for ((name, a), (_, b)) in first.iter().zip(&second) {
         assert!(a == b, "{name} differs between two runs");
     }
+}
+
+/// The instrumented modules `VK_BLACKBOX_DUMP_SHADERS` wrote to `dir`, by file name.
+fn instrumented_modules(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".instrumented.spv"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Each module's first site number is baked into it too, and sites were numbered in the order modules
+/// came: an app that creates its modules in another order from run to run (from several threads) got
+/// other bytes and missed the driver's cache. Blackbox keeps each module's range between runs (in
+/// `~/.cache/blackbox/sites`): two runs creating the same two modules in opposite orders instrument them to
+/// the same bytes, with the validation layer silent. The second order with nothing kept (another cache
+/// folder) gives other bytes: what the kept ranges change.
+#[test]
+fn instrumented_modules_are_the_same_bytes_whatever_order_the_app_creates_them_in() {
+    let home = TempDir::new("module-order");
+    let shaders = workspace_root().join("tests/integration/shaders");
+    // `tests/integration/shaders/kept_components.frag`: NaN green, or NaN red with -DRED_NAN.
+    let [green, red] =
+        [("green_nan", "-DGREEN_NAN"), ("red_nan", "-DRED_NAN")].map(|(name, define)| {
+            let out = home.path().join(format!("{name}.spv"));
+            let args = ["-V", "--target-env", "vulkan1.2", "-g", define];
+            glslang(&shaders, &args, "kept_components.frag", &out);
+            out
+        });
+    let kept = home.path().join("cache");
+    let run_in_order = |first: &std::path::Path, second: &std::path::Path, cache, dump: &str| {
+        let dump = home.path().join(dump);
+        let args = [
+            "spirv-run",
+            "--spirv",
+            first.to_str().unwrap(),
+            "--spirv",
+            second.to_str().unwrap(),
+        ];
+        let vars = [
+            ("VK_BLACKBOX_NAN", "outputs"),
+            ("VK_BLACKBOX_DUMP_SHADERS", dump.to_str().unwrap()),
+            ("XDG_CACHE_HOME", cache),
+        ];
+        let run = run(&mut testapp_with_blackbox(&home, &args, &vars));
+        run.assert_success().assert_no_validation_messages();
+        instrumented_modules(&dump)
+    };
+    let forward = run_in_order(&green, &red, kept.to_str().unwrap(), "dump-forward");
+    let backward = run_in_order(&red, &green, kept.to_str().unwrap(), "dump-backward");
+    let names = |files: &[(String, Vec<u8>)]| files.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    // The two fragment shaders and the vertex shader spirv-run draws them with.
+    assert_eq!(names(&forward).len(), 3, "{:?}", names(&forward));
+    assert_eq!(names(&forward), names(&backward));
+    for ((name, a), (_, b)) in forward.iter().zip(&backward) {
+        assert!(a == b, "{name} differs between the two orders");
+    }
+    let fresh = home.path().join("fresh-cache");
+    let unkept = run_in_order(&red, &green, fresh.to_str().unwrap(), "dump-unkept");
+    assert_eq!(names(&forward), names(&unkept));
+    assert!(
+        forward.iter().zip(&unkept).any(|(a, b)| a.1 != b.1),
+        "with nothing kept the other order gave the same bytes: the test shows nothing"
+    );
+    // What is kept: one private file, a line per module.
+    let files: Vec<_> = std::fs::read_dir(kept.join("blackbox/sites"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("bb-testapp-") && name.ends_with(".txt"),
+        "{name}"
+    );
+    let mode = std::os::unix::fs::PermissionsExt::mode(&files[0].metadata().unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        4,
+        "a header and three modules:\n{text}"
+    );
 }
