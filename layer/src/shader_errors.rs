@@ -86,6 +86,9 @@ struct DrainState {
     unread_since: Option<std::time::Instant>,
 }
 
+/// A global site's module and its index there.
+type SiteOf = (Arc<InstrumentedShader>, u32);
+
 /// The error buffer of a device and what belongs to it.
 pub struct ErrorBuffer {
     buffer: HostBuffer,
@@ -93,7 +96,7 @@ pub struct ErrorBuffer {
     /// Where each module's sites start, kept between runs ([`crate::site_map`]).
     site_map: Mutex<SiteMap>,
     /// By global site: its module and local index (`None`: a range no module of this run has).
-    sites: RwLock<Vec<Option<(Arc<InstrumentedShader>, u32)>>>,
+    sites: RwLock<Vec<Option<SiteOf>>>,
     /// By shader id and the fragment output components kept (empty: all; see
     /// [`ErrorBuffer::instrument_for_attachments`]).
     cache: Mutex<HashMap<(u64, Vec<u8>), Instrumentation>>,

@@ -11,7 +11,8 @@
 //! The file is only a cache. Lines it cannot parse are skipped; a range that overlaps one listed before it
 //! (two processes of a program appending at once, each handing out the same free range) is dropped, and its
 //! module gets a new range when it comes; a file whose ranges reach past half the counters is started
-//! afresh; and where it cannot be read or written the ranges are handed out as before (a debug line).
+//! afresh; and where it cannot be read or written, or is not such a file, it is left as it is and the
+//! ranges are handed out as before (a debug line).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 /// for (empty: all).
 pub type Key = (u64, Vec<u8>);
 
-/// The file's first line; a file that starts otherwise is started afresh.
+/// The file's first line; a file that starts otherwise is not used.
 const HEADER: &str = "blackbox-sites 1\n";
 
 /// The ranges of one device's modules.
@@ -83,10 +84,13 @@ impl SiteMap {
             .open(path)?;
         file.set_permissions(std::fs::Permissions::from_mode(crate::output::FILE_MODE))?;
         let mut text = String::new();
-        // Not text at all: started afresh below like any other foreign file.
-        let _ = file.read_to_string(&mut text);
+        file.read_to_string(&mut text)?;
+        if !text.is_empty() && !text.starts_with(HEADER) {
+            // Not a file of ours (or of another version): left as it is.
+            return Err(std::io::Error::other("not a file of site ranges"));
+        }
         let mut map = Self::parse(&text);
-        if !text.starts_with(HEADER) || map.next > limit {
+        if text.is_empty() || map.next > limit {
             file.set_len(0)?;
             file.write_all(HEADER.as_bytes())?;
             map = Self::in_memory();
@@ -280,6 +284,10 @@ mod tests {
         let map = SiteMap::load(&path, 50).unwrap();
         assert_eq!(map.next(), 0);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), HEADER);
+        // A file that is not one of these is left alone.
+        std::fs::write(&path, "something else\n").unwrap();
+        assert!(SiteMap::load(&path, 100).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "something else\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
