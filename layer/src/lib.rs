@@ -13,7 +13,8 @@
 //! - Submissions: [`queue`] (what is pending per queue, through timeline semaphores of the layer's own),
 //!   [`watchdog`] (hangs), [`signals`] (fatal signals).
 //! - Shaders: [`shaders`] (modules and pipelines) and [`shader_errors`] (the error buffer, instrumentation
-//!   through `blackbox-engine`, the drain and its log lines).
+//!   through `blackbox-engine`, the drain and its log lines); [`site_map`]: each module's site range, kept
+//!   between runs.
 //! - Reports: [`report`] (built from the above, written atomically), [`fault`] (`VK_EXT_device_fault`, NV
 //!   checkpoints), [`address_bindings`]; [`frames`] (the last presented frames, and the report of a bad one).
 //! - [`config`](mod@config): every `VK_BLACKBOX_*` variable, parsed once; [`logging`]: where messages go; [`memory`]:

@@ -194,7 +194,8 @@ impl ErrorBuffer {
     }
 
     /// Instruments `words`, or gives the cached result for identical words (so the same module always gets
-    /// the same output: driver pipeline caches key on it). Sites are numbered across the device.
+    /// the same output: driver pipeline caches key on it). Sites are numbered across the device, each
+    /// module keeping its range from run to run ([`crate::site_map`]).
     /// The second value says whether this call did the work (so a refusal is logged once per module).
     pub fn instrument(&self, words: &[u32]) -> (Instrumentation, bool) {
         self.instrument_for_attachments(words, Vec::new())
