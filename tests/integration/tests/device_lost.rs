@@ -27,6 +27,10 @@ use blackbox_report::{CommandBuffer, Kind, Report, State};
 const LOST_AFTER_MS: &str = "500";
 /// `hang --hang-groups`: dispatch 3 runs 2-4 s on lavapipe with two CPU threads, well past the loss.
 const HANG_GROUPS: &str = "3000";
+/// `hang --resubmit --hang-iterations`: dispatch 3 of the second run reads its loop count from a buffer,
+/// which lavapipe runs far slower than the constant count of the other runs: with hang.comp's default of
+/// 43,000 the run took 52 s, with 4,000 4.8 s (two CPU threads, 2026-12-04), still well past the loss.
+const RESUBMIT_ITERATIONS: &str = "4000";
 /// `hang-draw --hang-size`: draw 2 runs 2-4 s on lavapipe with two CPU threads.
 const HANG_SIZE: &str = "640";
 
@@ -462,7 +466,14 @@ fn device_lost_in_the_second_of_two_submissions_ordered_by_a_semaphore() {
 fn device_lost_in_a_resubmitted_command_buffer_names_the_second_run() {
     let lost = device_lost(
         "lost-resubmit",
-        &["hang", "--hang-groups", HANG_GROUPS, "--resubmit"],
+        &[
+            "hang",
+            "--hang-groups",
+            HANG_GROUPS,
+            "--resubmit",
+            "--hang-iterations",
+            RESUBMIT_ITERATIONS,
+        ],
     );
     let report = &lost.report;
     let text = &lost.text;
