@@ -89,14 +89,47 @@ struct DrainState {
 /// A global site's module and its index there.
 type SiteOf = (Arc<InstrumentedShader>, u32);
 
+/// The sites of this run's modules, by global index. Kept ranges ([`crate::site_map`]) may leave gaps, for
+/// modules of earlier runs: a drain reads the counters of `counted` alone, however far apart they lie.
+#[derive(Default)]
+struct SiteTable {
+    by_index: Vec<Option<SiteOf>>,
+    /// The global indices that have a module and a counter (below [`SITES`]), ascending.
+    counted: Vec<u32>,
+}
+
+impl SiteTable {
+    fn get(&self, index: usize) -> Option<&SiteOf> {
+        self.by_index.get(index)?.as_ref()
+    }
+
+    /// One past the highest global index with a module.
+    fn len(&self) -> usize {
+        self.by_index.len()
+    }
+
+    fn add(&mut self, shader: &Arc<InstrumentedShader>, base: u32, count: u32) {
+        let end = (base as usize).saturating_add(count as usize);
+        if self.by_index.len() < end {
+            self.by_index.resize(end, None);
+        }
+        for i in 0..count {
+            self.by_index[(base + i) as usize] = Some((shader.clone(), i));
+        }
+        self.counted
+            .extend((base..base.saturating_add(count)).filter(|&s| s < SITES));
+        self.counted.sort_unstable();
+    }
+}
+
 /// The error buffer of a device and what belongs to it.
 pub struct ErrorBuffer {
     buffer: HostBuffer,
     options: Options,
-    /// Where each module's sites start, kept between runs ([`crate::site_map`]).
-    site_map: Mutex<SiteMap>,
-    /// By global site: its module and local index (`None`: a range no module of this run has).
-    sites: RwLock<Vec<Option<SiteOf>>>,
+    /// Where each module's sites start, kept between runs ([`crate::site_map`]); read from its file when
+    /// the first module is instrumented, so that an app without one leaves no file.
+    site_map: Mutex<Option<SiteMap>>,
+    sites: RwLock<SiteTable>,
     /// By shader id and the fragment output components kept (empty: all; see
     /// [`ErrorBuffer::instrument_for_attachments`]).
     cache: Mutex<HashMap<(u64, Vec<u8>), Instrumentation>>,
@@ -172,16 +205,11 @@ impl ErrorBuffer {
             },
             ..Options::default()
         };
-        let site_map = SiteMap::open(
-            config.cache_dir.as_deref(),
-            crate::site_map::settings_digest(&options),
-            SITES,
-        );
         Ok(Self {
             buffer,
             options,
-            site_map: Mutex::new(site_map),
-            sites: RwLock::new(Vec::new()),
+            site_map: Mutex::new(None),
+            sites: RwLock::new(SiteTable::default()),
             cache: Mutex::new(HashMap::new()),
             state: Mutex::new(DrainState::default()),
         })
@@ -218,6 +246,13 @@ impl ErrorBuffer {
         if let Some(cached) = self.cache.lock().get(&key) {
             return (cached.clone(), false);
         }
+        let map = map.get_or_insert_with(|| {
+            SiteMap::open(
+                crate::config().cache_dir.as_deref(),
+                crate::site_map::settings_digest(&self.options),
+                SITES,
+            )
+        });
         let id = blackbox_engine::ShaderId(key.0);
         let instrument = |site_base| {
             let options = Options {
@@ -247,14 +282,7 @@ impl ErrorBuffer {
                     site_base: base,
                 });
                 let count = shader.info.sites.len() as u32;
-                let mut sites = self.sites.write();
-                let end = (base as usize).saturating_add(count as usize);
-                if sites.len() < end {
-                    sites.resize(end, None);
-                }
-                for i in 0..count {
-                    sites[(base + i) as usize] = Some((shader.clone(), i));
-                }
+                self.sites.write().add(&shader, base, count);
                 shader
             })
             .map_err(|e| e.to_string());
@@ -347,7 +375,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     state.printf_accounted.resize(site_count, 0);
     state.printf_over_cap.resize(site_count, 0);
     let mut deltas: Vec<(u32, u32)> = Vec::new();
-    for site in 0..site_count {
+    for site in sites.counted.iter().map(|&s| s as usize) {
         let now = buf.read(counters_offset + site);
         let delta = now.wrapping_sub(state.baseline[site]);
         if delta > 0 {
@@ -359,21 +387,21 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let cursor = buf.read(header::CURSOR).min(capacity);
     let dropped = buf.read(header::DROPPED) as u64;
     let is_printf = |site: usize| {
-        sites
-            .get(site)
-            .and_then(Option::as_ref)
-            .is_some_and(|(shader, local)| {
-                shader
-                    .info
-                    .sites
-                    .get(*local as usize)
-                    .is_some_and(|s| matches!(s.kind, SiteKind::Printf))
-            })
+        sites.get(site).is_some_and(|(shader, local)| {
+            shader
+                .info
+                .sites
+                .get(*local as usize)
+                .is_some_and(|s| matches!(s.kind, SiteKind::Printf))
+        })
     };
     // Printf calls whose records have not come (in flight, or dropped): settled only by a drain with
     // nothing pending, when every record that will come is there.
     let unsettled: Vec<u32> = if quiescent {
-        (0..site_count)
+        sites
+            .counted
+            .iter()
+            .map(|&s| s as usize)
             .filter(|&s| state.printf_accounted[s] < state.baseline[s] && is_printf(s))
             .map(|s| s as u32)
             .collect()
@@ -401,7 +429,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
                 list.push(pixel);
             }
         }
-        if let Some((shader, local)) = sites.get(raw.site as usize).and_then(Option::as_ref) {
+        if let Some((shader, local)) = sites.get(raw.site as usize) {
             if let Some(site) = shader.info.sites.get(*local as usize) {
                 if matches!(site.kind, SiteKind::Printf) {
                     printf_lines
@@ -435,7 +463,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let origins: Vec<(u64, [u32; 4])> = first_record
         .values()
         .filter_map(|r| {
-            let (shader, local) = sites.get(r.site as usize)?.as_ref()?;
+            let (shader, local) = sites.get(r.site as usize)?;
             let site = shader.info.sites.get(*local as usize)?;
             matches!(site.kind, SiteKind::NanOp { .. }).then_some((shader.info.id.0, r.invocation))
         })
@@ -444,7 +472,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let repeats = crate::config().log_repeats;
     let mut frame_errors: Vec<(u32, blackbox_report::FrameError)> = Vec::new();
     for (site_index, delta) in work {
-        let Some((shader, local)) = sites.get(site_index as usize).and_then(Option::as_ref) else {
+        let Some((shader, local)) = sites.get(site_index as usize) else {
             continue;
         };
         let Some(site) = shader.info.sites.get(*local as usize) else {
@@ -601,8 +629,8 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
         for i in 0..cursor as usize {
             buf.write(records_offset + i, 0);
         }
-        for site in 0..site_count {
-            buf.write(counters_offset + site, 0);
+        for &site in &sites.counted {
+            buf.write(counters_offset + site as usize, 0);
         }
         buf.write(header::CURSOR, 0);
         buf.write(header::DROPPED, 0);
@@ -1045,7 +1073,7 @@ pub fn close(device: &Arc<Device>) {
         .collect();
     silenced.sort_unstable_by_key(|&(i, _)| i);
     for (index, total) in silenced {
-        let Some((shader, _)) = sites.get(index as usize).and_then(Option::as_ref) else {
+        let Some((shader, _)) = sites.get(index as usize) else {
             continue;
         };
         warn!(
@@ -1082,7 +1110,7 @@ pub fn reported(
         .totals
         .iter()
         .filter_map(|(&index, total)| {
-            let (shader, local) = sites.get(index as usize)?.as_ref()?;
+            let (shader, local) = sites.get(index as usize)?;
             let site = shader.info.sites.get(*local as usize)?;
             let kind = error_kind(site, total.first_message.as_deref().unwrap_or(""));
             Some(blackbox_report::ShaderError {

@@ -108,8 +108,8 @@ impl SiteMap {
     /// last two), without a file to append to.
     fn parse(text: &str) -> Self {
         let mut map = Self::in_memory();
-        // Ranges accepted so far, by first site: (end, key).
-        let mut taken: BTreeMap<u32, (u32, Key)> = BTreeMap::new();
+        // Ranges accepted so far: first site -> end.
+        let mut taken: BTreeMap<u32, u32> = BTreeMap::new();
         for line in text.lines().skip(1) {
             let Some((key, base, count)) = parse_line(line) else {
                 continue;
@@ -121,14 +121,15 @@ impl SiteMap {
             if let Some((old, _)) = map.known.get(&key) {
                 taken.remove(old);
             }
-            let before = taken.range(..=base).next_back();
-            let after = taken.range(base..).next();
-            let overlaps = before.is_some_and(|(_, (e, _))| *e > base)
-                || after.is_some_and(|(b, _)| *b < end && count > 0);
+            let overlaps = taken
+                .range(..=base)
+                .next_back()
+                .is_some_and(|(_, &e)| e > base)
+                || taken.range(base..).next().is_some_and(|(&b, _)| b < end);
             if overlaps {
                 continue;
             }
-            taken.insert(base, (end, key.clone()));
+            taken.insert(base, end);
             map.known.insert(key, (base, count));
             map.next = map.next.max(end);
         }
