@@ -1110,6 +1110,18 @@ mod tests {
     }
 
     #[test]
+    fn cache_folder_is_xdg_cache_home_else_home_s() {
+        let p = parse(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "/cache")]);
+        assert_eq!(p.config.cache_dir, Some(PathBuf::from("/cache/blackbox")));
+        let p = parse(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "rel")]);
+        assert_eq!(
+            p.config.cache_dir,
+            Some(PathBuf::from("/home/u/.cache/blackbox"))
+        );
+        assert_eq!(parse(&[]).config.cache_dir, None);
+    }
+
+    #[test]
     fn log_filters() {
         for ok in [
             "debug",

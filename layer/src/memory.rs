@@ -321,7 +321,8 @@ impl HostBuffer {
 /// Where fixed host ranges start: far from where Linux puts a process's heap (just above the program) and
 /// its mappings (down from the top of the 47-bit address space).
 const FIXED_BASE: usize = 0x4242_0000_0000;
-/// Each range's slot of the address space: a device's error buffer is about 2 MiB.
+/// Each range's slot of the address space: a device's error buffer is about 4.3 MiB (4 MiB of records, 256 KiB
+/// of counters).
 const FIXED_STRIDE: usize = 64 << 20;
 /// Alignment of a range's start and length: over any driver's minimum for imported host pointers.
 const FIXED_ALIGN: usize = 64 << 10;
