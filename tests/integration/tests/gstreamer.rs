@@ -15,9 +15,11 @@ const FILTERS: &str = "videotestsrc num-buffers=10 pattern=smpte ! \
     video/x-raw(memory:VulkanImage),format=BGRA ! vulkanimageidentity ! vulkanviewconvert ! \
     vulkandownload ! checksumsink hash=1";
 
-/// A moving ball, converted on the GPU and presented.
+/// A moving ball, converted on the GPU and presented. Every buffer is presented, however late
+/// (`sync=false`): on a loaded 2-core machine, at NaN `ops` with frame capture and flash detection, the
+/// debug build's frames came late and the sink dropped them (8 to 18 presents of 21, 2026-12-04).
 const SINK: &str = "videotestsrc num-buffers=20 pattern=ball ! \
-    video/x-raw,width=320,height=240,format=RGBA ! vulkanupload ! vulkancolorconvert ! vulkansink";
+    video/x-raw,width=320,height=240,format=RGBA ! vulkanupload ! vulkancolorconvert ! vulkansink sync=false";
 
 /// `gst-launch-1.0` running `pipeline`, on `display` when given: with the validation layer alone, or
 /// through Blackbox with `vars` when `blackbox`.
@@ -91,11 +93,21 @@ fn compare(
     let mut problems = Vec::new();
     let mut runs = Vec::new();
     for &(name, vars) in settings {
-        let run = run(&mut gst_launch(&home, pipeline, display, Some(vars)));
-        // A reference that presented as often: up to 3 runs without Blackbox in all.
-        while references.len() < 3 && !references.iter().any(|r| presents(r) == presents(&run)) {
-            references.push(reference_run());
-        }
+        // A reference that presented as often: up to 3 runs without Blackbox in all. The window's first
+        // expose comes before or after the first frame through Blackbox as without it (21 or 22
+        // presents), so a run whose count none of them has is run once more.
+        let mut attempts = 0;
+        let run = loop {
+            let run = run(&mut gst_launch(&home, pipeline, display, Some(vars)));
+            attempts += 1;
+            while references.len() < 3 && !references.iter().any(|r| presents(r) == presents(&run))
+            {
+                references.push(reference_run());
+            }
+            if attempts == 2 || references.iter().any(|r| presents(r) == presents(&run)) {
+                break run;
+            }
+        };
         let reference = references
             .iter()
             .find(|r| presents(r) == presents(&run))
