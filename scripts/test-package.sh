@@ -4,12 +4,15 @@
 # VK_BLACKBOX_ENABLE=1 (its NaN reported, and a GPU hang written as a report that `blackbox report` prints),
 # then `apt purge` and a check that the root holds exactly what it held before.
 #   scripts/test-package.sh DEB TESTAPP
-# Runs as root (chroot). The minbase root is made once and kept under target/debian-root/bookworm (minutes;
-# BLACKBOX_DEBIAN_ROOT names another place); each run works on a copy, removed after. Every mount lives in a
+#   scripts/test-package.sh --prepare      (only makes the root; scripts/test.sh runs it beside the build)
+# Runs as root (chroot). The minbase root, with Debian's loader and lavapipe, is made once and kept under
+# target/debian-root/bookworm (a minute or two; BLACKBOX_DEBIAN_ROOT names another place); each run works on
+# a copy, removed after. Every mount lives in a
 # mount namespace of the run's own (unshare), so none outlives it, whatever happens.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deb=$(realpath "$1"); testapp=$(realpath "$2")
+prepare=0
+if [ "${1:-}" = --prepare ]; then prepare=1; else deb=$(realpath "$1"); testapp=$(realpath "$2"); fi
 [ "$(id -u)" -eq 0 ] || { echo "test-package: needs root (debootstrap, chroot)" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "test-package: needs debootstrap (scripts/setup.sh)" >&2; exit 1; }
 
@@ -33,9 +36,15 @@ if [ ! -f "$base/.blackbox-ready" ]; then
   mkdir -p "$(dirname "$base")"
   debootstrap --variant=minbase bookworm "$base" >/dev/null
   network_settings "$base"
-  chroot "$base" sh -c 'apt-get update -qq' >/dev/null
+  # Lavapipe and the loader from Debian, the system a user has (the run installs them where an older root
+  # lacks them). Package scripts need no /proc or /dev here.
+  # (apt's complaints of a missing /dev/pts are printed only if the install fails.)
+  chroot "$base" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends mesa-vulkan-drivers' >"$base.log" 2>&1 || { cat "$base.log"; exit 1; }
+  rm -f "$base.log"
   touch "$base/.blackbox-ready"
 fi
+if [ "$prepare" = 1 ]; then step "the root is ready"; exit 0; fi
 
 work=$(mktemp -d "$(dirname "$base")/run.XXXXXX")
 # --one-file-system: never into a mount left under it (the host's /dev or /proc).
@@ -95,7 +104,9 @@ fi
   bb-testapp nan-compute >/tmp/off.txt 2>&1
   if grep -F "[blackbox]" /tmp/off.txt; then echo "test-package: the layer ran without VK_BLACKBOX_ENABLE" >&2; exit 1; fi
   step "a GPU hang, its report, blackbox report"
-  VK_BLACKBOX_ENABLE=1 VK_BLACKBOX_WATCHDOG_MS=1000 bb-testapp hang >/tmp/hang.txt 2>&1 || true
+  # 2,000 workgroups: about 2 s of lavapipe in the long dispatch, twice the watchdog (the default 8,000 took
+  # 15 s of the test).
+  VK_BLACKBOX_ENABLE=1 VK_BLACKBOX_WATCHDOG_MS=1000 bb-testapp hang --hang-groups 2000 >/tmp/hang.txt 2>&1 || true
   grep -F "GPU hang report written to /root/.local/state/blackbox/" /tmp/hang.txt \
     || { cat /tmp/hang.txt; echo "test-package: no hang report" >&2; exit 1; }
   NO_COLOR=1 blackbox report /root/.local/state/blackbox >/tmp/report.txt

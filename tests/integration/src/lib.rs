@@ -102,6 +102,19 @@ impl Drop for TempDir {
     }
 }
 
+/// Writes `contents` to `path` through a temporary file renamed over it: tests that run programs at once
+/// may rewrite a manifest or settings file another program is reading.
+pub fn write_atomically(path: &Path, contents: impl AsRef<[u8]>) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".{}-{n}.tmp", std::process::id()));
+    std::fs::write(&temporary, contents)
+        .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    std::fs::rename(&temporary, path)
+        .unwrap_or_else(|e| panic!("renaming to {}: {e}", path.display()));
+}
+
 /// Writes `manifest/<template>` into `dir` with `library_path` set to the built layer's absolute path.
 pub fn write_manifest(dir: &Path, template: &str) -> PathBuf {
     let text = std::fs::read_to_string(workspace_root().join("manifest").join(template))
@@ -110,7 +123,7 @@ pub fn write_manifest(dir: &Path, template: &str) -> PathBuf {
     json["layer"]["library_path"] = layer_library().to_string_lossy().into_owned().into();
     std::fs::create_dir_all(dir).expect("manifest dir");
     let path = dir.join("VkLayer_blackbox.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write manifest");
+    write_atomically(&path, serde_json::to_string_pretty(&json).unwrap());
     path
 }
 
@@ -126,7 +139,7 @@ pub fn write_fault_manifest(dir: &Path) -> PathBuf {
     json["layer"]["library_path"] = fault_layer_library().to_string_lossy().into_owned().into();
     std::fs::create_dir_all(dir).expect("manifest dir");
     let path = dir.join("VkLayer_blackbox_fault.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write manifest");
+    write_atomically(&path, serde_json::to_string_pretty(&json).unwrap());
     path
 }
 

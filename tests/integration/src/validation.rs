@@ -43,7 +43,7 @@ pub const DEBUG_UTILS_SPECIAL_USE: &str =
 pub fn write_settings(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).expect("settings dir");
     let path = dir.join("vk_layer_settings.txt");
-    std::fs::write(&path, SETTINGS).expect("write vk_layer_settings.txt");
+    crate::write_atomically(&path, SETTINGS);
     path
 }
 
@@ -58,7 +58,7 @@ pub fn write_settings_logging_to_file(dir: &Path, name: &str) -> (PathBuf, PathB
         "log_filename = stdout",
         &format!("log_filename = {}", log.display()),
     );
-    std::fs::write(&path, settings).expect("write vk_layer_settings.txt");
+    crate::write_atomically(&path, settings);
     (path, log)
 }
 
