@@ -4,15 +4,13 @@
 # VK_BLACKBOX_ENABLE=1 (its NaN reported, and a GPU hang written as a report that `blackbox report` prints),
 # then `apt purge` and a check that the root holds exactly what it held before.
 #   scripts/test-package.sh DEB TESTAPP
-#   scripts/test-package.sh --prepare      (only makes the root; scripts/test.sh runs it beside the build)
 # Runs as root (chroot). The minbase root, with Debian's loader and lavapipe, is made once and kept under
 # target/debian-root/bookworm (a minute or two; BLACKBOX_DEBIAN_ROOT names another place); each run works on
-# a copy, removed after. Every mount lives in a
-# mount namespace of the run's own (unshare), so none outlives it, whatever happens.
+# a copy, removed after. Every mount lives in a mount namespace of the run's own (unshare), so none outlives
+# it, whatever happens.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prepare=0
-if [ "${1:-}" = --prepare ]; then prepare=1; else deb=$(realpath "$1"); testapp=$(realpath "$2"); fi
+deb=$(realpath "$1"); testapp=$(realpath "$2")
 [ "$(id -u)" -eq 0 ] || { echo "test-package: needs root (debootstrap, chroot)" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "test-package: needs debootstrap (scripts/setup.sh)" >&2; exit 1; }
 
@@ -36,15 +34,14 @@ if [ ! -f "$base/.blackbox-ready" ]; then
   mkdir -p "$(dirname "$base")"
   debootstrap --variant=minbase bookworm "$base" >/dev/null
   network_settings "$base"
-  # Lavapipe and the loader from Debian, the system a user has (the run installs them where an older root
-  # lacks them). Package scripts need no /proc or /dev here.
-  # (apt's complaints of a missing /dev/pts are printed only if the install fails.)
+  # Lavapipe and the loader from Debian, the system a user has, installed once here rather than in every run
+  # (which installs them where an older root lacks them). Their package scripts need no /proc or /dev; apt's
+  # complaint of a missing /dev/pts is printed only if the install fails.
   chroot "$base" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     --no-install-recommends mesa-vulkan-drivers' >"$base.log" 2>&1 || { cat "$base.log"; exit 1; }
   rm -f "$base.log"
   touch "$base/.blackbox-ready"
 fi
-if [ "$prepare" = 1 ]; then step "the root is ready"; exit 0; fi
 
 work=$(mktemp -d "$(dirname "$base")/run.XXXXXX")
 # --one-file-system: never into a mount left under it (the host's /dev or /proc).

@@ -3,8 +3,7 @@
 //! Debian 12 root (debootstrap minbase, with Debian's loader and lavapipe), runs `blackbox doctor`, an app
 //! with `VK_BLACKBOX_ENABLE=1` (its NaN line, a hang report, `blackbox report` on it), purges it and checks
 //! that the root holds what it held before. It needs root and Debian's package mirror, as CI has them; the
-//! minbase root is made once and kept under target/debian-root (scripts/test.sh makes it while the workspace
-//! builds; otherwise this test's first run does).
+//! first run makes the minbase root (kept under target/debian-root).
 
 use blackbox_integration::*;
 use std::process::Command;
