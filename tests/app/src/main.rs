@@ -76,7 +76,11 @@ options:
                      at most 65535; on lavapipe about 0.65 s per 1000)
   --hang-iterations N  hang, hang-draw, passes: loop iterations (x 4 multiply-adds; x 1 for passes) of the long
                      dispatch or draw (defaults 43000, 21000 and 60000, sized for lavapipe, which cuts loops at
-                     65,535; a GPU runs them in milliseconds: give it hundreds of millions)
+                     65,535; a GPU runs them in milliseconds: give it hundreds of millions). hang on a device
+                     that is not a CPU, without this option: timed on the device first (--hang-seconds)
+  --hang-seconds S   hang: the loop count of dispatch 3 is timed on the device first, in short dispatches,
+                     and set so that it runs about S seconds (default 3 on a device that is not a CPU, where
+                     --hang-iterations is not given; lavapipe's loops stop at 65,535 iterations whatever S)
   --hang-size W      hang-draw: the render target is W x W pixels; draw 2 shades all of them slowly
                      (16 to 8192, default 1024: about 5 s on lavapipe)
   --frame N          hang, hang-draw, bad-address: name the outer label `frame N` instead of `frame`
@@ -289,6 +293,9 @@ pub struct FaultOptions {
     pub hang_size: u32,
     /// Loop iterations of the long dispatch or draw; `None` is the scenario's default (sized for lavapipe).
     pub hang_iterations: Option<u32>,
+    /// `hang`: seconds dispatch 3 should run, its loop count timed on the device (`None`: 3 s on a device
+    /// that is not a CPU where `hang_iterations` is `None`, else not timed).
+    pub hang_seconds: Option<f64>,
     pub draw_mode: DrawMode,
     pub hang_mode: HangMode,
     pub bad_address: u64,
@@ -396,6 +403,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             hang_groups: 8000,
             hang_size: 1024,
             hang_iterations: None,
+            hang_seconds: None,
             draw_mode: DrawMode::RenderPass,
             hang_mode: HangMode::OneSubmission,
             bad_address: 0xdead_0000,
@@ -477,6 +485,15 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Command> {
             "--hang-size" => options.fault.hang_size = value("--hang-size")?.clamp(16, 8192),
             "--hang-iterations" => {
                 options.fault.hang_iterations = Some(value("--hang-iterations")?.max(1))
+            }
+            "--hang-seconds" => {
+                let given = text("--hang-seconds")?;
+                let seconds: f64 = given
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| (0.01..=600.0).contains(s))
+                    .with_context(|| format!("--hang-seconds: `{given}` is not in 0.01..=600"))?;
+                options.fault.hang_seconds = Some(seconds);
             }
             "--dynamic" | "--secondary" => {
                 let mode = if arg == "--dynamic" {

@@ -83,6 +83,57 @@ fn watchdog_reports_the_dispatch_in_flight_during_a_hang() {
     );
 }
 
+/// On a GPU the fixed loop count of `hang` runs for milliseconds (and `blackbox demo` would show no hang), so
+/// on a device that is not a CPU the app times its long dispatch first, in short dispatches, and sets the
+/// count for about 3 s; lavapipe keeps the fixed count unless `--hang-seconds` asks, as here. The timing
+/// dispatches go through Blackbox with nothing for validation, and dispatch 3 runs the count they gave, with
+/// the bits a run without Blackbox gets for that count. (lavapipe stops loops at 65,535 iterations whatever
+/// the count, so how long it runs is not checked here.)
+#[test]
+fn a_hang_timed_on_the_device_runs_the_loop_count_its_timing_gave() {
+    let home = TempDir::new("hang-timed");
+    let args = ["hang", "--hang-groups", "200", "--hang-seconds", "0.5"];
+    let run = scenario(&home, &args, &[("VK_BLACKBOX_WATCHDOG_MS", "0")]);
+    run.assert_success().assert_no_validation_messages();
+    let timed: u32 = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("bb-testapp: hang: ") && l.contains(" iterations took "))
+        .find_map(|l| {
+            l.strip_suffix(" for about 0.5 s")?
+                .rsplit_once(": ")?
+                .1
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no timing line\n{}", run.dump()));
+    assert!(
+        run.stderr.contains(&format!(
+            "dispatch 3 runs 200 workgroups x 64 invocations x {} multiply-adds",
+            u64::from(timed) * 4
+        )),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        reports_in(&home.path().join("reports")).is_empty(),
+        "{}",
+        run.dump()
+    );
+    let plain = run_cmd(&mut testapp_with_validation_only(
+        &home,
+        &[
+            "hang",
+            "--hang-groups",
+            "200",
+            "--hang-iterations",
+            &timed.to_string(),
+        ],
+    ));
+    plain.assert_success();
+    assert_eq!(run.checksums(), plain.checksums(), "{}", run.dump());
+}
+
 #[test]
 fn no_watchdog_report_when_work_finishes_in_time() {
     let home = TempDir::new("no-hang");

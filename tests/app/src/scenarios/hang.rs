@@ -96,6 +96,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             c"long-pipeline",
         )?,
     };
+    let iterations = long_iterations(cx, options, &labels, &long, &values, &results)?;
     let values_readback =
         cx.create_buffer(GRID_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
     let results_readback = cx.create_buffer(
@@ -119,10 +120,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         }
         labels.begin(cmd, &format!("dispatch {k}"));
         if k == 3 {
-            let push = push_bytes(&[
-                options.fault.hang_iterations.unwrap_or(COMPUTE_ITERATIONS),
-                GRID * GRID,
-            ]);
+            let push = push_bytes(&[iterations, GRID * GRID]);
             long.record(d, cmd, &push, [groups, 1, 1]);
         } else {
             short.record_grid(d, cmd, set, 40 + k);
@@ -144,7 +142,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
 
     eprintln!(
         "bb-testapp: hang: dispatch 3 runs {groups} workgroups x 64 invocations x {} multiply-adds",
-        u64::from(options.fault.hang_iterations.unwrap_or(COMPUTE_ITERATIONS)) * 4
+        u64::from(iterations) * 4
     );
     let start = Instant::now();
     match mode {
@@ -200,12 +198,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             record_frame(cmd, 1..=5);
             record_readback(cmd);
             unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
-            submit_twice(
-                cx,
-                cmd,
-                control,
-                options.fault.hang_iterations.unwrap_or(COMPUTE_ITERATIONS),
-            )?;
+            submit_twice(cx, cmd, control, iterations)?;
         }
     }
     eprintln!(
@@ -218,6 +211,76 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         .update(results_readback.bytes())
         .finish();
     Ok(Outcome::Checksum(sum))
+}
+
+/// How long dispatch 3 runs on a device that is not a CPU when neither its loop count nor its time is
+/// given: past a watchdog of 1 or 2 s (`blackbox demo`'s, `scripts/gpu-check.sh`'s), short of a driver's
+/// own timeout. The fixed default runs for milliseconds on a GPU.
+const GPU_HANG_SECONDS: f64 = 3.0;
+
+/// Dispatch 3's loop count: `--hang-iterations` if given; else, with `--hang-seconds` or on a device that
+/// is not a CPU, timed on the device: the long program in short dispatches, ten times longer each (from
+/// 1,000 iterations), until one takes 50 ms, then scaled to the seconds wanted; else `COMPUTE_ITERATIONS`.
+fn long_iterations(
+    cx: &Context,
+    options: &Options,
+    labels: &Labels,
+    long: &ComputeProgram,
+    values: &Buffer,
+    results: &Buffer,
+) -> Result<u32> {
+    let fault = &options.fault;
+    if let Some(iterations) = fault.hang_iterations {
+        return Ok(iterations);
+    }
+    let device_type = unsafe {
+        cx.instance
+            .get_physical_device_properties(cx.physical_device)
+    }
+    .device_type;
+    let seconds = match fault.hang_seconds {
+        Some(seconds) => seconds,
+        None if device_type == vk::PhysicalDeviceType::CPU => return Ok(COMPUTE_ITERATIONS),
+        None => GPU_HANG_SECONDS,
+    };
+    let d = &cx.device;
+    let mut iterations: u32 = 1000;
+    loop {
+        let start = Instant::now();
+        cx.submit_and_wait(|cmd| {
+            labels.begin(cmd, "timing dispatch 3");
+            record_init(d, cmd, values.handle, 0, GRID_BYTES);
+            let push = push_bytes(&[iterations, GRID * GRID]);
+            long.record(d, cmd, &push, [fault.hang_groups, 1, 1]);
+            // The run's own commands then fill `values` and write `results` again.
+            cx.buffer_barrier(
+                cmd,
+                values,
+                Access::COMPUTE_READ_WRITE,
+                Access::TRANSFER_WRITE,
+            );
+            cx.buffer_barrier(
+                cmd,
+                results,
+                Access::COMPUTE_READ_WRITE,
+                Access::COMPUTE_READ_WRITE,
+            );
+            labels.end(cmd);
+            Ok(())
+        })?;
+        let took = start.elapsed().as_secs_f64();
+        if took >= 0.05 || iterations >= 100_000_000 {
+            let scaled = (f64::from(iterations) * seconds / took.max(1e-6))
+                .clamp(1.0, f64::from(u32::MAX)) as u32;
+            eprintln!(
+                "bb-testapp: hang: {iterations} iterations took {:.1} ms on {}: {scaled} for about {seconds} s",
+                took * 1e3,
+                cx.device_name
+            );
+            return Ok(scaled);
+        }
+        iterations *= 10;
+    }
 }
 
 /// `hang --two-queues`: `first` to queue A signalling a semaphore, `second` to queue B waiting for it (at
