@@ -96,7 +96,14 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             c"long-pipeline",
         )?,
     };
-    let iterations = long_iterations(cx, options, &labels, &long, &values, &results)?;
+    let iterations = long_iterations(
+        cx,
+        options,
+        &labels,
+        &long,
+        [&values, &results],
+        control.as_ref(),
+    )?;
     let values_readback =
         cx.create_buffer(GRID_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
     let results_readback = cx.create_buffer(
@@ -221,13 +228,14 @@ const GPU_HANG_SECONDS: f64 = 3.0;
 /// Dispatch 3's loop count: `--hang-iterations` if given; else, with `--hang-seconds` or on a device that
 /// is not a CPU, timed on the device: the long program in short dispatches, ten times longer each (from
 /// 1,000 iterations), until one takes 50 ms, then scaled to the seconds wanted; else `COMPUTE_ITERATIONS`.
+/// `control` is `--resubmit`'s buffer, which the long program reads its count from.
 fn long_iterations(
     cx: &Context,
     options: &Options,
     labels: &Labels,
     long: &ComputeProgram,
-    values: &Buffer,
-    results: &Buffer,
+    [values, results]: [&Buffer; 2],
+    control: Option<&Buffer>,
 ) -> Result<u32> {
     let fault = &options.fault;
     if let Some(iterations) = fault.hang_iterations {
@@ -246,6 +254,9 @@ fn long_iterations(
     let d = &cx.device;
     let mut iterations: u32 = 1000;
     loop {
+        if let Some(control) = control {
+            control.write(&iterations.to_ne_bytes());
+        }
         let start = Instant::now();
         cx.submit_and_wait(|cmd| {
             labels.begin(cmd, "timing dispatch 3");
