@@ -116,9 +116,11 @@ impl SiteTable {
         for i in 0..count {
             self.by_index[(base + i) as usize] = Some((shader.clone(), i));
         }
-        self.counted
-            .extend((base..base.saturating_add(count)).filter(|&s| s < SITES));
-        self.counted.sort_unstable();
+        // Ranges never overlap: the new one goes in whole where its first site belongs (at the end, for
+        // a module new to the map), with no sort of the whole list per module.
+        let at = self.counted.partition_point(|&s| s < base);
+        let range = base..base.saturating_add(count).min(SITES);
+        self.counted.splice(at..at, range);
     }
 }
 
@@ -1129,6 +1131,36 @@ pub fn reported(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn site_table_keeps_the_counted_sites_in_order_whatever_order_ranges_come_in() {
+        let shader = Arc::new(InstrumentedShader {
+            words: Vec::new(),
+            info: ShaderInfo {
+                id: blackbox_engine::ShaderId(1),
+                spirv_version: (1, 0),
+                entry_points: Vec::new(),
+                sources: Vec::new(),
+                debug_names: Vec::new(),
+                sites: Vec::new(),
+                fragment_outputs: Vec::new(),
+            },
+            site_base: 0,
+        });
+        let mut table = SiteTable::default();
+        // Kept ranges come in any order; one reaches past the counters.
+        for (base, count) in [(10, 3), (0, 2), (SITES - 2, 4), (5, 1), (13, 0)] {
+            table.add(&shader, base, count);
+        }
+        assert_eq!(
+            table.counted,
+            [0, 1, 5, 10, 11, 12, SITES - 2, SITES - 1],
+            "every site below SITES once, ascending"
+        );
+        assert_eq!(table.len(), SITES as usize + 2);
+        assert_eq!(table.get(11).map(|(_, local)| *local), Some(1));
+        assert!(table.get(3).is_none(), "a gap: no module of this run");
+    }
 
     /// Plays drains over a site: each `(calls counted so far, records read, shown, quiescent)`; returns the
     /// calls accounted for by lines (shown plus "more not shown") in all.
