@@ -60,6 +60,9 @@ struct SiteTotal {
     /// (one still being written as the count came in, or past the site's cap while work stays pending)
     /// describes the site from it.
     first_record: Option<record::RawRecord>,
+    /// A NaN-output site's last verdict: its NaNs were stored by invocations whose operations' lines said
+    /// them first. Kept for drains that read counts but none of its records (past its cap).
+    consequence: bool,
 }
 
 /// What the drain has read so far.
@@ -84,7 +87,13 @@ struct DrainState {
     aborting: bool,
     /// When a look for unread records first saw some (cleared by each drain that reads records).
     unread_since: Option<std::time::Instant>,
+    /// The invocations (with their shader) of the latest NaN-operation records, up to
+    /// [`RECENT_NAN_ORIGINS`]: an invocation's store record can come in the drain after its operation's.
+    nan_origins: std::collections::VecDeque<(u64, [u32; 4])>,
 }
+
+/// How many NaN-operation records' invocations a drain remembers for the next ones.
+const RECENT_NAN_ORIGINS: usize = 1024;
 
 /// A global site's module and its index there.
 type SiteOf = (Arc<InstrumentedShader>, u32);
@@ -418,6 +427,9 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
         return aborting_elsewhere;
     }
     let mut first_record: HashMap<u32, record::RawRecord> = HashMap::new();
+    // NaN-output records' sites and invocations (with their shader), checked against the NaN-operation
+    // records once all are read.
+    let mut output_records: Vec<(u32, u64, [u32; 4])> = Vec::new();
     let mut printf_lines: HashMap<u32, Vec<String>> = HashMap::new();
     // Up to the first record not fully written yet (read it next time).
     let read = record::read_records(|i| buf.read(i), records_offset, state.read, cursor);
@@ -433,11 +445,23 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
         }
         if let Some((shader, local)) = sites.get(raw.site as usize) {
             if let Some(site) = shader.info.sites.get(*local as usize) {
-                if matches!(site.kind, SiteKind::Printf) {
-                    printf_lines
+                match site.kind {
+                    SiteKind::Printf => printf_lines
                         .entry(raw.site)
                         .or_default()
-                        .push(printf_text(site, &raw));
+                        .push(printf_text(site, &raw)),
+                    SiteKind::NanOp { .. } => {
+                        if state.nan_origins.len() == RECENT_NAN_ORIGINS {
+                            state.nan_origins.pop_front();
+                        }
+                        state
+                            .nan_origins
+                            .push_back((shader.info.id.0, raw.invocation));
+                    }
+                    SiteKind::NanOutput { .. } => {
+                        output_records.push((raw.site, shader.info.id.0, raw.invocation))
+                    }
+                    _ => {}
                 }
             }
         }
@@ -461,14 +485,14 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let frame = attribution.as_ref().map_or(state.frame, |(f, _)| *f);
     let mut abort_message = None;
     // A NaN an operation made is also caught where it is stored; the operation's line says it first, so the
-    // store's line is left out when the same invocation of the same shader reported both.
-    let origins: Vec<(u64, [u32; 4])> = first_record
-        .values()
-        .filter_map(|r| {
-            let (shader, local) = sites.get(r.site as usize)?;
-            let site = shader.info.sites.get(*local as usize)?;
-            matches!(site.kind, SiteKind::NanOp { .. }).then_some((shader.info.id.0, r.invocation))
-        })
+    // store's line is left out when an invocation of the same shader has records of both. Any of the
+    // store's records counts, not only the first read: each site keeps the records of the first
+    // invocations to reach it, and with many invocations racing, the one first at the operation need not
+    // be first at the store.
+    let consequences: Vec<u32> = output_records
+        .iter()
+        .filter(|(_, shader, invocation)| state.nan_origins.contains(&(*shader, *invocation)))
+        .map(|(site, _, _)| *site)
         .collect();
     let mut printf_budget = PRINTF_LINES_PER_DRAIN;
     let repeats = crate::config().log_repeats;
@@ -563,9 +587,12 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
                 }
                 let raw = raw.as_ref();
                 let text = describe(site, raw, &shader.info);
-                let consequence = matches!(site.kind, SiteKind::NanOutput { .. })
-                    && raw.is_some_and(|r| origins.contains(&(shader.info.id.0, r.invocation)));
                 let total = state.totals.entry(site_index).or_default();
+                if output_records.iter().any(|(s, _, _)| *s == site_index) {
+                    total.consequence = consequences.contains(&site_index);
+                }
+                let consequence =
+                    matches!(site.kind, SiteKind::NanOutput { .. }) && total.consequence;
                 match repeat_line(total.lines, repeats) {
                     RepeatLine::Log { last } => {
                         total.lines += 1;
