@@ -87,13 +87,42 @@ struct DrainState {
     aborting: bool,
     /// When a look for unread records first saw some (cleared by each drain that reads records).
     unread_since: Option<std::time::Instant>,
-    /// The invocations (with their shader) of the latest NaN-operation records, up to
-    /// [`RECENT_NAN_ORIGINS`]: an invocation's store record can come in the drain after its operation's.
-    nan_origins: std::collections::VecDeque<(u64, [u32; 4])>,
+    /// The invocations of the latest NaN-operation records.
+    nan_origins: NanOrigins,
 }
 
 /// How many NaN-operation records' invocations a drain remembers for the next ones.
 const RECENT_NAN_ORIGINS: usize = 1024;
+
+/// The invocations (with their shader) of the latest NaN-operation records, up to [`RECENT_NAN_ORIGINS`]:
+/// kept across drains, since an invocation's store record can come in the drain after its operation's.
+#[derive(Default)]
+struct NanOrigins(std::collections::VecDeque<(u64, [u32; 4])>);
+
+impl NanOrigins {
+    fn note(&mut self, shader: u64, invocation: [u32; 4]) {
+        if self.0.len() == RECENT_NAN_ORIGINS {
+            self.0.pop_front();
+        }
+        self.0.push_back((shader, invocation));
+    }
+
+    /// The NaN-output sites among `stores` (site, shader, invocation: one per record) that an invocation
+    /// with an operation's record stored to: the operation's line already said their NaN. Any of a site's
+    /// records counts, not only the first read: each site keeps the records of the first invocations to
+    /// reach it, and with many invocations racing, the one first at the operation need not be first at
+    /// the store.
+    fn already_said(&self, stores: &[(u32, u64, [u32; 4])]) -> Vec<u32> {
+        let mut sites: Vec<u32> = stores
+            .iter()
+            .filter(|(_, shader, invocation)| self.0.contains(&(*shader, *invocation)))
+            .map(|(site, _, _)| *site)
+            .collect();
+        sites.sort_unstable();
+        sites.dedup();
+        sites
+    }
+}
 
 /// A global site's module and its index there.
 type SiteOf = (Arc<InstrumentedShader>, u32);
@@ -451,12 +480,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
                         .or_default()
                         .push(printf_text(site, &raw)),
                     SiteKind::NanOp { .. } => {
-                        if state.nan_origins.len() == RECENT_NAN_ORIGINS {
-                            state.nan_origins.pop_front();
-                        }
-                        state
-                            .nan_origins
-                            .push_back((shader.info.id.0, raw.invocation));
+                        state.nan_origins.note(shader.info.id.0, raw.invocation)
                     }
                     SiteKind::NanOutput { .. } => {
                         output_records.push((raw.site, shader.info.id.0, raw.invocation))
@@ -485,15 +509,8 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
     let frame = attribution.as_ref().map_or(state.frame, |(f, _)| *f);
     let mut abort_message = None;
     // A NaN an operation made is also caught where it is stored; the operation's line says it first, so the
-    // store's line is left out when an invocation of the same shader has records of both. Any of the
-    // store's records counts, not only the first read: each site keeps the records of the first
-    // invocations to reach it, and with many invocations racing, the one first at the operation need not
-    // be first at the store.
-    let consequences: Vec<u32> = output_records
-        .iter()
-        .filter(|(_, shader, invocation)| state.nan_origins.contains(&(*shader, *invocation)))
-        .map(|(site, _, _)| *site)
-        .collect();
+    // store's line is a debug line when an invocation of the same shader has records of both.
+    let consequences = state.nan_origins.already_said(&output_records);
     let mut printf_budget = PRINTF_LINES_PER_DRAIN;
     let repeats = crate::config().log_repeats;
     let mut frame_errors: Vec<(u32, blackbox_report::FrameError)> = Vec::new();
@@ -589,7 +606,7 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
                 let text = describe(site, raw, &shader.info);
                 let total = state.totals.entry(site_index).or_default();
                 if output_records.iter().any(|(s, _, _)| *s == site_index) {
-                    total.consequence = consequences.contains(&site_index);
+                    total.consequence = consequences.binary_search(&site_index).is_ok();
                 }
                 let consequence =
                     matches!(site.kind, SiteKind::NanOutput { .. }) && total.consequence;
@@ -1158,6 +1175,32 @@ pub fn reported(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_nan_is_said_by_its_operation_whichever_invocation_came_first_at_each() {
+        const SHADER: u64 = 0xdb41;
+        let inv = |x: u32| [x, 0, 0, 0];
+        let mut origins = NanOrigins::default();
+        // The operation's records: invocations 0 and 2048 (0 first); the first store record read is
+        // 2048's, as in the CI run where both lines were logged.
+        origins.note(SHADER, inv(0));
+        origins.note(SHADER, inv(2048));
+        let stores = [
+            (1, SHADER, inv(2048)),
+            (1, SHADER, inv(0)),
+            // Another store site whose invocations made no NaN of their own, in this shader...
+            (3, SHADER, inv(7)),
+            // ...and the same invocation number in another shader.
+            (5, 0xbeef, inv(0)),
+        ];
+        assert_eq!(origins.already_said(&stores), [1]);
+        // Only the recent operations are remembered.
+        for x in 0..RECENT_NAN_ORIGINS as u32 {
+            origins.note(SHADER, inv(10_000 + x));
+        }
+        assert!(origins.already_said(&stores).is_empty());
+        assert_eq!(origins.0.len(), RECENT_NAN_ORIGINS);
+    }
 
     #[test]
     fn site_table_keeps_the_counted_sites_in_order_whatever_order_ranges_come_in() {
