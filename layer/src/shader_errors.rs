@@ -608,8 +608,8 @@ fn drain_unless_aborting(device: &Arc<Device>, wait: Option<std::time::Duration>
                 if output_records.iter().any(|(s, _, _)| *s == site_index) {
                     total.consequence = consequences.binary_search(&site_index).is_ok();
                 }
-                let consequence =
-                    matches!(site.kind, SiteKind::NanOutput { .. }) && total.consequence;
+                // Set only for NaN-output sites: only they have `output_records`.
+                let consequence = total.consequence;
                 match repeat_line(total.lines, repeats) {
                     RepeatLine::Log { last } => {
                         total.lines += 1;
