@@ -4,7 +4,9 @@
 //! cargo run --release -p blackbox-engine --example throughput -- [DIR] [ROUNDS] [ONLY]
 //! ```
 //!
-//! `ONLY` runs just the measures whose name contains it (`printf`, `nan ops`, ...), e.g. under a profiler.
+//! `ONLY` runs just the measures whose name contains it (`printf`, `nan ops`, ...), e.g. under a profiler;
+//! `=NAME` runs only the measure named exactly that (`=instrument, nan ops`), for counting one measure's
+//! instructions (callgrind) where its name is part of others' names.
 //!
 //! A benchmark, not a test: it prints figures and asserts nothing.
 
@@ -40,7 +42,11 @@ fn main() {
         bytes as f64 / 1e6
     );
     let measure = |name: &str, f: &dyn Fn(&[u32])| {
-        if !name.contains(only.as_str()) {
+        let wanted = match only.strip_prefix('=') {
+            Some(exact) => name == exact,
+            None => name.contains(only.as_str()),
+        };
+        if !wanted {
             return;
         }
         let start = Instant::now();
