@@ -17,6 +17,7 @@ const G: &[&str] = &["-g"];
 const GVS: &[&str] = &["-gVS"];
 const G_INT64: &[&str] = &["-g", "-DBB_PRINTF_INT64"];
 const G_CONTROL: &[&str] = &["-g", "-DBB_ITERATIONS_FROM_BUFFER"];
+const G_STOPPABLE: &[&str] = &["-g", "-DBB_STOPPABLE"];
 const G_CONDITION: &[&str] = &["-g", "-DBB_BENCH_CONDITION_ONLY"];
 
 /// For apps of Vulkan 1.0 and 1.1 (`--api`): SPIR-V 1.0.
@@ -30,6 +31,7 @@ const SHADERS: &[(&str, &str, &[&str])] = &[
     ("draw.frag", "draw.frag.spv", NONE),
     ("fullscreen.vert", "fullscreen.vert.spv", G),
     ("hang.comp", "hang.comp.spv", G),
+    ("hang.comp", "hang_stoppable.comp.spv", G_STOPPABLE),
     ("hang.comp", "hang_control.comp.spv", G_CONTROL),
     ("hang.frag", "hang.frag.spv", G),
     ("bad_address.comp", "bad_address.comp.spv", G),

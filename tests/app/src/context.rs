@@ -196,6 +196,20 @@ impl Buffer {
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.as_ptr(), data.len()) }
     }
 
+    /// Writes word `index` of a host buffer as one volatile store: for a word the GPU may be reading while
+    /// it runs (a flag), where a plain copy could be deferred or merged.
+    pub fn write_word_volatile(&self, index: usize, value: u32) {
+        let ptr = self
+            .mapped
+            .expect("Buffer::write_word_volatile on a buffer that is not host-visible");
+        assert!(
+            (index as u64 + 1) * 4 <= self.size,
+            "Buffer::write_word_volatile past the end"
+        );
+        // SAFETY: in bounds (checked above); a buffer starts at its required alignment (at least 4).
+        unsafe { std::ptr::write_volatile(ptr.as_ptr().cast::<u32>().add(index), value) }
+    }
+
     /// The first word of a host buffer, read afresh each call: for polling a word the GPU writes while
     /// the host waits (a plain slice read may be assumed not to change).
     pub fn poll_first_word(&self) -> u32 {
@@ -951,7 +965,7 @@ impl Context {
         &self,
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
-        self.one_shot(false, WAIT_TIMEOUT_NS, record)
+        self.one_shot(false, WAIT_TIMEOUT_NS, record, || ())
     }
 
     /// Like `submit_and_wait`, waiting up to `timeout_ns` (`u64::MAX`: for ever) for the fence.
@@ -960,7 +974,19 @@ impl Context {
         timeout_ns: u64,
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
-        self.one_shot(false, timeout_ns, record)
+        self.one_shot(false, timeout_ns, record, || ())
+    }
+
+    /// Like `submit_and_wait_timeout`, calling `on_failed_wait` when the wait fails, before the fence and
+    /// command buffer are destroyed: after a loss that a layer reports while the work still runs, the
+    /// destroy waits for that work, so whatever should cut it short must happen first.
+    pub fn submit_and_wait_timeout_or(
+        &self,
+        timeout_ns: u64,
+        record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+        on_failed_wait: impl FnOnce(),
+    ) -> Result<()> {
+        self.one_shot(false, timeout_ns, record, on_failed_wait)
     }
 
     /// Like `submit_and_wait`, through vkQueueSubmit2 (needs synchronization2).
@@ -968,7 +994,7 @@ impl Context {
         &self,
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
     ) -> Result<()> {
-        self.one_shot(true, WAIT_TIMEOUT_NS, record)
+        self.one_shot(true, WAIT_TIMEOUT_NS, record, || ())
     }
 
     /// Records one primary command buffer with `record` and submits it `repeat` times to `queues[0]`, each
@@ -1040,6 +1066,7 @@ impl Context {
         submit2: bool,
         timeout_ns: u64,
         record: impl FnOnce(vk::CommandBuffer) -> Result<()>,
+        on_failed_wait: impl FnOnce(),
     ) -> Result<()> {
         let d = &self.device;
         let cmd = self.record_one_shot(record)?;
@@ -1057,6 +1084,9 @@ impl Context {
             unsafe { d.queue_submit(self.queues[0], &[submit], fence) }.vk_context("vkQueueSubmit")
         };
         let waited = submitted.and_then(|()| self.wait_fence_timeout(fence, timeout_ns));
+        if waited.is_err() {
+            on_failed_wait();
+        }
         // After a timeout the work may still run: then both are leaked (the app exits with an error).
         if !timed_out(&waited) {
             // SAFETY: the work is complete, the device lost, or the submission failed (nothing pending).

@@ -12,8 +12,12 @@ pub const DRAW_FRAG: &[u8] = spirv!("draw.frag.spv");
 
 // The fault and shader-error scenarios' shaders, built with debug info (`-g`; `_GVS`: `-gVS`).
 pub const FULLSCREEN_VERT: &[u8] = spirv!("fullscreen.vert.spv");
+/// hang.comp with its two buffers: for the scenarios that crash while it runs.
 pub const HANG_COMP: &[u8] = spirv!("hang.comp.spv");
-/// hang.comp reading its loop count from a buffer (binding 2) instead of the push constant.
+/// hang.comp with a third buffer (binding 2) whose `stop` word makes invocations not yet started skip
+/// their loops (`hang`: set after a failed wait).
+pub const HANG_STOPPABLE_COMP: &[u8] = spirv!("hang_stoppable.comp.spv");
+/// hang.comp reading its loop count from binding 2 instead of the push constant (and stoppable).
 pub const HANG_CONTROL_COMP: &[u8] = spirv!("hang_control.comp.spv");
 pub const HANG_FRAG: &[u8] = spirv!("hang.frag.spv");
 pub const BAD_ADDRESS_COMP: &[u8] = spirv!("bad_address.comp.spv");

@@ -13,8 +13,8 @@
 //! `VK_AMD_buffer_marker` (e.g. on an AMD GPU) every command is its own unit, render passes included: there
 //! the report would show draw 1 finished, draw 2 in flight and draw 3 not started.
 //!
-//! The tests run one at a time (`serial`): each keeps lavapipe busy for a few seconds, and on a small machine
-//! parallel runs would only stretch each other's timing.
+//! The tests run one at a time (`serial`): each keeps lavapipe busy until the loss (then the app stops the
+//! long shader), and on a small machine parallel runs would only stretch each other's timing.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -25,14 +25,12 @@ use blackbox_report::{CommandBuffer, Kind, Report, State};
 
 /// How long a fence wait may last before the fault layer turns it into a device loss.
 const LOST_AFTER_MS: &str = "500";
-/// `hang --hang-groups`: dispatch 3 runs 2-4 s on lavapipe with two CPU threads, well past the loss.
-const HANG_GROUPS: &str = "3000";
-/// `hang --resubmit --hang-iterations`: dispatch 3 of the second run reads its loop count from a buffer,
-/// which lavapipe runs far slower than the constant count of the other runs: with hang.comp's default of
-/// 43,000 the run took 52 s, with 4,000 4.8 s (two CPU threads, 2026-12-04), still well past the loss.
-const RESUBMIT_ITERATIONS: &str = "4000";
-/// `hang-draw --hang-size`: draw 2 runs 2-4 s on lavapipe with two CPU threads.
-const HANG_SIZE: &str = "640";
+/// `hang --hang-groups`: dispatch 3 runs about 15 s on lavapipe with two CPU threads, far past the loss. Its
+/// length costs nothing: once its wait fails, the app sets the long shader's `stop` word, and the rest of
+/// the dispatch ends in milliseconds (before, each test waited seconds for it in the teardown).
+const HANG_GROUPS: &str = "8000";
+/// `hang-draw --hang-size`: draw 2 runs about 15 s on lavapipe with two CPU threads, stopped the same way.
+const HANG_SIZE: &str = "1024";
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -466,14 +464,7 @@ fn device_lost_in_the_second_of_two_submissions_ordered_by_a_semaphore() {
 fn device_lost_in_a_resubmitted_command_buffer_names_the_second_run() {
     let lost = device_lost(
         "lost-resubmit",
-        &[
-            "hang",
-            "--hang-groups",
-            HANG_GROUPS,
-            "--resubmit",
-            "--hang-iterations",
-            RESUBMIT_ITERATIONS,
-        ],
+        &["hang", "--hang-groups", HANG_GROUPS, "--resubmit"],
     );
     let report = &lost.report;
     let text = &lost.text;

@@ -95,6 +95,7 @@ pub fn run_assert_fragment(cx: &Context, options: &Options) -> Result<Outcome> {
         Target::RenderPass(target.render_pass),
         spirv,
         12,
+        &[],
         c"assert-fragment",
     )?;
     let push = push_bytes(&[BAD_PIXEL[0], BAD_PIXEL[1], BAD_SIZE.to_bits()]);

@@ -357,6 +357,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         Target::RenderPass(render_pass),
         shaders::FRAMES_FRAG,
         48,
+        &[],
         c"frames-scene",
     )?;
     let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::TRANSIENT)?;

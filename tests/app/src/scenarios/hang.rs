@@ -13,7 +13,10 @@
 //! default 1024x1024 on lavapipe).
 //!
 //! Both wait for their fence with no timeout (UINT64_MAX) and print how long it took on stderr. Without
-//! VK_EXT_debug_utils they run without labels and names.
+//! VK_EXT_debug_utils they run without labels and names. Where a wait fails (the device lost), the app
+//! first sets the long shader's `stop` word (a host-visible buffer it reads at the start of each
+//! invocation), so that work a layer declared lost while it still runs, as the test fault layer does on
+//! lavapipe, ends in milliseconds rather than after seconds in the teardown.
 //!
 //! Variants, for device-loss reports on other shapes of work (each prints the default's checksum):
 //! - `hang --two-queues`: dispatches 1-2 (after the buffer init) in one command buffer submitted to queue A,
@@ -73,36 +76,29 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
     let set = short.descriptor_set(cx, values.handle, 0, GRID_BYTES)?;
     let results_bytes = u64::from(groups) * 64 * 4;
     let results = cx.create_buffer(results_bytes, VALUES_USAGE, Memory::Device)?;
-    // --resubmit: dispatch 3's loop count, changed by the host between the two submissions.
-    let control = match mode {
-        HangMode::Resubmit => {
-            Some(cx.create_buffer(16, vk::BufferUsageFlags::STORAGE_BUFFER, Memory::Host)?)
-        }
-        _ => None,
-    };
-    let long = match &control {
-        None => ComputeProgram::new(
-            cx,
-            shaders::HANG_COMP,
-            &[values.handle, results.handle],
-            8,
-            c"long-pipeline",
-        )?,
-        Some(control) => ComputeProgram::new(
-            cx,
-            shaders::HANG_CONTROL_COMP,
-            &[values.handle, results.handle, control.handle],
-            8,
-            c"long-pipeline",
-        )?,
-    };
+    // Dispatch 3's control words: its loop count with --resubmit (changed by the host between the two
+    // submissions), and `stop`, set after a failed wait.
+    let control = cx.create_buffer(16, vk::BufferUsageFlags::STORAGE_BUFFER, Memory::Host)?;
+    control.write(&push_bytes(&[0, 0]));
+    let resubmit = mode == HangMode::Resubmit;
+    let long = ComputeProgram::new(
+        cx,
+        if resubmit {
+            shaders::HANG_CONTROL_COMP
+        } else {
+            shaders::HANG_STOPPABLE_COMP
+        },
+        &[values.handle, results.handle, control.handle],
+        8,
+        c"long-pipeline",
+    )?;
     let iterations = long_iterations(
         cx,
         options,
         &labels,
         &long,
         [&values, &results],
-        control.as_ref(),
+        resubmit.then_some(&control),
     )?;
     let values_readback =
         cx.create_buffer(GRID_BYTES, vk::BufferUsageFlags::TRANSFER_DST, Memory::Host)?;
@@ -152,13 +148,17 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         u64::from(iterations) * 4
     );
     let start = Instant::now();
-    match mode {
-        HangMode::OneSubmission => cx.submit_and_wait_timeout(u64::MAX, |cmd| {
-            record_init(d, cmd, values.handle, 0, GRID_BYTES);
-            record_frame(cmd, 1..=5);
-            record_readback(cmd);
-            Ok(())
-        })?,
+    let waited = (|| match mode {
+        HangMode::OneSubmission => cx.submit_and_wait_timeout_or(
+            u64::MAX,
+            |cmd| {
+                record_init(d, cmd, values.handle, 0, GRID_BYTES);
+                record_frame(cmd, 1..=5);
+                record_readback(cmd);
+                Ok(())
+            },
+            || stop_long_work(&control, 1),
+        ),
         HangMode::TwoQueues => {
             let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
             let cmds = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, 2)?;
@@ -173,7 +173,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             record_frame(second, 3..=5);
             record_readback(second);
             unsafe { d.end_command_buffer(second) }.vk_context("vkEndCommandBuffer")?;
-            submit_two_queues(cx, first, second)?;
+            submit_two_queues(cx, first, second)
         }
         HangMode::Simultaneous => {
             let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
@@ -193,10 +193,9 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
                     .vk_context("vkQueueSubmit")?;
             }
             cx.wait_fence_timeout(first, u64::MAX)?;
-            cx.wait_fence_timeout(second, u64::MAX)?;
+            cx.wait_fence_timeout(second, u64::MAX)
         }
         HangMode::Resubmit => {
-            let control = control.as_ref().expect("created for --resubmit");
             let pool = cx.create_command_pool(vk::CommandPoolCreateFlags::empty())?;
             let cmd = cx.allocate_command_buffers(pool, vk::CommandBufferLevel::PRIMARY, 1)?[0];
             // Neither ONE_TIME_SUBMIT nor SIMULTANEOUS_USE: submitted again once the first run is done.
@@ -205,9 +204,13 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             record_frame(cmd, 1..=5);
             record_readback(cmd);
             unsafe { d.end_command_buffer(cmd) }.vk_context("vkEndCommandBuffer")?;
-            submit_twice(cx, cmd, control, iterations)?;
+            submit_twice(cx, cmd, &control, iterations)
         }
+    })();
+    if waited.is_err() {
+        stop_long_work(&control, 1);
     }
+    waited?;
     eprintln!(
         "bb-testapp: hang: the fence signalled after {:.2} s",
         start.elapsed().as_secs_f64()
@@ -292,6 +295,14 @@ fn long_iterations(
         }
         iterations *= 10;
     }
+}
+
+/// After a failed wait (the device lost, as the fault layer says where the work still runs on lavapipe):
+/// sets the long shader's `stop` word (word `index` of `control`), so that its invocations not yet started
+/// skip their loops and the work ends in milliseconds, not seconds, before the app's teardown waits for it.
+/// After a real loss the write reaches nothing, and costs nothing.
+fn stop_long_work(control: &Buffer, index: usize) {
+    control.write_word_volatile(index, 1);
 }
 
 /// `hang --two-queues`: `first` to queue A signalling a semaphore, `second` to queue B waiting for it (at
@@ -387,7 +398,17 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
     };
     let short = DrawKit::new(cx, target)?;
     cx.set_name(short.opaque, c"short-pipeline")?;
-    let long = FullscreenProgram::new(cx, target, shaders::HANG_FRAG, 4, c"long-pipeline")?;
+    // hang.frag's `stop` word, set after a failed wait.
+    let control = cx.create_buffer(16, vk::BufferUsageFlags::STORAGE_BUFFER, Memory::Host)?;
+    control.write(&push_bytes(&[0]));
+    let long = FullscreenProgram::new(
+        cx,
+        target,
+        shaders::HANG_FRAG,
+        4,
+        &[control.handle],
+        c"long-pipeline",
+    )?;
     let readback = cx.create_buffer(
         image.byte_size(),
         vk::BufferUsageFlags::TRANSFER_DST,
@@ -441,31 +462,36 @@ pub fn run_draw(cx: &Context, options: &Options) -> Result<Outcome> {
         u64::from(options.fault.hang_iterations.unwrap_or(FRAGMENT_ITERATIONS)) * 4
     );
     let start = Instant::now();
-    cx.submit_and_wait_timeout(u64::MAX, |cmd| {
-        labels.begin(cmd, &frame_label(options.fault.frame));
-        match (&pass, secondary) {
-            (Some(pass), Some(secondary)) => {
-                pass.begin(d, cmd, vk::SubpassContents::SECONDARY_COMMAND_BUFFERS);
-                unsafe {
-                    d.cmd_execute_commands(cmd, &[secondary]);
-                    d.cmd_end_render_pass(cmd);
+    let waited = cx.submit_and_wait_timeout_or(
+        u64::MAX,
+        |cmd| {
+            labels.begin(cmd, &frame_label(options.fault.frame));
+            match (&pass, secondary) {
+                (Some(pass), Some(secondary)) => {
+                    pass.begin(d, cmd, vk::SubpassContents::SECONDARY_COMMAND_BUFFERS);
+                    unsafe {
+                        d.cmd_execute_commands(cmd, &[secondary]);
+                        d.cmd_end_render_pass(cmd);
+                    }
+                }
+                (Some(pass), None) => {
+                    pass.begin(d, cmd, vk::SubpassContents::INLINE);
+                    record_draws(cmd);
+                    unsafe { d.cmd_end_render_pass(cmd) };
+                }
+                (None, _) => {
+                    begin_rendering(d, cmd, &image);
+                    record_draws(cmd);
+                    end_rendering(d, cmd, &image);
                 }
             }
-            (Some(pass), None) => {
-                pass.begin(d, cmd, vk::SubpassContents::INLINE);
-                record_draws(cmd);
-                unsafe { d.cmd_end_render_pass(cmd) };
-            }
-            (None, _) => {
-                begin_rendering(d, cmd, &image);
-                record_draws(cmd);
-                end_rendering(d, cmd, &image);
-            }
-        }
-        labels.end(cmd);
-        cx.record_image_readback(cmd, &image, &readback);
-        Ok(())
-    })?;
+            labels.end(cmd);
+            cx.record_image_readback(cmd, &image, &readback);
+            Ok(())
+        },
+        || stop_long_work(&control, 0),
+    );
+    waited?;
     eprintln!(
         "bb-testapp: hang-draw: the fence signalled after {:.2} s",
         start.elapsed().as_secs_f64()

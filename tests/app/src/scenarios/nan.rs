@@ -191,6 +191,7 @@ pub fn run_fragment(cx: &Context, options: &Options) -> Result<Outcome> {
         Target::RenderPass(target.render_pass),
         spirv,
         32,
+        &[],
         c"nan-fragment",
     )?;
     let bad = bad_input(fault.nan_op);

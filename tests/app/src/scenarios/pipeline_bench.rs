@@ -284,6 +284,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         Target::RenderPass(rgba32f),
         shaders::NAN_FRAG,
         32,
+        &[],
         c"pipeline-bench nan.frag",
     )?;
     let graphics = [

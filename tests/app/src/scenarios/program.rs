@@ -97,23 +97,7 @@ impl ComputeProgram {
         name: &CStr,
     ) -> Result<ComputeProgram> {
         let d = &cx.device;
-        let bindings: Vec<_> = (0..buffers.len() as u32)
-            .map(|binding| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(binding)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let mut set_layouts = Vec::new();
-        if !buffers.is_empty() {
-            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-            let set_layout = unsafe { d.create_descriptor_set_layout(&info, None) }
-                .vk_context("vkCreateDescriptorSetLayout")?;
-            cx.own(Owned::DescriptorSetLayout(set_layout));
-            set_layouts.push(set_layout);
-        }
+        let set_layouts = storage_set_layout(cx, buffers.len(), vk::ShaderStageFlags::COMPUTE)?;
         let push_ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
             .size(push_size)];
@@ -181,6 +165,32 @@ impl ComputeProgram {
     }
 }
 
+/// The layout of set 0 for `count` storage buffers (bindings 0..count) seen by `stage`: none (an empty
+/// list) for no buffers.
+fn storage_set_layout(
+    cx: &Context,
+    count: usize,
+    stage: vk::ShaderStageFlags,
+) -> Result<Vec<vk::DescriptorSetLayout>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let bindings: Vec<_> = (0..count as u32)
+        .map(|binding| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(binding)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(stage)
+        })
+        .collect();
+    let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+    let set_layout = unsafe { cx.device.create_descriptor_set_layout(&info, None) }
+        .vk_context("vkCreateDescriptorSetLayout")?;
+    cx.own(Owned::DescriptorSetLayout(set_layout));
+    Ok(vec![set_layout])
+}
+
 /// A descriptor set (from a pool of its own) with `buffers` as storage buffers 0..n.
 fn bind_buffers(
     cx: &Context,
@@ -231,11 +241,13 @@ fn bind_buffers(
 
 /// A graphics pipeline drawing one full-screen triangle (fullscreen.vert) with a fragment shader from
 /// SPIR-V, for subpass 0 of a render pass or for dynamic rendering (`target`); `push_size` bytes of
-/// fragment push constants. Only handles.
+/// fragment push constants, and `buffers` as the fragment shader's storage buffers (set 0, bindings 0..n,
+/// whole buffers, bound once). Only handles.
 #[derive(Clone, Copy)]
 pub struct FullscreenProgram {
     pub layout: vk::PipelineLayout,
     pub pipeline: vk::Pipeline,
+    set: Option<vk::DescriptorSet>,
 }
 
 impl FullscreenProgram {
@@ -244,14 +256,17 @@ impl FullscreenProgram {
         target: Target,
         fragment_spirv: &[u8],
         push_size: u32,
+        buffers: &[vk::Buffer],
         name: &CStr,
     ) -> Result<FullscreenProgram> {
         let d = &cx.device;
+        let set_layouts = storage_set_layout(cx, buffers.len(), vk::ShaderStageFlags::FRAGMENT)?;
         let push_ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::FRAGMENT)
             .size(push_size)];
-        let layout_info =
-            vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&push_ranges);
+        let layout_info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(&set_layouts)
+            .push_constant_ranges(&push_ranges);
         let layout = unsafe { d.create_pipeline_layout(&layout_info, None) }
             .vk_context("vkCreatePipelineLayout")?;
         cx.own(Owned::PipelineLayout(layout));
@@ -322,7 +337,15 @@ impl FullscreenProgram {
             .vk_context("vkCreateGraphicsPipelines")?[0];
         cx.own(Owned::Pipeline(pipeline));
         cx.set_name(pipeline, name)?;
-        Ok(FullscreenProgram { layout, pipeline })
+        let set = match set_layouts.first() {
+            None => None,
+            Some(&set_layout) => Some(bind_buffers(cx, set_layout, buffers)?),
+        };
+        Ok(FullscreenProgram {
+            layout,
+            pipeline,
+            set,
+        })
     }
 
     /// Draws the triangle over a target of `extent` (inside its render pass), with `push`.
@@ -347,6 +370,16 @@ impl FullscreenProgram {
         };
         unsafe {
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
+            if let Some(set) = self.set {
+                device.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::GRAPHICS,
+                    self.layout,
+                    0,
+                    &[set],
+                    &[],
+                );
+            }
             device.cmd_set_viewport(cmd, 0, &[viewport]);
             device.cmd_set_scissor(cmd, 0, &[scissor]);
             device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::FRAGMENT, 0, push);

@@ -160,6 +160,7 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
         Target::RenderPass(target.render_pass),
         frag,
         8,
+        &[],
         c"shader-bench fragment",
     )?;
 
