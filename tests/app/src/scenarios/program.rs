@@ -126,10 +126,7 @@ impl ComputeProgram {
         cx.own(Owned::Pipeline(pipeline));
         cx.set_name(pipeline, name)?;
 
-        let set = match set_layouts.first() {
-            None => None,
-            Some(&set_layout) => Some(bind_buffers(cx, set_layout, buffers)?),
-        };
+        let set = bind_buffers(cx, &set_layouts, buffers)?;
         Ok(ComputeProgram {
             layout,
             pipeline,
@@ -147,16 +144,13 @@ impl ComputeProgram {
     ) {
         unsafe {
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
-            if let Some(set) = self.set {
-                device.cmd_bind_descriptor_sets(
-                    cmd,
-                    vk::PipelineBindPoint::COMPUTE,
-                    self.layout,
-                    0,
-                    &[set],
-                    &[],
-                );
-            }
+            bind_set(
+                device,
+                cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                self.layout,
+                self.set,
+            );
             if !push.is_empty() {
                 device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
             }
@@ -191,12 +185,30 @@ fn storage_set_layout(
     Ok(vec![set_layout])
 }
 
-/// A descriptor set (from a pool of its own) with `buffers` as storage buffers 0..n.
+/// Binds `set`, where there is one, as set 0 of `layout`.
+fn bind_set(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    point: vk::PipelineBindPoint,
+    layout: vk::PipelineLayout,
+    set: Option<vk::DescriptorSet>,
+) {
+    if let Some(set) = set {
+        // SAFETY: `cmd` is recording and `set` was made for `layout`.
+        unsafe { device.cmd_bind_descriptor_sets(cmd, point, layout, 0, &[set], &[]) };
+    }
+}
+
+/// A descriptor set (from a pool of its own) with `buffers` as storage buffers 0..n, for the layout
+/// [`storage_set_layout`] made (none where it made none).
 fn bind_buffers(
     cx: &Context,
-    set_layout: vk::DescriptorSetLayout,
+    set_layouts: &[vk::DescriptorSetLayout],
     buffers: &[vk::Buffer],
-) -> Result<vk::DescriptorSet> {
+) -> Result<Option<vk::DescriptorSet>> {
+    let Some(&set_layout) = set_layouts.first() else {
+        return Ok(None);
+    };
     let d = &cx.device;
     let pool_sizes = [vk::DescriptorPoolSize {
         ty: vk::DescriptorType::STORAGE_BUFFER,
@@ -236,7 +248,7 @@ fn bind_buffers(
         })
         .collect();
     unsafe { d.update_descriptor_sets(&writes, &[]) };
-    Ok(set)
+    Ok(Some(set))
 }
 
 /// A graphics pipeline drawing one full-screen triangle (fullscreen.vert) with a fragment shader from
@@ -337,10 +349,7 @@ impl FullscreenProgram {
             .vk_context("vkCreateGraphicsPipelines")?[0];
         cx.own(Owned::Pipeline(pipeline));
         cx.set_name(pipeline, name)?;
-        let set = match set_layouts.first() {
-            None => None,
-            Some(&set_layout) => Some(bind_buffers(cx, set_layout, buffers)?),
-        };
+        let set = bind_buffers(cx, &set_layouts, buffers)?;
         Ok(FullscreenProgram {
             layout,
             pipeline,
@@ -370,16 +379,13 @@ impl FullscreenProgram {
         };
         unsafe {
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
-            if let Some(set) = self.set {
-                device.cmd_bind_descriptor_sets(
-                    cmd,
-                    vk::PipelineBindPoint::GRAPHICS,
-                    self.layout,
-                    0,
-                    &[set],
-                    &[],
-                );
-            }
+            bind_set(
+                device,
+                cmd,
+                vk::PipelineBindPoint::GRAPHICS,
+                self.layout,
+                self.set,
+            );
             device.cmd_set_viewport(cmd, 0, &[viewport]);
             device.cmd_set_scissor(cmd, 0, &[scissor]);
             device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::FRAGMENT, 0, push);
