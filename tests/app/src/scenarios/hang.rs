@@ -207,6 +207,8 @@ pub fn run(cx: &Context, options: &Options) -> Result<Outcome> {
             submit_twice(cx, cmd, &control, iterations)
         }
     })();
+    // The other modes destroy nothing before they return; the one-submission path set the word already,
+    // before its fence and command buffer went (a second store changes nothing).
     if waited.is_err() {
         stop_long_work(&control, 1);
     }
