@@ -19,8 +19,16 @@ corpus=fuzz/corpus/$target
 mkdir -p "$corpus"
 case "$target" in
   instrument)
-    # Seeds: one byte of options (0x0b: asserts, printf, NaN ops, debug info stripped) in front of each real module.
-    seed() { for f in "$@"; do [ -f "$f" ] && { printf '\x0b'; cat "$f"; } > "$corpus/seed-$(basename "$f")"; done; }
+    # Seeds: two bytes of options (engine/tests/common/fuzz_input.rs) in front of each real module, twice:
+    # 0x0b 0x00 (asserts, printf, NaN ops, debug info stripped, the rest the defaults) and 0x0b 0x0e (the
+    # same with loops `break`, integer checks and NaN records written where they fire, as for GPUs).
+    seed() {
+      for f in "$@"; do
+        [ -f "$f" ] || continue
+        { printf '\x0b\x00'; cat "$f"; } > "$corpus/seed-$(basename "$f")"
+        { printf '\x0b\x0e'; cat "$f"; } > "$corpus/seed-gpu-$(basename "$f")"
+      done
+    }
     seed target/tmp/corpus/*.spv
     [ -d ../shared/corpus/spv ] && seed ../shared/corpus/spv/*.spv
     max_len=262144

@@ -1,36 +1,19 @@
 //! Inputs the fuzzer (`scripts/fuzz.sh`) found failing, kept so the bugs stay fixed. Each file is what the
-//! fuzz target takes: one byte of options, then the module's bytes. The same properties as the target's
+//! fuzz target takes: two bytes of options (`common/fuzz_input.rs`), then the module's bytes. The same properties as the target's
 //! are checked: no panic, a result or a reason, deterministic output that parses again, and valid output
 //! (spirv-val) wherever the input is valid.
 
 mod common;
 
-use blackbox_engine::{instrument, needs_instrumentation, shader_info, NanLevel, Options};
+use blackbox_engine::{instrument, needs_instrumentation, shader_info, Options};
 use common::{env_for_version, validate_all, write_words, ValJob};
 use std::path::Path;
 
+include!("common/fuzz_input.rs");
+
 /// Checks one finding; returns the input and output modules when it instruments, for validation.
 fn check(data: &[u8]) -> Option<(Vec<u32>, Vec<u32>)> {
-    let (&pick, rest) = data.split_first()?;
-    let words: Vec<u32> = rest
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    let options = Options {
-        error_buffer_address: 0x1_0000_0000,
-        site_base: u32::from(pick >> 4),
-        asserts: pick & 1 != 0,
-        printf: pick & 2 != 0,
-        nan: [
-            NanLevel::Off,
-            NanLevel::Outputs,
-            NanLevel::Ops,
-            NanLevel::Ops,
-        ][usize::from((pick >> 2) & 3)],
-        assert_crash: pick & 0x80 != 0,
-        strip_non_semantic: pick & 0x40 == 0,
-        ..Options::default()
-    };
+    let (options, words) = fuzz_input(data)?;
     let _ = shader_info(&words);
     let _ = needs_instrumentation(&words, &options);
     let out = instrument(&words, &options).ok()?;

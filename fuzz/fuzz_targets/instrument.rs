@@ -3,7 +3,7 @@
 //! and options always give the same output, and an input SPIRV-Tools' validator accepts comes out accepted.
 #![no_main]
 
-use blackbox_engine::{instrument, needs_instrumentation, shader_info, NanLevel, Options};
+use blackbox_engine::{instrument, needs_instrumentation, shader_info};
 use libfuzzer_sys::fuzz_target;
 use std::ffi::{c_int, c_void, CStr};
 
@@ -63,20 +63,11 @@ fn validate(words: &[u32], env: c_int) -> Result<(), String> {
     }
 }
 
+include!("../../engine/tests/common/fuzz_input.rs");
+
 fuzz_target!(|data: &[u8]| {
-    // The first byte picks the options; the rest is the module.
-    let Some((&pick, rest)) = data.split_first() else { return };
-    let words: Vec<u32> = rest.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    let options = Options {
-        error_buffer_address: 0x1_0000_0000,
-        site_base: u32::from(pick >> 4),
-        asserts: pick & 1 != 0,
-        printf: pick & 2 != 0,
-        nan: [NanLevel::Off, NanLevel::Outputs, NanLevel::Ops, NanLevel::Ops][usize::from((pick >> 2) & 3)],
-        assert_crash: pick & 0x80 != 0,
-        strip_non_semantic: pick & 0x40 == 0,
-        ..Options::default()
-    };
+    // Two bytes pick the options; the rest is the module.
+    let Some((options, words)) = fuzz_input(data) else { return };
     let _ = shader_info(&words);
     let _ = needs_instrumentation(&words, &options);
     let first = instrument(&words, &options);
