@@ -188,16 +188,21 @@ fn declared_type(op: Op, o: &[u32], struct_members: &mut Vec<u32>) -> Option<Typ
     Some(match op {
         Op::TypeVoid => Type::Void,
         Op::TypeBool => Type::Bool,
-        Op::TypeInt if o.len() >= 2 => Type::Int {
+        // Only the shapes SPIR-V allows are read as what they say; anything else (a damaged module's
+        // vector of 70 million components, say) is `Other`, which no pass builds code for: the checks'
+        // code and constants are made per component and per bit, and must stay in proportion to the input.
+        Op::TypeInt if o.len() >= 2 && matches!(o[0], 8 | 16 | 32 | 64) => Type::Int {
             width: o[0],
             signed: o[1] != 0,
         },
-        Op::TypeFloat if o.len() == 1 => Type::Float { width: o[0] },
-        Op::TypeVector if o.len() >= 2 => Type::Vector {
+        Op::TypeFloat if o.len() == 1 && matches!(o[0], 16 | 32 | 64) => {
+            Type::Float { width: o[0] }
+        }
+        Op::TypeVector if o.len() >= 2 && matches!(o[1], 2 | 3 | 4 | 8 | 16) => Type::Vector {
             component: o[0],
             count: o[1],
         },
-        Op::TypeMatrix if o.len() >= 2 => Type::Matrix {
+        Op::TypeMatrix if o.len() >= 2 && (2..=4).contains(&o[1]) => Type::Matrix {
             column: o[0],
             count: o[1],
         },
@@ -227,7 +232,7 @@ fn declared_type(op: Op, o: &[u32], struct_members: &mut Vec<u32>) -> Option<Typ
         Op::TypeRuntimeArray => Type::RuntimeArray,
         Op::TypeFunction => Type::Function,
         // The other types of the core range (images, samplers, forward pointers...), and the
-        // declarations above with too few operands.
+        // declarations above with too few operands or a shape SPIR-V does not allow.
         _ if (Op::TypeVoid..=Op::TypeForwardPointer).contains(&op) => Type::Other,
         _ => return None,
     })
@@ -410,5 +415,35 @@ mod tests {
             .count();
         let consts = module.globals.iter().filter(|i| i.is(Op::Constant)).count();
         assert_eq!((ints, vectors, consts), (1, 1, 2));
+    }
+
+    #[test]
+    fn shapes_spirv_does_not_allow_are_other() {
+        // Found by the fuzzer: an integer vector of 69,926,912 components made the integer checks build a
+        // composite constant of as many words (560 MB). What a pass may build code for per component or
+        // per bit keeps the shapes SPIR-V allows; the rest is `Other`.
+        let mut members = Vec::new();
+        let mut ty = |op, o: &[u32]| declared_type(op, o, &mut members);
+        assert_eq!(ty(Op::TypeVector, &[5, 0x042B_0000]), Some(Type::Other));
+        assert_eq!(ty(Op::TypeVector, &[5, 1]), Some(Type::Other));
+        assert_eq!(
+            ty(Op::TypeVector, &[5, 16]),
+            Some(Type::Vector {
+                component: 5,
+                count: 16
+            })
+        );
+        assert_eq!(ty(Op::TypeMatrix, &[5, 9]), Some(Type::Other));
+        assert_eq!(ty(Op::TypeInt, &[0, 1]), Some(Type::Other));
+        assert_eq!(ty(Op::TypeInt, &[100, 0]), Some(Type::Other));
+        assert_eq!(
+            ty(Op::TypeInt, &[64, 1]),
+            Some(Type::Int {
+                width: 64,
+                signed: true
+            })
+        );
+        assert_eq!(ty(Op::TypeFloat, &[24]), Some(Type::Other));
+        assert_eq!(ty(Op::TypeFloat, &[16]), Some(Type::Float { width: 16 }));
     }
 }
