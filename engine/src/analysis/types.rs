@@ -422,28 +422,30 @@ mod tests {
         // Found by the fuzzer: an integer vector of 69,926,912 components made the integer checks build a
         // composite constant of as many words (560 MB). What a pass may build code for per component or
         // per bit keeps the shapes SPIR-V allows; the rest is `Other`.
+        let vector = |component, count| Type::Vector { component, count };
+        let int = |width, signed| Type::Int { width, signed };
+        let cases = [
+            (Op::TypeVector, [5, 0x042B_0000], Type::Other),
+            (Op::TypeVector, [5, 1], Type::Other),
+            (Op::TypeVector, [5, 16], vector(5, 16)),
+            (Op::TypeMatrix, [5, 9], Type::Other),
+            (Op::TypeInt, [0, 1], Type::Other),
+            (Op::TypeInt, [100, 0], Type::Other),
+            (Op::TypeInt, [64, 1], int(64, true)),
+        ];
         let mut members = Vec::new();
-        let mut ty = |op, o: &[u32]| declared_type(op, o, &mut members);
-        assert_eq!(ty(Op::TypeVector, &[5, 0x042B_0000]), Some(Type::Other));
-        assert_eq!(ty(Op::TypeVector, &[5, 1]), Some(Type::Other));
-        assert_eq!(
-            ty(Op::TypeVector, &[5, 16]),
-            Some(Type::Vector {
-                component: 5,
-                count: 16
-            })
-        );
-        assert_eq!(ty(Op::TypeMatrix, &[5, 9]), Some(Type::Other));
-        assert_eq!(ty(Op::TypeInt, &[0, 1]), Some(Type::Other));
-        assert_eq!(ty(Op::TypeInt, &[100, 0]), Some(Type::Other));
-        assert_eq!(
-            ty(Op::TypeInt, &[64, 1]),
-            Some(Type::Int {
-                width: 64,
-                signed: true
-            })
-        );
-        assert_eq!(ty(Op::TypeFloat, &[24]), Some(Type::Other));
-        assert_eq!(ty(Op::TypeFloat, &[16]), Some(Type::Float { width: 16 }));
+        for (op, operands, expected) in cases {
+            assert_eq!(
+                declared_type(op, &operands, &mut members),
+                Some(expected),
+                "{op:?} {operands:?}"
+            );
+        }
+        for (width, expected) in [(24, Type::Other), (16, Type::Float { width: 16 })] {
+            assert_eq!(
+                declared_type(Op::TypeFloat, &[width], &mut members),
+                Some(expected)
+            );
+        }
     }
 }
