@@ -74,17 +74,20 @@ run outputs-fired VK_BLACKBOX_NAN=outputs VK_BLACKBOX_NAN_RECORDS=fired VK_BLACK
 run hang-report VK_BLACKBOX_WATCHDOG_MS=1000 VK_BLACKBOX_BREADCRUMBS=command -- "$app" hang --hang-groups 200
 run assert-abort VK_BLACKBOX_ASSERT=abort -- "$app" assert-compute
 run vulkaninfo VK_BLACKBOX_NAN=ops -- vulkaninfo
+display=
 if command -v Xvfb > /dev/null; then
-  # One X server for both, on a display number it picks itself.
+  # One X server for both, on a display number it picks itself (its first line; none if it fails to start).
   exec 3< <(Xvfb -displayfd 1 -screen 0 640x480x24 -nolisten tcp 2> /dev/null & echo "pid $!")
   read -r _ xvfb <&3
-  read -r display <&3
   trap 'kill "$xvfb" 2> /dev/null || true' EXIT
+  read -r display <&3 || display=
+fi
+if [ -n "$display" ]; then
   export DISPLAY=:$display
   run vkcube VK_BLACKBOX_NAN=ops VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_FRAMES=4 VK_BLACKBOX_FLASH=on -- \
     vkcube --c 20
   run frames VK_BLACKBOX_NAN=outputs VK_BLACKBOX_NAN_RECORDS=fired VK_BLACKBOX_FRAMES=4 -- "$app" frames
 else
-  echo "memcheck.sh: no Xvfb: vkcube and frames not run"
+  echo "memcheck.sh: no X server (Xvfb missing or it did not start): vkcube and frames not run"
 fi
 exit $failed
