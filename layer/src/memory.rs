@@ -318,12 +318,18 @@ impl HostBuffer {
     }
 }
 
-/// Where fixed host ranges start: far from where Linux puts a process's heap (just above the program) and
-/// its mappings (down from the top of the 47-bit address space).
-const FIXED_BASE: usize = 0x4242_0000_0000;
+/// Where fixed host ranges start: above where Linux puts a position-independent program and its heap
+/// (0x5555_5555_4000 plus up to 1 TiB of randomization), below its mappings (down from the top of the
+/// 47-bit address space), inside the range ThreadSanitizer leaves to the program
+/// (0x5500_0000_0000-0x5680_0000_0000) and in AddressSanitizer's high memory. Outside TSan's range its `mmap`
+/// turned the request into one at address 0, which root was given, and TSan ended the process
+/// (0x4242_0000_0000, before 2026-12-05).
+const FIXED_BASE: usize = 0x5660_0000_0000;
 /// Each range's slot of the address space: a device's error buffer is about 4.3 MiB (4 MiB of records, 256 KiB
 /// of counters).
 const FIXED_STRIDE: usize = 64 << 20;
+// Every slot stays inside TSan's range for the program.
+const _: () = assert!(FIXED_BASE + 64 * FIXED_STRIDE <= 0x5680_0000_0000);
 /// Alignment of a range's start and length: over any driver's minimum for imported host pointers.
 const FIXED_ALIGN: usize = 64 << 10;
 /// Slots in use (bit i: slot i). The lowest free slot is taken, so the first device of a process (and the

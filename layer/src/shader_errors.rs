@@ -206,7 +206,13 @@ impl ErrorBuffer {
             .ok()
         });
         let buffer = match fixed.flatten() {
-            Some(buffer) => buffer,
+            Some(buffer) => {
+                debug!(
+                    "error buffer at {:#x}: host memory at a fixed address",
+                    buffer.address.unwrap_or(0)
+                );
+                buffer
+            }
             // SAFETY: a live device and its dispatch table; host-visible coherent memory; a device address
             // is allowed because bufferDeviceAddress is enabled.
             None => unsafe {

@@ -665,3 +665,36 @@ fn reports_are_never_overwritten_two_stalls_of_one_process_get_two_folders() {
     assert_eq!(written.len(), 2, "{}", run.dump());
     assert_ne!(written[0], written[1]);
 }
+
+/// The first fixed host range's address (`layer/src/memory.rs`): a CPU device's error buffer.
+const FIXED_ERROR_BUFFER: &str = "error buffer at 0x566000000000: host memory at a fixed address";
+
+#[test]
+fn an_app_under_thread_sanitizer_keeps_running_with_its_error_buffer_at_the_fixed_address() {
+    // gcc's ThreadSanitizer runtime (Debian's libtsan2, scripts/setup.sh), preloaded as a C or C++ app built
+    // with -fsanitize=thread loads it. Its mmap turns a request for a range outside the program's part of
+    // TSan's address space into one at address 0; as root that was granted and TSan ended the process, as
+    // another user the layer fell back to the driver's address (and lost the shader cache between runs).
+    let home = TempDir::new("tsan");
+    let args = ["compute", "threads", "assert-compute"];
+    let reference = bare(&home, &args);
+    let mut cmd = blackbox_only(&home, &args, &[("VK_BLACKBOX_LOG", "debug")]);
+    // Lavapipe's own synchronization (futexes TSan cannot see) reads as races: not what this test is about.
+    cmd.env("LD_PRELOAD", "libtsan.so.2")
+        .env("TSAN_OPTIONS", "report_bugs=0");
+    let run = run(&mut cmd);
+    run.assert_success();
+    assert!(
+        !run.stderr.contains("ThreadSanitizer"),
+        "TSan ran quietly\n{}",
+        run.dump()
+    );
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    assert!(run.stderr.contains(FIXED_ERROR_BUFFER), "{}", run.dump());
+    // The buffer at that address works: the failing assert is reported from it.
+    assert!(
+        run.stderr.contains("assert 7 failed at assert.comp:"),
+        "{}",
+        run.dump()
+    );
+}
