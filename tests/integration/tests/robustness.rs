@@ -698,3 +698,53 @@ fn an_app_under_thread_sanitizer_keeps_running_with_its_error_buffer_at_the_fixe
         run.dump()
     );
 }
+
+/// The line LeakSanitizer ends a run with (AddressSanitizer's default on Linux), if any.
+fn leak_summary(run: &Run) -> Option<&str> {
+    run.stderr
+        .lines()
+        .find(|l| l.starts_with("SUMMARY: AddressSanitizer:"))
+}
+
+#[test]
+fn an_app_under_address_sanitizer_ends_as_without_blackbox_with_the_same_leaks() {
+    // gcc's AddressSanitizer runtime (Debian's libasan8, scripts/setup.sh), preloaded as an app built with
+    // -fsanitize=address loads it; its leak check at exit is on. Lavapipe leaks a little at exit by itself
+    // (its exit status is then LeakSanitizer's 23): Blackbox must add nothing to that, even as the loader
+    // unloads it while its allocations could still be pending.
+    let home = TempDir::new("asan");
+    let args = ["compute", "threads", "assert-compute"];
+    let under_asan = |cmd: &mut Command| {
+        cmd.env("LD_PRELOAD", "libasan.so.8");
+        run(cmd)
+    };
+    let reference = under_asan(vulkan_command(testapp(), home.path()).args(args));
+    assert_eq!(reference.checksums().len(), 3, "{}", reference.dump());
+    let run = under_asan(&mut blackbox_only(
+        &home,
+        &args,
+        &[
+            ("VK_BLACKBOX_NAN", "ops"),
+            ("VK_BLACKBOX_BREADCRUMBS", "command"),
+        ],
+    ));
+    assert_eq!(run.status.code(), reference.status.code(), "{}", run.dump());
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    assert_eq!(
+        leak_summary(&run),
+        leak_summary(&reference),
+        "{}\n--- without Blackbox ---\n{}",
+        run.dump(),
+        reference.dump()
+    );
+    assert!(
+        !run.stderr.contains("ERROR: AddressSanitizer"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr.contains("assert 7 failed at assert.comp:"),
+        "{}",
+        run.dump()
+    );
+}
