@@ -13,6 +13,16 @@
 //!
 //! Handlers and the reporter thread are set up with the first device and the previous handlers restored
 //! (and the thread joined) with the last, so an unloaded library never leaves either behind.
+//!
+//! A managed runtime (the Java VM, .NET, Mono) makes faults on purpose and resolves them in its own
+//! handler: the JVM's compiled code reads a null pointer where Java code may throw a
+//! `NullPointerException`, and a protected page at every safepoint poll. Reporting those first gave a
+//! healthy Java program a fatal-signal report and an error line. So where the handler before Blackbox's
+//! is such a runtime's (its library, by `dladdr`), the runtime gets SIGSEGV, SIGBUS, SIGFPE and SIGILL
+//! first: if its handler returns with Blackbox's still installed, it resolved the fault and nothing is
+//! reported; if it put another disposition in place (giving up, to end the process with it), the report
+//! is written before the fault meets that disposition; and if it aborts (the JVM, after its
+//! `hs_err_pid` file), the SIGABRT is reported.
 
 use parking_lot::Mutex;
 use std::io::{Read, Write};
@@ -33,6 +43,39 @@ const SIGNALS: [libc::c_int; 5] = [
 
 /// The handlers that were installed before Blackbox's, to restore and chain to.
 static PREVIOUS: Mutex<Option<[libc::sigaction; 5]>> = Mutex::new(None);
+/// For each of [`SIGNALS`], the previous handler when it is a managed runtime's (`SA_SIGINFO`), which gets
+/// the signal first; 0 otherwise. Read without a lock: a runtime's own faults come at any time, from any
+/// thread, and must never wait for one (nor fall to the default action while another thread holds
+/// [`PREVIOUS`]).
+static RUNTIME_FIRST: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+/// For each of [`SIGNALS`], the runtime handler's `sa_mask`, blocked while it runs as the kernel would have
+/// (the JVM's blocks most signals). Written by [`install`] only while its [`RUNTIME_FIRST`] entry is 0, and
+/// read by the handler only after it found that entry set.
+static RUNTIME_MASKS: RuntimeMasks = RuntimeMasks(std::cell::UnsafeCell::new(
+    // SAFETY: an all-zero sigset_t is the empty set.
+    unsafe { std::mem::zeroed() },
+));
+
+struct RuntimeMasks(std::cell::UnsafeCell<[libc::sigset_t; 5]>);
+
+// SAFETY: see `RUNTIME_MASKS`: each entry is written before its `RUNTIME_FIRST` store (Release) and read
+// after a load that found it set (Acquire).
+unsafe impl Sync for RuntimeMasks {}
+
+/// The fault a runtime's handler is deciding on, for [`report`]: its signal, address and thread (0: none).
+static RUNTIME_FAULT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static RUNTIME_FAULT_ADDRESS: AtomicUsize = AtomicUsize::new(0);
+static RUNTIME_FAULT_THREAD: AtomicI32 = AtomicI32::new(0);
+
+/// The runtimes whose handlers resolve faults they make on purpose, by a word in their library's file
+/// name, and what to call them.
+const RUNTIMES: [(&str, &str); 5] = [
+    ("libjvm.so", "the Java VM"),
+    ("libj9vm", "the Java VM (OpenJ9)"),
+    ("libcoreclr.so", ".NET"),
+    ("libmonosgen", "Mono"),
+    ("libmono-2.0", "Mono"),
+];
 /// Set while a report is being written, so a second fault (or a second thread) does not start another.
 static HANDLING: AtomicBool = AtomicBool::new(false);
 
@@ -84,12 +127,53 @@ pub fn install() {
         action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
         libc::sigemptyset(&mut action.sa_mask);
         for (i, &sig) in SIGNALS.iter().enumerate() {
+            // Known before Blackbox's handler is in place, so that none of the runtime's faults is
+            // reported in between.
+            let mut current: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut current);
+            if let Some(runtime) = runtime_of(sig, &current) {
+                debug!(
+                    "{}'s handler is {runtime}'s: it gets the signal first, and Blackbox reports the faults it does not resolve",
+                    name(sig)
+                );
+                (*RUNTIME_MASKS.0.get())[i] = current.sa_mask;
+                RUNTIME_FIRST[i].store(current.sa_sigaction, Ordering::Release);
+            }
             if libc::sigaction(sig, &action, &mut saved[i]) != 0 {
                 warn!("cannot install a handler for signal {sig}: crashes will not be reported");
             }
         }
         *previous = Some(saved);
     }
+}
+
+/// The managed runtime whose handler `action` is, for a signal a runtime makes faults with (not SIGABRT).
+fn runtime_of(sig: libc::c_int, action: &libc::sigaction) -> Option<&'static str> {
+    if sig == libc::SIGABRT
+        || action.sa_flags & libc::SA_SIGINFO == 0
+        || action.sa_sigaction == libc::SIG_DFL
+        || action.sa_sigaction == libc::SIG_IGN
+        || action.sa_sigaction == handler as *const () as usize
+    {
+        return None;
+    }
+    // SAFETY: dladdr only reads the loaded objects' tables; `info` is written on success.
+    let library = unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(action.sa_sigaction as *const libc::c_void, &mut info) == 0
+            || info.dli_fname.is_null()
+        {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(info.dli_fname)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let file = library.rsplit('/').next().unwrap_or(&library);
+    RUNTIMES
+        .iter()
+        .find(|(word, _)| file.contains(word))
+        .map(|&(_, runtime)| runtime)
 }
 
 /// Two pipes and the thread that waits on the first: it writes a report for each request and says so on
@@ -145,6 +229,7 @@ pub fn uninstall_if_unused() {
     if let Some(saved) = PREVIOUS.lock().take() {
         for (i, &sig) in SIGNALS.iter().enumerate() {
             restore(sig, &saved[i]);
+            RUNTIME_FIRST[i].store(0, Ordering::Release);
         }
     }
     if let Some(reporter) = REPORTER.lock().take() {
@@ -188,8 +273,63 @@ fn name(sig: libc::c_int) -> &'static str {
 
 /// Async-signal-safe from start to end: no allocation, no lock (but the `try_lock` in [`chain`]).
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    let index = SIGNALS.iter().position(|&s| s == sig).unwrap_or(0);
+    let runtime = RUNTIME_FIRST[index].load(Ordering::Acquire);
+    if runtime != 0 {
+        // Noted for a SIGABRT from the runtime's handler on this thread: one slot for all threads (faults
+        // of other threads may overwrite it; the report then names the SIGABRT).
+        let tid = gettid();
+        RUNTIME_FAULT_SIGNAL.store(sig, Ordering::Release);
+        RUNTIME_FAULT_ADDRESS.store(fault_address(sig, info), Ordering::Release);
+        RUNTIME_FAULT_THREAD.store(tid, Ordering::Release);
+        // SAFETY: the runtime's own SA_SIGINFO handler, called as the kernel would have: with its mask
+        // blocked (pthread_sigmask is async-signal-safe), restored after.
+        unsafe {
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            let mask = &(*RUNTIME_MASKS.0.get())[index];
+            libc::pthread_sigmask(libc::SIG_BLOCK, mask, &mut before);
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(runtime);
+            f(sig, info, context);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        }
+        let _ = RUNTIME_FAULT_THREAD.compare_exchange(tid, 0, Ordering::AcqRel, Ordering::Relaxed);
+        if still_installed(sig) {
+            // Resolved: its own fault (a null check, a safepoint poll), or the context now leads
+            // elsewhere. Returning resumes the thread where the runtime said.
+            return;
+        }
+        // It gave up and put another disposition in place: the fault meets it once this returns.
+        report(sig, info);
+        return;
+    }
+    report(sig, info);
+    chain(sig, info, context);
+}
+
+/// Whether Blackbox's handler is still the one for `sig` (sigaction is async-signal-safe).
+fn still_installed(sig: libc::c_int) -> bool {
+    // SAFETY: reads the disposition into a zeroed struct.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == handler as *const () as usize
+    }
+}
+
+/// The log line and the report of a fatal signal, once per process (a second fault, or a second thread's,
+/// goes on without one).
+fn report(sig: libc::c_int, info: *mut libc::siginfo_t) {
     if !HANDLING.swap(true, Ordering::AcqRel) {
         let tid = gettid();
+        // A runtime that gives up on a fault in its handler aborts (the JVM): the fault is what to report.
+        let (sig, address) = match sig {
+            libc::SIGABRT if RUNTIME_FAULT_THREAD.load(Ordering::Acquire) == tid => (
+                RUNTIME_FAULT_SIGNAL.load(Ordering::Acquire),
+                RUNTIME_FAULT_ADDRESS.load(Ordering::Acquire),
+            ),
+            _ => (sig, fault_address(sig, info)),
+        };
         // Before anything else: this line is written even if nothing else is.
         signal_safe_line(&[
             name(sig).as_bytes(),
@@ -199,13 +339,6 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
             Digits::of(REPORT_SECONDS.into()).as_bytes(),
             b" s)",
         ]);
-        let address = match sig {
-            // SAFETY: the kernel's siginfo for a fault carries the address.
-            libc::SIGSEGV | libc::SIGBUS => {
-                unsafe { info.as_ref() }.map_or(0, |i| unsafe { i.si_addr() } as usize)
-            }
-            _ => 0,
-        };
         FAULT_SIGNAL.store(sig, Ordering::Release);
         FAULT_THREAD.store(tid, Ordering::Release);
         FAULT_ADDRESS.store(address, Ordering::Release);
@@ -225,7 +358,17 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
             ]),
         }
     }
-    chain(sig, info, context);
+}
+
+/// The faulting address of a SIGSEGV or SIGBUS (0 for other signals).
+fn fault_address(sig: libc::c_int, info: *mut libc::siginfo_t) -> usize {
+    match sig {
+        // SAFETY: the kernel's siginfo for a fault carries the address.
+        libc::SIGSEGV | libc::SIGBUS => {
+            unsafe { info.as_ref() }.map_or(0, |i| unsafe { i.si_addr() } as usize)
+        }
+        _ => 0,
+    }
 }
 
 /// How waiting for the reporter thread ended.
