@@ -17,12 +17,16 @@
 //! A managed runtime (the Java VM, .NET, Mono) makes faults on purpose and resolves them in its own
 //! handler: the JVM's compiled code reads a null pointer where Java code may throw a
 //! `NullPointerException`, and a protected page at every safepoint poll. Reporting those first gave a
-//! healthy Java program a fatal-signal report and an error line. So where the handler before Blackbox's
-//! is such a runtime's (its library, by `dladdr`), the runtime gets SIGSEGV, SIGBUS, SIGFPE and SIGILL
-//! first: if its handler returns with Blackbox's still installed, it resolved the fault and nothing is
-//! reported; if it put another disposition in place (giving up, to end the process with it), the report
-//! is written before the fault meets that disposition; and if it aborts (the JVM, after its
-//! `hs_err_pid` file), the SIGABRT is reported.
+//! healthy Java or C# program a fatal-signal report and an error line. So where the handler before
+//! Blackbox's is such a runtime's (its library or program file, by `dladdr`), the runtime gets SIGSEGV,
+//! SIGBUS, SIGFPE and SIGILL first when the fault is in code it may have made: code of no loaded object
+//! (what it generated) or its own library. If its handler returns with Blackbox's still installed, it
+//! resolved the fault and nothing is reported; if it put another disposition in place (giving up, to end
+//! the process with it), the report is written before the fault meets that disposition; and if it aborts
+//! (the JVM, after its `hs_err_pid` file), the SIGABRT is reported as the fault. A fault in any other
+//! object's code (a driver, an app's library) is a crash the runtime did not make: reported first, as in
+//! any app, since a runtime may end the process without a signal Blackbox sees (Mono puts SIGABRT's
+//! default back before it aborts).
 
 use parking_lot::Mutex;
 use std::io::{Read, Write};
@@ -73,8 +77,9 @@ const RUNTIMES: [(&str, &str); 5] = [
     ("libjvm.so", "the Java VM"),
     ("libj9vm", "the Java VM (OpenJ9)"),
     ("libcoreclr.so", ".NET"),
-    ("libmonosgen", "Mono"),
-    ("libmono-2.0", "Mono"),
+    // Embedded (libmonosgen-2.0.so, Unity's libmonobdwgc-2.0.so), or linked into Debian's `mono`.
+    ("libmono", "Mono"),
+    ("mono-sgen", "Mono"),
 ];
 /// Set while a report is being written, so a second fault (or a second thread) does not start another.
 static HANDLING: AtomicBool = AtomicBool::new(false);
@@ -126,6 +131,8 @@ pub fn install() {
         action.sa_sigaction = handler as *const () as usize;
         action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
         libc::sigemptyset(&mut action.sa_mask);
+        let find = libc::dlsym(libc::RTLD_DEFAULT, c"_dl_find_object".as_ptr());
+        DL_FIND_OBJECT.store(find as usize, Ordering::Release);
         for (i, &sig) in SIGNALS.iter().enumerate() {
             // Known before Blackbox's handler is in place, so that none of the runtime's faults is
             // reported in between.
@@ -136,6 +143,11 @@ pub fn install() {
                     "{}'s handler is {runtime}'s: it gets the signal first, and Blackbox reports the faults it does not resolve",
                     name(sig)
                 );
+                let object = match DL_FIND_OBJECT.load(Ordering::Acquire) {
+                    0 => 0,
+                    find => object_of(find, current.sa_sigaction).unwrap_or(0),
+                };
+                RUNTIME_OBJECTS[i].store(object, Ordering::Release);
                 (*RUNTIME_MASKS.0.get())[i] = current.sa_mask;
                 RUNTIME_FIRST[i].store(current.sa_sigaction, Ordering::Release);
             }
@@ -168,6 +180,15 @@ fn runtime_of(sig: libc::c_int, action: &libc::sigaction) -> Option<&'static str
         std::ffi::CStr::from_ptr(info.dli_fname)
             .to_string_lossy()
             .into_owned()
+    };
+    // The program itself is in the loader's list by the name it was started with ("mono", or none): its
+    // file is /proc/self/exe (Debian's `mono` is `mono-sgen`, with the runtime linked in).
+    let library = if library.contains('/') {
+        library
+    } else {
+        std::fs::read_link("/proc/self/exe")
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or(library)
     };
     let file = library.rsplit('/').next().unwrap_or(&library);
     RUNTIMES
@@ -230,6 +251,7 @@ pub fn uninstall_if_unused() {
         for (i, &sig) in SIGNALS.iter().enumerate() {
             restore(sig, &saved[i]);
             RUNTIME_FIRST[i].store(0, Ordering::Release);
+            RUNTIME_OBJECTS[i].store(0, Ordering::Release);
         }
     }
     if let Some(reporter) = REPORTER.lock().take() {
@@ -275,7 +297,7 @@ fn name(sig: libc::c_int) -> &'static str {
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     let index = SIGNALS.iter().position(|&s| s == sig).unwrap_or(0);
     let runtime = RUNTIME_FIRST[index].load(Ordering::Acquire);
-    if runtime != 0 {
+    if runtime != 0 && !native_fault_outside(index, context) {
         // Noted for a SIGABRT from the runtime's handler on this thread: one slot for all threads (faults
         // of other threads may overwrite it; the report then names the SIGABRT).
         let tid = gettid();
@@ -305,6 +327,68 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
     }
     report(sig, info);
     chain(sig, info, context);
+}
+
+/// glibc's `_dl_find_object` (2.35 and later; looked up, not linked, so that the layer still loads on an
+/// older glibc): which loaded object holds an address, async-signal-safe. 0 where there is none.
+static DL_FIND_OBJECT: AtomicUsize = AtomicUsize::new(0);
+/// For each of [`SIGNALS`], the link map of the object that holds the runtime's handler (0: unknown).
+static RUNTIME_OBJECTS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+
+/// glibc's `struct dl_find_object`.
+#[repr(C)]
+struct DlFindObject {
+    flags: u64,
+    map_start: *mut libc::c_void,
+    map_end: *mut libc::c_void,
+    link_map: *mut libc::c_void,
+    eh_frame: *mut libc::c_void,
+    reserved: [u64; 7],
+}
+
+type DlFindObjectFn = unsafe extern "C" fn(*mut libc::c_void, *mut DlFindObject) -> libc::c_int;
+
+/// The link map of the loaded object that holds `address`, with `find` (`_dl_find_object`); `None` for
+/// code of no object (a JIT's).
+fn object_of(find: usize, address: usize) -> Option<usize> {
+    // SAFETY: `find` is glibc's _dl_find_object, which fills the zeroed struct.
+    unsafe {
+        let find: DlFindObjectFn = std::mem::transmute(find);
+        let mut found: DlFindObject = std::mem::zeroed();
+        (find(address as *mut libc::c_void, &mut found) == 0).then_some(found.link_map as usize)
+    }
+}
+
+/// Whether a fault for the runtime at `index` happened in native code of another object than the
+/// runtime's (a driver, an app's library, Blackbox): a crash the runtime did not make, reported first as
+/// for any app (a runtime may end the process without another signal: Mono does). The runtime's own faults
+/// are in the code it generated (of no object) or in its own library. False where that cannot be told
+/// (no `_dl_find_object`, another architecture).
+fn native_fault_outside(index: usize, context: *mut libc::c_void) -> bool {
+    let find = DL_FIND_OBJECT.load(Ordering::Acquire);
+    let runtime_object = RUNTIME_OBJECTS[index].load(Ordering::Acquire);
+    if find == 0 || runtime_object == 0 {
+        return false;
+    }
+    let Some(pc) = faulting_pc(context) else {
+        return false;
+    };
+    object_of(find, pc).is_some_and(|object| object != runtime_object)
+}
+
+/// The instruction a signal interrupted, from its context.
+fn faulting_pc(context: *mut libc::c_void) -> Option<usize> {
+    // SAFETY: the kernel's ucontext for the signal.
+    let context = unsafe { (context as *const libc::ucontext_t).as_ref() }?;
+    #[cfg(target_arch = "x86_64")]
+    return Some(context.uc_mcontext.gregs[libc::REG_RIP as usize] as usize);
+    #[cfg(target_arch = "aarch64")]
+    return Some(context.uc_mcontext.pc as usize);
+    #[allow(unreachable_code)]
+    {
+        let _ = context;
+        None
+    }
 }
 
 /// Whether Blackbox's handler is still the one for `sig` (sigaction is async-signal-safe).

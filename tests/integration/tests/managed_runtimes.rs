@@ -1,9 +1,11 @@
-//! A Java program with a Vulkan device through Blackbox, on lavapipe, with the validation layer below:
-//! `apps/jvm/VulkanFromJava.java` and its JNI half `vulkan_device.c`, built here with Debian 12's OpenJDK
-//! 17 (openjdk-17-jdk-headless) and the C compiler. The JVM makes faults on purpose and resolves them in its
-//! own signal handler (about 120 SIGSEGVs a run: null checks of compiled code, safepoint polls), which
-//! Blackbox's fatal-signal handler, installed after it, sees first. A healthy Java program must get no
-//! report and no error line; one that really crashes must still get its report.
+//! Programs of managed runtimes with a Vulkan device through Blackbox, on lavapipe, with the validation
+//! layer below: `apps/managed/VulkanFromJava.java` (Debian 12's OpenJDK 17, the device through JNI) and
+//! `VulkanFromCSharp.cs` (Debian 12's Mono 6.8, through P/Invoke), both over `vulkan_device.c`, built here
+//! with the C compiler, javac and mcs. A runtime makes faults on purpose and resolves them in its own
+//! signal handler (the JVM about 120 SIGSEGVs a run: null checks of compiled code, safepoint polls; Mono
+//! one per NullReferenceException), which Blackbox's fatal-signal handler, installed after it, sees first. A
+//! healthy program must get no report and no error line; one that really crashes must still get its
+//! report.
 
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};
@@ -14,47 +16,107 @@ use blackbox_integration::*;
 /// Debian 12's OpenJDK 17 (scripts/setup.sh).
 const JAVA_HOME: &str = "/usr/lib/jvm/java-17-openjdk-amd64";
 
-/// Builds the program into `dir`: the JNI library with `cc`, the class with `javac`.
-fn build(dir: &Path) {
-    let sources = workspace_root().join("tests/integration/apps/jvm");
-    let java_home = Path::new(JAVA_HOME);
-    let cc = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(dir.join("libvulkan_device.so"))
-        .arg(sources.join("vulkan_device.c"))
-        .arg(format!("-I{}", java_home.join("include").display()))
-        .arg(format!("-I{}", java_home.join("include/linux").display()))
-        .arg("-lvulkan")
+#[derive(Clone, Copy, Debug)]
+enum Runtime {
+    Java,
+    Mono,
+}
+
+impl Runtime {
+    /// The prefix of the program's own output lines.
+    fn prefix(self) -> &'static str {
+        match self {
+            Runtime::Java => "java: ",
+            Runtime::Mono => "csharp: ",
+        }
+    }
+
+    /// The middle line of a healthy run, up to its sum.
+    fn exceptions_line(self) -> &'static str {
+        match self {
+            Runtime::Java => "java: 2000 null pointer exceptions, sum ",
+            Runtime::Mono => "csharp: 200 null reference exceptions, sum ",
+        }
+    }
+}
+
+/// Runs `cmd` and panics with its output unless it succeeds.
+fn build_step(cmd: &mut Command, what: &str) {
+    let out = cmd
         .output()
-        .expect("cc");
+        .unwrap_or_else(|e| panic!("{what} (scripts/setup.sh installs it): {e}"));
     assert!(
-        cc.status.success(),
-        "cc: {}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let javac = Command::new(java_home.join("bin/javac"))
-        .arg("-d")
-        .arg(dir)
-        .arg(sources.join("VulkanFromJava.java"))
-        .output()
-        .expect("javac (openjdk-17-jdk-headless: scripts/setup.sh)");
-    assert!(
-        javac.status.success(),
-        "javac: {}",
-        String::from_utf8_lossy(&javac.stderr)
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
-/// The program with `args`, in `dir` (where the JVM writes its hs_err file), without core dumps: with the
-/// validation layer alone, or through Blackbox with `vars`.
-fn java(home: &TempDir, dir: &Path, args: &[&str], blackbox: Option<&[(&str, &str)]>) -> Run {
-    let mut cmd = vulkan_command(Path::new(JAVA_HOME).join("bin/java"), home.path());
-    cmd.current_dir(dir)
-        .arg(format!("-Djava.library.path={}", dir.display()))
-        .args(["-cp", "."])
-        .arg("VulkanFromJava")
-        .args(args);
-    // SAFETY: setrlimit is async-signal-safe; a crashing JVM writes no core file.
+/// Builds `runtime`'s program into a folder of `home`: the native library with `cc`, the program with
+/// javac or mcs.
+fn build(home: &TempDir, runtime: Runtime) -> PathBuf {
+    let dir = home.path().join("build");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sources = workspace_root().join("tests/integration/apps/managed");
+    let java_home = Path::new(JAVA_HOME);
+    let mut cc = Command::new("cc");
+    cc.args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(dir.join("libvulkan_device.so"))
+        .arg(sources.join("vulkan_device.c"))
+        .arg("-lvulkan");
+    if let Runtime::Java = runtime {
+        cc.arg("-DBB_JNI")
+            .arg(format!("-I{}", java_home.join("include").display()))
+            .arg(format!("-I{}", java_home.join("include/linux").display()));
+    }
+    build_step(&mut cc, "cc");
+    match runtime {
+        Runtime::Java => build_step(
+            Command::new(java_home.join("bin/javac"))
+                .arg("-d")
+                .arg(&dir)
+                .arg(sources.join("VulkanFromJava.java")),
+            "javac (openjdk-17-jdk-headless)",
+        ),
+        Runtime::Mono => build_step(
+            Command::new("mcs")
+                .arg(format!(
+                    "-out:{}",
+                    dir.join("VulkanFromCSharp.exe").display()
+                ))
+                .arg(sources.join("VulkanFromCSharp.cs")),
+            "mcs (mono-mcs)",
+        ),
+    }
+    dir
+}
+
+/// `runtime`'s program with `args`, in `dir` (where the JVM writes its hs_err file), without core dumps:
+/// with the validation layer alone, or through Blackbox with `vars`.
+fn program(
+    home: &TempDir,
+    runtime: Runtime,
+    dir: &Path,
+    args: &[&str],
+    blackbox: Option<&[(&str, &str)]>,
+) -> Run {
+    let mut cmd = match runtime {
+        Runtime::Java => {
+            let mut cmd = vulkan_command(Path::new(JAVA_HOME).join("bin/java"), home.path());
+            cmd.arg(format!("-Djava.library.path={}", dir.display()))
+                .args(["-cp", ".", "VulkanFromJava"]);
+            cmd
+        }
+        Runtime::Mono => {
+            let mut cmd = vulkan_command("mono", home.path());
+            cmd.env("LD_LIBRARY_PATH", dir)
+                .arg(dir.join("VulkanFromCSharp.exe"));
+            cmd
+        }
+    };
+    cmd.current_dir(dir).args(args);
+    // SAFETY: setrlimit is async-signal-safe; a crashing runtime writes no core file.
     unsafe {
         cmd.pre_exec(|| {
             let none = libc::rlimit {
@@ -70,32 +132,27 @@ fn java(home: &TempDir, dir: &Path, args: &[&str], blackbox: Option<&[(&str, &st
 }
 
 /// The program's own lines.
-fn program_lines(run: &Run) -> Vec<&str> {
+fn program_lines(run: &Run, runtime: Runtime) -> Vec<&str> {
     run.stdout
         .lines()
-        .filter(|l| l.starts_with("java: "))
+        .filter(|l| l.starts_with(runtime.prefix()))
         .collect()
 }
 
-fn build_dir(home: &TempDir) -> PathBuf {
-    let dir = home.path().join("build");
-    std::fs::create_dir_all(&dir).unwrap();
-    build(&dir);
-    dir
-}
-
-#[test]
-fn a_healthy_java_program_gets_no_report_for_the_faults_its_jvm_resolves() {
-    let home = TempDir::new("jvm");
-    let dir = build_dir(&home);
-    let reference = java(&home, &dir, &[], None);
+/// A healthy run through Blackbox: as with the validation layer alone, the runtime's handler recognised,
+/// no error line and no report.
+fn assert_quiet(runtime: Runtime, recognised_as: &str) {
+    let home = TempDir::new(&format!("{runtime:?}"));
+    let dir = build(&home, runtime);
+    let reference = program(&home, runtime, &dir, &[], None);
     reference.assert_success();
-    let lines = program_lines(&reference);
+    let lines = program_lines(&reference, runtime);
+    let prefix = runtime.prefix();
     assert!(
         lines.len() == 3
-            && lines[0] == "java: device 0"
-            && lines[1].starts_with("java: 2000 null pointer exceptions, sum ")
-            && lines[2] == "java: done",
+            && lines[0] == format!("{prefix}device 0")
+            && lines[1].starts_with(runtime.exceptions_line())
+            && lines[2] == format!("{prefix}done"),
         "{}",
         reference.dump()
     );
@@ -104,15 +161,14 @@ fn a_healthy_java_program_gets_no_report_for_the_faults_its_jvm_resolves() {
         ("VK_BLACKBOX_NAN", "ops"),
         ("VK_BLACKBOX_BREADCRUMBS", "command"),
     ];
-    let run = java(&home, &dir, &[], Some(&vars));
-    let problems = run.problems_against(&reference, "jvm", false);
+    let run = program(&home, runtime, &dir, &[], Some(&vars));
+    let problems = run.problems_against(&reference, &format!("{runtime:?}"), false);
     assert!(problems.is_empty(), "{problems:#?}\n{}", run.dump());
-    assert_eq!(program_lines(&run), program_lines(&reference));
-    // The JVM's handler was recognised, and none of its faults became an error line or a report.
+    assert_eq!(program_lines(&run, runtime), lines);
     assert!(
-        run.stderr.contains(
-            "SIGSEGV's handler is the Java VM's: it gets the signal first, and Blackbox reports the faults it does not resolve"
-        ),
+        run.stderr.contains(&format!(
+            "SIGSEGV's handler is {recognised_as}'s: it gets the signal first, and Blackbox reports the faults it does not resolve"
+        )),
         "{}",
         run.dump()
     );
@@ -129,34 +185,60 @@ fn a_healthy_java_program_gets_no_report_for_the_faults_its_jvm_resolves() {
     );
 }
 
-#[test]
-fn a_java_program_whose_jvm_gives_up_on_a_native_fault_gets_its_report() {
-    let home = TempDir::new("jvm-crash");
-    let dir = build_dir(&home);
-    let reference = java(&home, &dir, &["crash"], None);
-    // The JVM writes its hs_err file and aborts.
+/// `mode`'s crash with the validation layer alone and through Blackbox: both abort (the runtime's own crash
+/// output, then `abort`), and Blackbox writes one report, of a SIGSEGV at `address`.
+fn assert_crash_reported(runtime: Runtime, mode: &str, address: &str) {
+    let home = TempDir::new(&format!("{runtime:?}-{mode}"));
+    let dir = build(&home, runtime);
+    let reference = program(&home, runtime, &dir, &[mode], None);
     assert_eq!(
         reference.status.signal(),
         Some(libc::SIGABRT),
         "{}",
         reference.dump()
     );
-    let run = java(&home, &dir, &["crash"], Some(&[]));
+    let run = program(&home, runtime, &dir, &[mode], Some(&[]));
     assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{}", run.dump());
-    assert!(
-        run.stdout.contains("SIGSEGV (0xb)") || run.stderr.contains("SIGSEGV (0xb)"),
-        "the JVM's own crash message\n{}",
-        run.dump()
-    );
-    // Blackbox's report names the fault the JVM gave up on, not the abort that followed.
+    // Blackbox's report names the fault, not the abort that followed.
     let reports = reports_in(&home.path().join("reports"));
     assert_eq!(reports.len(), 1, "{}", run.dump());
     let signal = reports[0].1.signal.as_ref().expect("a signal report");
     assert_eq!(signal.name, "SIGSEGV");
-    assert_eq!(signal.address.as_deref(), Some("0x10"));
+    assert_eq!(signal.address.as_deref(), Some(address));
     assert!(
         run.stderr.contains("[blackbox] error: SIGSEGV in thread "),
         "{}",
         run.dump()
     );
+}
+
+#[test]
+fn a_healthy_java_program_gets_no_report_for_the_faults_its_jvm_resolves() {
+    assert_quiet(Runtime::Java, "the Java VM");
+}
+
+#[test]
+fn a_java_program_crashing_in_native_code_gets_its_report() {
+    // Reported before the JVM's handler runs: a fault in another object's code is not the runtime's.
+    assert_crash_reported(Runtime::Java, "crash", "0x10");
+}
+
+#[test]
+fn a_java_program_crashing_in_generated_code_gets_its_report_once_the_jvm_gives_up() {
+    // Code of no loaded object, as a JIT's: the JVM's handler decides first, and its abort is reported as
+    // the fault it gave up on.
+    assert_crash_reported(Runtime::Java, "crash-generated", "0x18");
+}
+
+#[test]
+fn a_healthy_csharp_program_gets_no_report_for_the_faults_mono_resolves() {
+    // Debian's `mono` has the runtime linked in: its handler is found through the program's own file.
+    assert_quiet(Runtime::Mono, "Mono");
+}
+
+#[test]
+fn a_csharp_program_crashing_in_native_code_gets_its_report() {
+    // Mono ends the process from its handler, with SIGABRT's default action put back first: only a report
+    // written before its handler runs is written at all.
+    assert_crash_reported(Runtime::Mono, "crash", "0x10");
 }

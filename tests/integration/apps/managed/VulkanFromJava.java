@@ -1,14 +1,16 @@
 // A Java program with a Vulkan device (made through JNI, vulkan_device.c), then Java code that makes the
 // JVM fault on purpose and resolve the faults in its own signal handler: compiled code reads through a
 // null reference where Java throws NullPointerException, and every safepoint (each garbage collection)
-// reaches compiled code through a protected polling page. `crash` ends with a native fault instead, which
-// the JVM does not resolve: it writes its hs_err file and aborts.
+// reaches compiled code through a protected polling page. `crash` ends with a fault in native code
+// instead, `crash-generated` with one in code of no loaded object (as a JIT's, or lavapipe's shaders),
+// which the JVM does not resolve: it writes its hs_err file and aborts.
 //
-//   java -Djava.library.path=DIR VulkanFromJava [crash]
+//   java -Djava.library.path=DIR VulkanFromJava [crash | crash-generated]
 public class VulkanFromJava {
   static native int createDevice();
   static native void destroyDevice();
   static native void crash();
+  static native void crashInGeneratedCode();
 
   static final class Box {
     int value = 3;
@@ -29,6 +31,9 @@ public class VulkanFromJava {
     }
     if (args.length > 0 && args[0].equals("crash")) {
       crash();
+    }
+    if (args.length > 0 && args[0].equals("crash-generated")) {
+      crashInGeneratedCode();
     }
     Box box = new Box();
     long nulls = 0, sum = 0;
