@@ -15,7 +15,8 @@
 //! runs of pygfx. So the thread is also stopped when the process begins to exit, by an exit handler
 //! registered for this library (`__cxa_atexit` with its `__dso_handle`, as C++ registers a library's static
 //! destructors: it runs before the handlers the driver registered earlier, and at `dlclose` of the
-//! library instead when that comes first).
+//! library instead when that comes first). A child forked from the app has a copy of the thread's handle
+//! but not the thread: its exit goes on at once, and a device it makes starts a thread of its own.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -31,6 +32,16 @@ use crate::registry::DEVICES;
 struct Running {
     thread: JoinHandle<()>,
     stop: Arc<AtomicBool>,
+    /// The process the thread runs in: a child forked from it has a copy of this, not the thread.
+    pid: libc::pid_t,
+}
+
+impl Running {
+    /// Whether the thread is in this process (not a copy inherited through `fork`).
+    fn is_ours(&self) -> bool {
+        // SAFETY: getpid has no preconditions.
+        self.pid == unsafe { libc::getpid() }
+    }
 }
 
 static WATCHDOG: Mutex<Option<Running>> = Mutex::new(None);
@@ -78,6 +89,13 @@ unsafe extern "C" fn at_exit(_: *mut libc::c_void) {
         return;
     };
     drop(running);
+    if !r.is_ours() {
+        // A forked child: the thread is the parent's, and nothing here would ever see it stop (waiting
+        // for it made every such child's exit 500 ms longer). Its handle is left alone.
+        std::mem::forget(r);
+        debug!("exit of a forked child: the monitor thread is its parent's");
+        return;
+    }
     r.stop.store(true, Ordering::Release);
     r.thread.thread().unpark();
     let start = Instant::now();
@@ -110,8 +128,14 @@ pub fn start() {
     }
     register_exit_handler();
     let mut running = WATCHDOG.lock();
-    if running.is_some() {
-        return;
+    match running.take() {
+        Some(r) if r.is_ours() => {
+            *running = Some(r);
+            return;
+        }
+        // Inherited from the parent through fork: this process has no such thread; start its own.
+        Some(inherited) => std::mem::forget(inherited),
+        None => {}
     }
     let stop = Arc::new(AtomicBool::new(false));
     let thread_stop = stop.clone();
@@ -119,7 +143,14 @@ pub fn start() {
         .name("blackbox-watchdog".into())
         .spawn(move || watch(limit, &thread_stop));
     match thread {
-        Ok(thread) => *running = Some(Running { thread, stop }),
+        Ok(thread) => {
+            *running = Some(Running {
+                thread,
+                stop,
+                // SAFETY: getpid has no preconditions.
+                pid: unsafe { libc::getpid() },
+            })
+        }
         Err(e) => warn!("cannot start the monitor thread ({e}); hangs will not be reported, and shader errors only at the app's waits"),
     }
 }
@@ -131,6 +162,10 @@ pub fn stop_if_unused() {
     }
     let running = WATCHDOG.lock().take();
     if let Some(r) = running {
+        if !r.is_ours() {
+            std::mem::forget(r);
+            return;
+        }
         r.stop.store(true, Ordering::Release);
         r.thread.thread().unpark();
         let _ = r.thread.join();

@@ -748,3 +748,38 @@ fn an_app_under_address_sanitizer_ends_as_without_blackbox_with_the_same_leaks()
         run.dump()
     );
 }
+
+#[test]
+fn a_forked_child_ends_at_once_without_waiting_for_its_parents_monitor_thread() {
+    // The child has a copy of the monitor thread's handle, not the thread: Blackbox's exit handler waited
+    // 500 ms for it to stop in every such child (an app forking workers that exit paid that per worker).
+    let home = TempDir::new("fork-child");
+    let args = ["fork-child"];
+    let reference = run(&mut testapp_with_validation_only(&home, &args));
+    reference.assert_success();
+    let run = run(&mut testapp_with_blackbox(
+        &home,
+        &args,
+        &[("VK_BLACKBOX_LOG", "debug")],
+    ));
+    run.assert_success()
+        .assert_validation_messages_unchanged(&reference);
+    assert_eq!(run.checksums(), reference.checksums(), "{}", run.dump());
+    assert!(
+        run.stdout
+            .contains("fork-child: the child exited with status 0"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr
+            .contains("exit of a forked child: the monitor thread is its parent's"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        !run.stderr.contains("did not stop within"),
+        "{}",
+        run.dump()
+    );
+}

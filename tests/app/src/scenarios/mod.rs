@@ -312,6 +312,12 @@ pub const SCENARIOS: &[Scenario] = &[
         run: robustness::run_destroy_early,
     },
     Scenario {
+        name: "fork-child",
+        in_all: false,
+        needs: Needs::NONE,
+        run: robustness::run_fork_child,
+    },
+    Scenario {
         name: "spirv-run",
         in_all: false,
         needs: Needs {

@@ -16,6 +16,9 @@
 //!   host-visible word its last command writes, then destroys its command pool (and so the command buffer)
 //!   and the pipeline it used before any Vulkan call could have told Blackbox the work is done; then
 //!   records and submits a second command buffer, likely under the same handle values.
+//! - `fork-child`: runs `compute`, then forks; the child ends at once with `exit(0)`, which runs the
+//!   process's exit handlers (Blackbox's among them) in a process that has none of the parent's threads. The
+//!   parent waits for it and prints `fork-child: the child exited with status N`.
 
 use std::ffi::CString;
 use std::sync::Mutex;
@@ -398,4 +401,30 @@ pub fn run_destroy_early(cx: &Context, _options: &Options) -> Result<Outcome> {
         Ok(())
     })?;
     Ok(Outcome::Checksum(fnv1a(readback.bytes())))
+}
+
+pub fn run_fork_child(cx: &Context, options: &Options) -> Result<Outcome> {
+    let outcome = super::compute::run(cx, options)?;
+    // SAFETY: the child calls exit alone, as an app that forks a worker which ends does.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        bail!("fork: {}", std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: ends the child, running its exit handlers.
+        unsafe { libc::exit(0) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked, writing its status into `status`.
+    if unsafe { libc::waitpid(pid, &mut status, 0) } != pid {
+        bail!("waitpid: {}", std::io::Error::last_os_error());
+    }
+    if !libc::WIFEXITED(status) {
+        bail!("the child did not exit (wait status {status})");
+    }
+    println!(
+        "fork-child: the child exited with status {}",
+        libc::WEXITSTATUS(status)
+    );
+    Ok(outcome)
 }
