@@ -8,7 +8,9 @@
 //!
 //! A tool, not a test: it prints and asserts nothing.
 
-use blackbox_engine::{fnv1a64, instrument, needs_instrumentation, shader_info, NanLevel, Options};
+use blackbox_engine::{
+    fnv1a64, instrument, needs_instrumentation, shader_info, LoopMode, NanLevel, Options,
+};
 
 fn main() {
     let base = Options {
@@ -71,6 +73,22 @@ fn main() {
             Options {
                 printf: false,
                 asserts: false,
+                ..base.clone()
+            },
+        ),
+        // Loop counters and integer checks, as `VK_BLACKBOX_LOOPS` and `VK_BLACKBOX_INT` build them.
+        (
+            "loops-report-int",
+            Options {
+                loops: LoopMode::Report,
+                int_checks: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "loops-break",
+            Options {
+                loops: LoopMode::Break,
                 ..base.clone()
             },
         ),

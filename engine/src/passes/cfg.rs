@@ -141,16 +141,29 @@ impl Cfg {
                 depth: 0,
             });
         }
-        let depths: Vec<u32> = cfg
+        // A loop's depth is the number of other loops whose blocks hold its header: each loop's blocks are
+        // walked once (searching every loop's list for every header took cubic time in the nesting depth:
+        // 28 s for a damaged module of 5,000 nested loops).
+        let by_header: FastMap<u32, usize> = cfg
             .loops
             .iter()
-            .map(|l| {
-                cfg.loops
-                    .iter()
-                    .filter(|o| o.header != l.header && o.blocks.contains(&l.header))
-                    .count() as u32
-            })
+            .enumerate()
+            .map(|(i, l)| (l.header, i))
             .collect();
+        let mut depths = vec![0u32; cfg.loops.len()];
+        // The loop that last counted each one: a damaged module may list a block twice.
+        let mut counted_by = vec![usize::MAX; cfg.loops.len()];
+        for (outer, l) in cfg.loops.iter().enumerate() {
+            for b in &l.blocks {
+                match by_header.get(b) {
+                    Some(&inner) if *b != l.header && counted_by[inner] != outer => {
+                        counted_by[inner] = outer;
+                        depths[inner] += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
         for (l, d) in cfg.loops.iter_mut().zip(depths) {
             l.depth = d;
         }
