@@ -14,8 +14,8 @@
 //! Handlers and the reporter thread are set up with the first device and the previous handlers restored
 //! (and the thread joined) with the last, so an unloaded library never leaves either behind.
 //!
-//! A managed runtime (the Java VM, .NET, Mono) makes faults on purpose and resolves them in its own
-//! handler: the JVM's compiled code reads a null pointer where Java code may throw a
+//! A managed runtime (the Java VM, .NET, Mono; Wine, for Windows programs' structured exception handling)
+//! makes faults on purpose and resolves them in its own handler: the JVM's compiled code reads a null pointer where Java code may throw a
 //! `NullPointerException`, and a protected page at every safepoint poll. Reporting those first gave a
 //! healthy Java or C# program a fatal-signal report and an error line. So where the handler before
 //! Blackbox's is such a runtime's (its library or program file, by `dladdr`), the runtime gets SIGSEGV,
@@ -73,13 +73,16 @@ static RUNTIME_FAULT_THREAD: AtomicI32 = AtomicI32::new(0);
 
 /// The runtimes whose handlers resolve faults they make on purpose, by a word in their library's file
 /// name, and what to call them.
-const RUNTIMES: [(&str, &str); 5] = [
+const RUNTIMES: [(&str, &str); 6] = [
     ("libjvm.so", "the Java VM"),
     ("libj9vm", "the Java VM (OpenJ9)"),
     ("libcoreclr.so", ".NET"),
     // Embedded (libmonosgen-2.0.so, Unity's libmonobdwgc-2.0.so), or linked into Debian's `mono`.
     ("libmono", "Mono"),
     ("mono-sgen", "Mono"),
+    // Windows programs under Wine (and Proton) handle access violations with structured exception
+    // handling, which Wine's handler (its Unix-side ntdll) dispatches.
+    ("ntdll.so", "Wine"),
 ];
 /// Set while a report is being written, so a second fault (or a second thread) does not start another.
 static HANDLING: AtomicBool = AtomicBool::new(false);

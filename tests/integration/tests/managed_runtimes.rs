@@ -1,11 +1,12 @@
 //! Programs of managed runtimes with a Vulkan device through Blackbox, on lavapipe, with the validation
 //! layer below: `apps/managed/VulkanFromJava.java` (Debian 12's OpenJDK 17, the device through JNI) and
 //! `VulkanFromCSharp.cs` (Debian 12's Mono 6.8, through P/Invoke), both over `vulkan_device.c`, built here
-//! with the C compiler, javac and mcs. A runtime makes faults on purpose and resolves them in its own
-//! signal handler (the JVM about 120 SIGSEGVs a run: null checks of compiled code, safepoint polls; Mono
-//! one per NullReferenceException), which Blackbox's fatal-signal handler, installed after it, sees first. A
-//! healthy program must get no report and no error line; one that really crashes must still get its
-//! report.
+//! with the C compiler, javac and mcs; and `vulkan_from_windows.c`, a Windows program built with MinGW-w64
+//! and run under Debian 12's Wine 8 (its device through winevulkan). A runtime makes faults on purpose and
+//! resolves them in its own signal handler (the JVM about 120 SIGSEGVs a run: null checks of compiled code,
+//! safepoint polls; Mono one per NullReferenceException; Wine one per access violation a Windows program
+//! handles), which Blackbox's fatal-signal handler, installed after it, sees first. A healthy program must
+//! get no report and no error line; one that really crashes must still get its report.
 
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};
@@ -241,4 +242,94 @@ fn a_csharp_program_crashing_in_native_code_gets_its_report() {
     // Mono ends the process from its handler, with SIGABRT's default action put back first: only a report
     // written before its handler runs is written at all.
     assert_crash_reported(Runtime::Mono, "crash", "0x10");
+}
+
+/// Debian 12's Wine (wine64), which is not on the PATH.
+const WINE64: &str = "/usr/lib/wine/wine64";
+
+/// `vulkan_from_windows.exe` under Wine on `display`, with a prefix of its own in `home`: with the
+/// validation layer alone, or through Blackbox with `vars`.
+fn windows_program(
+    home: &TempDir,
+    exe: &Path,
+    display: &str,
+    blackbox: Option<&[(&str, &str)]>,
+) -> Run {
+    let mut cmd = vulkan_command(WINE64, home.path());
+    cmd.arg(exe)
+        .env("WINEPREFIX", home.path().join("wine-prefix"))
+        .env("WINEDEBUG", "-all")
+        // No Mono or Gecko installer prompts when the prefix is made.
+        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        .env("DISPLAY", display);
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
+    run(&mut cmd)
+}
+
+#[test]
+fn a_windows_program_under_wine_gets_no_report_for_the_access_violations_it_handles() {
+    let home = TempDir::new("wine");
+    let dir = home.path().join("build");
+    // The Vulkan headers alone: the system include folder would bring glibc's headers into a Windows build.
+    let include = dir.join("include");
+    std::fs::create_dir_all(&include).unwrap();
+    for headers in ["vulkan", "vk_video"] {
+        std::os::unix::fs::symlink(
+            Path::new("/usr/include").join(headers),
+            include.join(headers),
+        )
+        .unwrap();
+    }
+    let exe = dir.join("vulkan_from_windows.exe");
+    build_step(
+        Command::new("x86_64-w64-mingw32-gcc")
+            .args(["-O1", "-Wall", "-o"])
+            .arg(&exe)
+            .arg(format!("-I{}", include.display()))
+            .arg(workspace_root().join("tests/integration/apps/managed/vulkan_from_windows.c")),
+        "x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64)",
+    );
+    let xvfb = Xvfb::start();
+    let reference = windows_program(&home, &exe, &xvfb.display, None);
+    reference.assert_success();
+    let lines = |run: &Run| -> Vec<String> {
+        run.stdout
+            .lines()
+            .filter(|l| l.starts_with("windows: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        lines(&reference),
+        [
+            "windows: device 0",
+            "windows: 100 access violations resolved",
+            "windows: done"
+        ],
+        "{}",
+        reference.dump()
+    );
+    let vars = [("VK_BLACKBOX_LOG", "debug"), ("VK_BLACKBOX_NAN", "ops")];
+    let run = windows_program(&home, &exe, &xvfb.display, Some(&vars));
+    let problems = run.problems_against(&reference, "wine", false);
+    assert!(problems.is_empty(), "{problems:#?}\n{}", run.dump());
+    assert_eq!(lines(&run), lines(&reference));
+    assert!(
+        run.stderr.contains(
+            "SIGSEGV's handler is Wine's: it gets the signal first, and Blackbox reports the faults it does not resolve"
+        ),
+        "{}",
+        run.dump()
+    );
+    let errors: Vec<_> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[blackbox] error"))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{}", run.dump());
+    assert!(
+        reports_in(&home.path().join("reports")).is_empty(),
+        "{}",
+        run.dump()
+    );
 }
