@@ -15,9 +15,9 @@
 //! (and the thread joined) with the last, so an unloaded library never leaves either behind.
 //!
 //! A managed runtime (the Java VM, .NET, Mono; Wine, for Windows programs' structured exception handling)
-//! makes faults on purpose and resolves them in its own handler: the JVM's compiled code reads a null pointer where Java code may throw a
-//! `NullPointerException`, and a protected page at every safepoint poll. Reporting those first gave a
-//! healthy Java or C# program a fatal-signal report and an error line. So where the handler before
+//! makes faults on purpose and resolves them in its own handler: the JVM's compiled code reads a null
+//! pointer where Java code may throw a `NullPointerException`, and a protected page at every safepoint
+//! poll. Reporting those first gave a healthy Java or C# program a fatal-signal report and an error line. So where the handler before
 //! Blackbox's is such a runtime's (its library or program file, by `dladdr`), the runtime gets SIGSEGV,
 //! SIGBUS, SIGFPE and SIGILL first when the fault is in code it may have made: code of no loaded object
 //! (what it generated) or its own library. If its handler returns with Blackbox's still installed, it
@@ -65,6 +65,25 @@ struct RuntimeMasks(std::cell::UnsafeCell<[libc::sigset_t; 5]>);
 // SAFETY: see `RUNTIME_MASKS`: each entry is written before its `RUNTIME_FIRST` store (Release) and read
 // after a load that found it set (Acquire).
 unsafe impl Sync for RuntimeMasks {}
+
+/// glibc's `_dl_find_object` (2.35 and later; looked up, not linked, so that the layer still loads on an
+/// older glibc): which loaded object holds an address, async-signal-safe. 0 where there is none.
+static DL_FIND_OBJECT: AtomicUsize = AtomicUsize::new(0);
+/// For each of [`SIGNALS`], the link map of the object that holds the runtime's handler (0: unknown).
+static RUNTIME_OBJECTS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+
+/// glibc's `struct dl_find_object`.
+#[repr(C)]
+struct DlFindObject {
+    flags: u64,
+    map_start: *mut libc::c_void,
+    map_end: *mut libc::c_void,
+    link_map: *mut libc::c_void,
+    eh_frame: *mut libc::c_void,
+    reserved: [u64; 7],
+}
+
+type DlFindObjectFn = unsafe extern "C" fn(*mut libc::c_void, *mut DlFindObject) -> libc::c_int;
 
 /// The fault a runtime's handler is deciding on, for [`report`]: its signal, address and thread (0: none).
 static RUNTIME_FAULT_SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -193,7 +212,12 @@ fn runtime_of(sig: libc::c_int, action: &libc::sigaction) -> Option<&'static str
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or(library)
     };
-    let file = library.rsplit('/').next().unwrap_or(&library);
+    runtime_named(&library)
+}
+
+/// The runtime whose library or program `path` is, by its file name.
+fn runtime_named(path: &str) -> Option<&'static str> {
+    let file = path.rsplit('/').next().unwrap_or(path);
     RUNTIMES
         .iter()
         .find(|(word, _)| file.contains(word))
@@ -331,25 +355,6 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
     report(sig, info);
     chain(sig, info, context);
 }
-
-/// glibc's `_dl_find_object` (2.35 and later; looked up, not linked, so that the layer still loads on an
-/// older glibc): which loaded object holds an address, async-signal-safe. 0 where there is none.
-static DL_FIND_OBJECT: AtomicUsize = AtomicUsize::new(0);
-/// For each of [`SIGNALS`], the link map of the object that holds the runtime's handler (0: unknown).
-static RUNTIME_OBJECTS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
-
-/// glibc's `struct dl_find_object`.
-#[repr(C)]
-struct DlFindObject {
-    flags: u64,
-    map_start: *mut libc::c_void,
-    map_end: *mut libc::c_void,
-    link_map: *mut libc::c_void,
-    eh_frame: *mut libc::c_void,
-    reserved: [u64; 7],
-}
-
-type DlFindObjectFn = unsafe extern "C" fn(*mut libc::c_void, *mut DlFindObject) -> libc::c_int;
 
 /// The link map of the loaded object that holds `address`, with `find` (`_dl_find_object`); `None` for
 /// code of no object (a JIT's).
@@ -685,6 +690,44 @@ fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_voi
                 libc::signal(sig, libc::SIG_DFL);
                 libc::raise(sig);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtimes_are_told_by_their_file_name() {
+        for (path, runtime) in [
+            (
+                "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so",
+                Some("the Java VM"),
+            ),
+            (
+                "/opt/openj9/lib/default/libj9vm29.so",
+                Some("the Java VM (OpenJ9)"),
+            ),
+            (
+                "/usr/share/dotnet/shared/Microsoft.NETCore.App/8.0.0/libcoreclr.so",
+                Some(".NET"),
+            ),
+            (
+                "/opt/game/Data/MonoBleedingEdge/libmonobdwgc-2.0.so",
+                Some("Mono"),
+            ),
+            ("/usr/bin/mono-sgen", Some("Mono")),
+            (
+                "/usr/lib/x86_64-linux-gnu/wine/x86_64-unix/ntdll.so",
+                Some("Wine"),
+            ),
+            ("/usr/lib/x86_64-linux-gnu/libc.so.6", None),
+            // A folder's name is not the file's.
+            ("/opt/libjvm.so.d/libcrash.so", None),
+            ("/usr/bin/python3", None),
+        ] {
+            assert_eq!(runtime_named(path), runtime, "{path}");
         }
     }
 }
