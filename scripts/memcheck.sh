@@ -16,16 +16,16 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out=${OUT:-$root/target/memcheck}
 rm -rf "$out"
-mkdir -p "$out/manifest"
+mkdir -p "$out"
 command -v valgrind > /dev/null || { echo "memcheck.sh: valgrind is not installed (apt install valgrind)" >&2; exit 2; }
 lib=$root/target/debug/libVkLayer_blackbox.so
 app=$root/target/debug/bb-testapp
 for f in "$lib" "$app"; do
   [ -f "$f" ] || { echo "memcheck.sh: $f is missing: cargo build -p blackbox-layer -p blackbox-testapp" >&2; exit 2; }
 done
-sed "s|\"library_path\": *\"[^\"]*\"|\"library_path\": \"$lib\"|" manifest/VkLayer_blackbox.json > "$out/manifest/VkLayer_blackbox.json"
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
-export VK_ADD_LAYER_PATH=$out/manifest VK_INSTANCE_LAYERS=VK_LAYER_blackbox
+# shellcheck source=scripts/layer-env.sh
+. scripts/layer-env.sh
+use_layer "$lib" "$out/manifest"
 
 failed=0
 # run NAME ENV... -- CMD...: one program under memcheck, then its errors counted.

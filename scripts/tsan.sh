@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out=${OUT:-$root/target/tsan-runs}
 rm -rf "$out"
-mkdir -p "$out/manifest"
+mkdir -p "$out"
 target=x86_64-unknown-linux-gnu
 if ! rustup run nightly rustc --print sysroot > /dev/null 2>&1 \
   || [ ! -f "$(rustup run nightly rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.lock" ]; then
@@ -29,9 +29,9 @@ RUSTFLAGS="-Zsanitizer=thread -Clink-arg=-rdynamic" cargo +nightly build -q -Zbu
   --target-dir "$root/target/tsan" -p blackbox-layer -p blackbox-testapp
 lib=$root/target/tsan/$target/debug/libVkLayer_blackbox.so
 app=$root/target/tsan/$target/debug/bb-testapp
-sed "s|\"library_path\": *\"[^\"]*\"|\"library_path\": \"$lib\"|" manifest/VkLayer_blackbox.json > "$out/manifest/VkLayer_blackbox.json"
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
-export VK_ADD_LAYER_PATH=$out/manifest VK_INSTANCE_LAYERS=VK_LAYER_blackbox
+# shellcheck source=scripts/layer-env.sh
+. scripts/layer-env.sh
+use_layer "$lib" "$out/manifest"
 
 failed=0
 # run NAME ENV... -- CMD...: one program under TSan, then its races counted.

@@ -1,0 +1,12 @@
+# Sourced by the scripts that run programs through a build of the layer on lavapipe (memcheck.sh, tsan.sh).
+#
+# use_layer LIB DIR: writes a manifest for the layer library LIB into DIR and enables it (explicitly, on
+# lavapipe unless VK_DRIVER_FILES says otherwise) for every program started after it.
+use_layer() {
+  local lib=$1 dir=$2
+  mkdir -p "$dir"
+  sed "s|\"library_path\": *\"[^\"]*\"|\"library_path\": \"$lib\"|" manifest/VkLayer_blackbox.json \
+    > "$dir/VkLayer_blackbox.json"
+  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
+  export VK_ADD_LAYER_PATH=$dir VK_INSTANCE_LAYERS=VK_LAYER_blackbox
+}
