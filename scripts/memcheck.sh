@@ -66,7 +66,7 @@ PY
 
 scenarios="compute draw-renderpass draw-dynamic secondary threads timeline two-queues instances debug-labels
   nan-fragment nan-compute assert-compute assert-fragment printf loop-one int-div malformed-spirv destroy-early
-  spirv-run nan-fp16-fp64 validation-canary"
+  spirv-run nan-fp16-fp64 validation-canary fork-child"
 # shellcheck disable=SC2086
 run ops VK_BLACKBOX_NAN=ops VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_LOOPS=report VK_BLACKBOX_INT=on -- "$app" $scenarios
 # shellcheck disable=SC2086
