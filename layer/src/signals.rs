@@ -138,6 +138,11 @@ const STOP: u8 = 0;
 pub fn install() {
     let mut previous = PREVIOUS.lock();
     if previous.is_some() {
+        // SAFETY: getpid has no preconditions.
+        if REPORTER_PID.load(Ordering::Acquire) != unsafe { libc::getpid() } {
+            // A child forked from the app: the handlers came with it, its parent's reporter thread did not.
+            restart_reporter_in_child();
+        }
         return;
     }
     if let Err(e) = start_reporter() {
@@ -242,6 +247,29 @@ fn start_reporter() -> std::io::Result<()> {
         done: done_read,
     });
     Ok(())
+}
+
+/// In a forked child, a reporter thread of its own in place of its parent's (whose handle and pipe ends it
+/// has copies of: the handle is forgotten, the pipe ends closed).
+fn restart_reporter_in_child() {
+    if let Some(Reporter {
+        thread,
+        request,
+        done,
+    }) = REPORTER.lock().take()
+    {
+        std::mem::forget(thread);
+        drop((request, done));
+    }
+    REQUEST_FD.store(-1, Ordering::Release);
+    DONE_FD.store(-1, Ordering::Release);
+    match start_reporter() {
+        Ok(()) => debug!("a forked child: its own thread writes its reports"),
+        Err(e) => warn!(
+            "cannot start the thread that writes reports on a fatal signal in this forked child ({e}): a \
+             fatal signal is logged, not reported"
+        ),
+    }
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {

@@ -1,5 +1,5 @@
 //! Programs of managed runtimes with a Vulkan device through Blackbox, on lavapipe, with the validation
-//! layer below: `apps/managed/VulkanFromJava.java` (Debian 12's OpenJDK 17, the device through JNI) and
+//! layer below: `apps/vulkan-device/VulkanFromJava.java` (Debian 12's OpenJDK 17, the device through JNI) and
 //! `VulkanFromCSharp.cs` (Debian 12's Mono 6.8, through P/Invoke), both over `vulkan_device.c`, built here
 //! with the C compiler, javac and mcs; and `vulkan_from_windows.c`, a Windows program built with MinGW-w64
 //! and run under Debian 12's Wine 8 (its device through winevulkan). A runtime makes faults on purpose and
@@ -59,7 +59,7 @@ fn build_step(cmd: &mut Command, what: &str) {
 fn build(home: &TempDir, runtime: Runtime) -> PathBuf {
     let dir = home.path().join("build");
     std::fs::create_dir_all(&dir).unwrap();
-    let sources = workspace_root().join("tests/integration/apps/managed");
+    let sources = workspace_root().join("tests/integration/apps/vulkan-device");
     let java_home = Path::new(JAVA_HOME);
     let mut cc = Command::new("cc");
     cc.args(["-shared", "-fPIC", "-O1", "-o"])
@@ -292,7 +292,9 @@ fn a_windows_program_under_wine_gets_no_report_for_the_access_violations_it_hand
             .args(["-O1", "-Wall", "-o"])
             .arg(&exe)
             .arg(format!("-I{}", include.display()))
-            .arg(workspace_root().join("tests/integration/apps/managed/vulkan_from_windows.c")),
+            .arg(
+                workspace_root().join("tests/integration/apps/vulkan-device/vulkan_from_windows.c"),
+            ),
         "x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64)",
     );
     let xvfb = Xvfb::start();

@@ -782,3 +782,62 @@ fn a_forked_child_ends_at_once_without_waiting_for_its_parents_monitor_thread() 
         run.dump()
     );
 }
+
+#[test]
+fn a_forked_child_that_makes_its_own_device_and_crashes_gets_its_report() {
+    // The child has its parent's signal handlers but not its reporter thread: it wrote "no report: the
+    // reporting thread is not running" until a device made in the child started a thread of its own.
+    let home = TempDir::new("fork-crash");
+    let dir = home.path().join("build");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sources = workspace_root().join("tests/integration/apps/vulkan-device");
+    let exe = dir.join("fork_child_crash");
+    let cc = Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(sources.join("fork_child_crash.c"))
+        .arg(sources.join("vulkan_device.c"))
+        .arg("-lvulkan")
+        .output()
+        .expect("cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let program = |blackbox: Option<&[(&str, &str)]>| {
+        let mut cmd = vulkan_command(&exe, home.path());
+        // SAFETY: setrlimit is async-signal-safe; the crashing child writes no core file.
+        unsafe {
+            cmd.pre_exec(|| {
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                Ok(())
+            });
+        }
+        validation_alone_or_through_blackbox(&mut cmd, &home, blackbox);
+        run(&mut cmd)
+    };
+    let reference = program(None);
+    reference.assert_success();
+    let ended = "parent: the child ended by signal 11";
+    assert!(reference.stdout.contains(ended), "{}", reference.dump());
+    let run = program(Some(&[]));
+    run.assert_success();
+    assert!(run.stdout.contains(ended), "{}", run.dump());
+    let reports = reports_in(&home.path().join("reports"));
+    assert_eq!(reports.len(), 1, "{}", run.dump());
+    let signal = reports[0].1.signal.as_ref().expect("a signal report");
+    assert_eq!(
+        (signal.name.as_str(), signal.address.as_deref()),
+        ("SIGSEGV", Some("0x10"))
+    );
+    assert!(
+        !run.stderr.contains("the reporting thread is not running"),
+        "{}",
+        run.dump()
+    );
+}

@@ -1,6 +1,6 @@
-/* The native half of VulkanFromJava (through JNI, built with -DBB_JNI) and VulkanFromCSharp (P/Invoke): a
- * Vulkan instance and device made through the loader (so any layer the environment enables), and native
- * crashes for the tests of a runtime that gives up on a fault. */
+/* The native half of VulkanFromJava (through JNI, built with -DBB_JNI), VulkanFromCSharp (P/Invoke) and
+ * fork_child_crash.c: a Vulkan instance and device made through the loader (so any layer the environment
+ * enables), and native crashes for the tests of a runtime that gives up on a fault. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@ static VkDevice device;
 int bb_create_device(void) {
   VkApplicationInfo app = {
       .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-      .pApplicationName = "vulkan-from-java",
+      .pApplicationName = "vulkan-device",
       .apiVersion = VK_API_VERSION_1_3,
   };
   VkInstanceCreateInfo instance_info = {
