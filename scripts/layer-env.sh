@@ -10,3 +10,17 @@ use_layer() {
   export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
   export VK_ADD_LAYER_PATH=$dir VK_INSTANCE_LAYERS=VK_LAYER_blackbox
 }
+
+# run_args NAME ENV... -- CMD...: the arguments of a script's `run`, split into run_name, run_envs (an array
+# of VAR=VALUE) and run_cmd (an array).
+run_args() {
+  run_name=$1
+  shift
+  run_envs=()
+  while [ "$1" != "--" ]; do
+    run_envs+=("$1")
+    shift
+  done
+  shift
+  run_cmd=("$@")
+}

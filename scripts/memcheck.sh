@@ -30,15 +30,12 @@ use_layer "$lib" "$out/manifest"
 failed=0
 # run NAME ENV... -- CMD...: one program under memcheck, then its errors counted.
 run() {
-  local name=$1; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local start=$SECONDS rc=0
+  run_args "$@"
+  local name=$run_name start=$SECONDS rc=0
   # In a subshell that waits for it (not exec'd: `; exit`) and whose stderr is dropped: bash's own
   # "Aborted" line for assert-abort's SIGABRT goes there.
-  (env "${envs[@]}" VK_BLACKBOX_OUTPUT="$out/reports-$name" \
-    timeout 900 valgrind --tool=memcheck --error-limit=no --num-callers=40 --log-file="$out/$name.log" "$@" \
+  (env "${run_envs[@]}" VK_BLACKBOX_OUTPUT="$out/reports-$name" \
+    timeout 900 valgrind --tool=memcheck --error-limit=no --num-callers=40 --log-file="$out/$name.log" "${run_cmd[@]}" \
     > "$out/$name.out" 2>&1; exit $?) 2> /dev/null || rc=$?
   python3 - "$out/$name.log" "$name" "$rc" "$((SECONDS - start))" <<'PY' || failed=1
 import re, sys

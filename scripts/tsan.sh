@@ -36,14 +36,11 @@ use_layer "$lib" "$out/manifest"
 failed=0
 # run NAME ENV... -- CMD...: one program under TSan, then its races counted.
 run() {
-  local name=$1; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local start=$SECONDS rc=0
+  run_args "$@"
+  local name=$run_name start=$SECONDS rc=0
   # In a subshell whose stderr is dropped: bash's own "Aborted" line for assert-abort's SIGABRT goes there.
-  (env "${envs[@]}" VK_BLACKBOX_OUTPUT="$out/reports-$name" TSAN_OPTIONS="halt_on_error=0 exitcode=0" \
-    timeout 900 "$@" > "$out/$name.out" 2> "$out/$name.log"; exit $?) 2> /dev/null || rc=$?
+  (env "${run_envs[@]}" VK_BLACKBOX_OUTPUT="$out/reports-$name" TSAN_OPTIONS="halt_on_error=0 exitcode=0" \
+    timeout 900 "${run_cmd[@]}" > "$out/$name.out" 2> "$out/$name.log"; exit $?) 2> /dev/null || rc=$?
   python3 - "$out/$name.log" "$name" "$rc" "$((SECONDS - start))" <<'PY' || failed=1
 import re, sys
 log, name, rc, secs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]

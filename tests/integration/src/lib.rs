@@ -710,6 +710,36 @@ impl Drop for Xvfb {
     }
 }
 
+/// Makes `cmd` write no core file if it (or a child it forks) crashes: the crash tests' programs end by
+/// SIGSEGV or SIGABRT on purpose.
+pub fn without_core_dumps(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            Ok(())
+        })
+    }
+}
+
+/// Asserts that `run` left exactly one report under `output`, of the fatal signal `name` at `address`.
+pub fn assert_one_signal_report(output: &Path, run: &Run, name: &str, address: &str) {
+    let reports = reports_in(output);
+    assert_eq!(reports.len(), 1, "{}", run.dump());
+    let signal = reports[0].1.signal.as_ref().expect("a signal report");
+    assert_eq!(
+        (signal.name.as_str(), signal.address.as_deref()),
+        (name, Some(address)),
+        "{}",
+        run.dump()
+    );
+}
+
 /// The reports written under `output`, oldest first (by folder name order of creation time).
 pub fn reports_in(output: &Path) -> Vec<(PathBuf, blackbox_report::Report)> {
     let mut found = Vec::new();

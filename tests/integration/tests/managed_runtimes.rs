@@ -8,7 +8,7 @@
 //! handles), which Blackbox's fatal-signal handler, installed after it, sees first. A healthy program must
 //! get no report and no error line; one that really crashes must still get its report.
 
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -116,18 +116,7 @@ fn program(
             cmd
         }
     };
-    cmd.current_dir(dir).args(args);
-    // SAFETY: setrlimit is async-signal-safe; a crashing runtime writes no core file.
-    unsafe {
-        cmd.pre_exec(|| {
-            let none = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &none);
-            Ok(())
-        });
-    }
+    without_core_dumps(cmd.current_dir(dir).args(args));
     validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
     run(&mut cmd)
 }
@@ -207,11 +196,7 @@ fn assert_crash_reported(runtime: Runtime, mode: &str, address: &str) {
     let run = program(&home, runtime, &dir, &[mode], Some(&[]));
     assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{}", run.dump());
     // Blackbox's report names the fault, not the abort that followed.
-    let reports = reports_in(&home.path().join("reports"));
-    assert_eq!(reports.len(), 1, "{}", run.dump());
-    let signal = reports[0].1.signal.as_ref().expect("a signal report");
-    assert_eq!(signal.name, "SIGSEGV");
-    assert_eq!(signal.address.as_deref(), Some(address));
+    assert_one_signal_report(&home.path().join("reports"), &run, "SIGSEGV", address);
     assert!(
         run.stderr.contains("[blackbox] error: SIGSEGV in thread "),
         "{}",

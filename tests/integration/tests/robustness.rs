@@ -807,17 +807,7 @@ fn a_forked_child_that_makes_its_own_device_and_crashes_gets_its_report() {
     );
     let program = |blackbox: Option<&[(&str, &str)]>| {
         let mut cmd = vulkan_command(&exe, home.path());
-        // SAFETY: setrlimit is async-signal-safe; the crashing child writes no core file.
-        unsafe {
-            cmd.pre_exec(|| {
-                let none = libc::rlimit {
-                    rlim_cur: 0,
-                    rlim_max: 0,
-                };
-                libc::setrlimit(libc::RLIMIT_CORE, &none);
-                Ok(())
-            });
-        }
+        without_core_dumps(&mut cmd);
         validation_alone_or_through_blackbox(&mut cmd, &home, blackbox);
         run(&mut cmd)
     };
@@ -828,13 +818,7 @@ fn a_forked_child_that_makes_its_own_device_and_crashes_gets_its_report() {
     let run = program(Some(&[]));
     run.assert_success();
     assert!(run.stdout.contains(ended), "{}", run.dump());
-    let reports = reports_in(&home.path().join("reports"));
-    assert_eq!(reports.len(), 1, "{}", run.dump());
-    let signal = reports[0].1.signal.as_ref().expect("a signal report");
-    assert_eq!(
-        (signal.name.as_str(), signal.address.as_deref()),
-        ("SIGSEGV", Some("0x10"))
-    );
+    assert_one_signal_report(&home.path().join("reports"), &run, "SIGSEGV", "0x10");
     assert!(
         !run.stderr.contains("the reporting thread is not running"),
         "{}",
