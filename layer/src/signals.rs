@@ -139,7 +139,9 @@ pub fn install() {
     let mut previous = PREVIOUS.lock();
     if previous.is_some() {
         // SAFETY: getpid has no preconditions.
-        if REPORTER_PID.load(Ordering::Acquire) != unsafe { libc::getpid() } {
+        let pid = unsafe { libc::getpid() };
+        let reporter_pid = REPORTER_PID.load(Ordering::Acquire);
+        if reporter_pid != 0 && reporter_pid != pid {
             // A child forked from the app: the handlers came with it, its parent's reporter thread did not.
             restart_reporter_in_child();
         }
@@ -170,7 +172,7 @@ pub fn install() {
                     "{}'s handler is {runtime}'s: it gets the signal first, and Blackbox reports the faults it does not resolve",
                     name(sig)
                 );
-                let object = match DL_FIND_OBJECT.load(Ordering::Acquire) {
+                let object = match find as usize {
                     0 => 0,
                     find => object_of(find, current.sa_sigaction).unwrap_or(0),
                 };
