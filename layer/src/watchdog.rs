@@ -37,10 +37,19 @@ struct Running {
 }
 
 impl Running {
-    /// Whether the thread is in this process (not a copy inherited through `fork`).
-    fn is_ours(&self) -> bool {
-        // SAFETY: getpid has no preconditions.
-        self.pid == unsafe { libc::getpid() }
+    /// Takes the thread out of `slot` if it runs in this process. One inherited through `fork` names a
+    /// thread of the parent, which nothing here would ever see stop: its handle is left alone (forgotten),
+    /// and `inherited` says it was there.
+    fn take_ours(slot: &mut Option<Running>) -> (Option<Running>, bool) {
+        match slot.take() {
+            // SAFETY: getpid has no preconditions.
+            Some(r) if r.pid == unsafe { libc::getpid() } => (Some(r), false),
+            Some(inherited) => {
+                std::mem::forget(inherited);
+                (None, true)
+            }
+            None => (None, false),
+        }
     }
 }
 
@@ -85,17 +94,15 @@ unsafe extern "C" fn at_exit(_: *mut libc::c_void) {
     let Some(mut running) = WATCHDOG.try_lock_for(EXIT_WAIT) else {
         return;
     };
-    let Some(r) = running.take() else {
+    let (r, inherited) = Running::take_ours(&mut running);
+    drop(running);
+    if inherited {
+        // Waiting for the parent's thread made every forked child's exit 500 ms longer.
+        debug!("exit of a forked child: the monitor thread is its parent's");
+    }
+    let Some(r) = r else {
         return;
     };
-    drop(running);
-    if !r.is_ours() {
-        // A forked child: the thread is the parent's, and nothing here would ever see it stop (waiting
-        // for it made every such child's exit 500 ms longer). Its handle is left alone.
-        std::mem::forget(r);
-        debug!("exit of a forked child: the monitor thread is its parent's");
-        return;
-    }
     r.stop.store(true, Ordering::Release);
     r.thread.thread().unpark();
     let start = Instant::now();
@@ -128,14 +135,10 @@ pub fn start() {
     }
     register_exit_handler();
     let mut running = WATCHDOG.lock();
-    match running.take() {
-        Some(r) if r.is_ours() => {
-            *running = Some(r);
-            return;
-        }
-        // Inherited from the parent through fork: this process has no such thread; start its own.
-        Some(inherited) => std::mem::forget(inherited),
-        None => {}
+    // One inherited from the parent through fork is not running here: this process starts its own.
+    if let (Some(r), _) = Running::take_ours(&mut running) {
+        *running = Some(r);
+        return;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let thread_stop = stop.clone();
@@ -160,12 +163,8 @@ pub fn stop_if_unused() {
     if !DEVICES.is_empty() {
         return;
     }
-    let running = WATCHDOG.lock().take();
+    let (running, _) = Running::take_ours(&mut WATCHDOG.lock());
     if let Some(r) = running {
-        if !r.is_ours() {
-            std::mem::forget(r);
-            return;
-        }
         r.stop.store(true, Ordering::Release);
         r.thread.thread().unpark();
         let _ = r.thread.join();
