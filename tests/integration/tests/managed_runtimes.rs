@@ -41,19 +41,6 @@ impl Runtime {
     }
 }
 
-/// Runs `cmd` and panics with its output unless it succeeds.
-fn build_step(cmd: &mut Command, what: &str) {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what} (scripts/setup.sh installs it): {e}"));
-    assert!(
-        out.status.success(),
-        "{what}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Builds `runtime`'s program into a folder of `home`: the native library with `cc`, the program with
 /// javac or mcs.
 fn build(home: &TempDir, runtime: Runtime) -> PathBuf {
@@ -71,25 +58,27 @@ fn build(home: &TempDir, runtime: Runtime) -> PathBuf {
             .arg(format!("-I{}", java_home.join("include").display()))
             .arg(format!("-I{}", java_home.join("include/linux").display()));
     }
-    build_step(&mut cc, "cc");
-    match runtime {
-        Runtime::Java => build_step(
-            Command::new(java_home.join("bin/javac"))
+    run(&mut cc).assert_success();
+    let mut compile = match runtime {
+        Runtime::Java => {
+            let mut javac = Command::new(java_home.join("bin/javac"));
+            javac
                 .arg("-d")
                 .arg(&dir)
-                .arg(sources.join("VulkanFromJava.java")),
-            "javac (openjdk-17-jdk-headless)",
-        ),
-        Runtime::Mono => build_step(
-            Command::new("mcs")
-                .arg(format!(
-                    "-out:{}",
-                    dir.join("VulkanFromCSharp.exe").display()
-                ))
-                .arg(sources.join("VulkanFromCSharp.cs")),
-            "mcs (mono-mcs)",
-        ),
-    }
+                .arg(sources.join("VulkanFromJava.java"));
+            javac
+        }
+        Runtime::Mono => {
+            let mut mcs = Command::new("mcs");
+            mcs.arg(format!(
+                "-out:{}",
+                dir.join("VulkanFromCSharp.exe").display()
+            ))
+            .arg(sources.join("VulkanFromCSharp.cs"));
+            mcs
+        }
+    };
+    run(&mut compile).assert_success();
     dir
 }
 
@@ -272,16 +261,12 @@ fn a_windows_program_under_wine_gets_no_report_for_the_access_violations_it_hand
         .unwrap();
     }
     let exe = dir.join("vulkan_from_windows.exe");
-    build_step(
-        Command::new("x86_64-w64-mingw32-gcc")
-            .args(["-O1", "-Wall", "-o"])
-            .arg(&exe)
-            .arg(format!("-I{}", include.display()))
-            .arg(
-                workspace_root().join("tests/integration/apps/vulkan-device/vulkan_from_windows.c"),
-            ),
-        "x86_64-w64-mingw32-gcc (gcc-mingw-w64-x86-64)",
-    );
+    run(Command::new("x86_64-w64-mingw32-gcc")
+        .args(["-O1", "-Wall", "-o"])
+        .arg(&exe)
+        .arg(format!("-I{}", include.display()))
+        .arg(workspace_root().join("tests/integration/apps/vulkan-device/vulkan_from_windows.c")))
+    .assert_success();
     let xvfb = Xvfb::start();
     let reference = windows_program(&home, &exe, &xvfb.display, None);
     reference.assert_success();

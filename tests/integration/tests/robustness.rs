@@ -792,19 +792,13 @@ fn a_forked_child_that_makes_its_own_device_and_crashes_gets_its_report() {
     std::fs::create_dir_all(&dir).unwrap();
     let sources = workspace_root().join("tests/integration/apps/vulkan-device");
     let exe = dir.join("fork_child_crash");
-    let cc = Command::new("cc")
+    run(Command::new("cc")
         .args(["-O1", "-o"])
         .arg(&exe)
         .arg(sources.join("fork_child_crash.c"))
         .arg(sources.join("vulkan_device.c"))
-        .arg("-lvulkan")
-        .output()
-        .expect("cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+        .arg("-lvulkan"))
+    .assert_success();
     let program = |blackbox: Option<&[(&str, &str)]>| {
         let mut cmd = vulkan_command(&exe, home.path());
         without_core_dumps(&mut cmd);
