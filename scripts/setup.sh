@@ -84,7 +84,7 @@ PY
 
 install_apps_venv() {
   if apps_venv_current; then
-    echo "setup: .venv-apps has the pinned wgpu, ncnn, taichi and pygfx"
+    echo "setup: .venv-apps has the pinned wgpu, ncnn, taichi, pygfx and IREE compiler"
     return
   fi
   echo "setup: installing $apps_requirements into .venv-apps"

@@ -188,3 +188,39 @@ fn fragment_outputs_are_checked_on_the_components_the_pipeline_keeps() {
         ]
     );
 }
+
+#[test]
+fn a_select_of_a_nan_or_inf_constant_is_checked_against_its_other_choice_and_what_it_compares() {
+    let (out, ops) = ops_sites("constant_choices.spvasm");
+    let described: Vec<String> = ops.iter().map(|(op, i)| format!("{op}: {i}")).collect();
+    // The four selects of a NaN or Inf, in order; the selects of a finite float and of integers are not
+    // sites.
+    assert_eq!(
+        ops.iter().map(|(op, _)| *op).collect::<Vec<_>>(),
+        ["select (choosing a NaN or Inf constant)"; 4],
+        "{described:#?}"
+    );
+    assert!(
+        ops.iter().all(|(_, i)| i.contains("= OpSelect ")),
+        "{described:#?}"
+    );
+    // The values each is checked against, by name: the other choice (none where both are constants),
+    // then the floats its condition compares, once each (x, for the vector selects; z, the other choice
+    // already, and x through the logical or, for the scalar one); the constants themselves never.
+    let values: Vec<Vec<&str>> = out
+        .info
+        .sites
+        .iter()
+        .filter(|s| matches!(s.kind, SiteKind::NanOp { .. }))
+        .map(|s| s.values.iter().map(|v| v.name.as_str()).collect())
+        .collect();
+    assert_eq!(
+        values,
+        [
+            vec!["operand 0", "operand 1", "result"],
+            vec!["operand 0", "operand 1", "result"],
+            vec!["operand 0", "operand 1", "result"],
+            vec!["result"],
+        ]
+    );
+}

@@ -10,6 +10,9 @@
 //! `exp(a) / exp(b)` and `exp(a) * exp(b)` are checked as one site at the division or product, on the two
 //! exponentials: drivers compute them as `exp(a - b)` and `exp(a + b)` unless a check uses an exponential
 //! or its argument (see `Fusions`).
+//! `OpSelect` of a NaN or Inf constant is checked too, as where such a value starts unless it came in
+//! through the other choice or a float the condition compares (see `ConstantChoices`): how compilers
+//! that expand math themselves (IREE, through MLIR) write a domain error.
 //! Not checked: `OpFAdd`/`OpFSub`/`OpFMul`/`OpDot` and the like, whose only way from finite to Inf is an
 //! overflow; checking every arithmetic instruction would cost more than the rare case is worth, and the
 //! `outputs` checks (which the `ops` level includes) still catch such a value where it leaves the shader.
@@ -233,10 +236,172 @@ impl Fusions {
     }
 }
 
+/// The name of a select site (see [`ConstantChoices`]).
+const SELECT_OF_CONSTANT: &str = "select (choosing a NaN or Inf constant)";
+
+/// Selects that choose a NaN or Inf the module holds as a constant: how a compiler that expands math
+/// itself writes a domain error (IREE's `log`, through MLIR: `x < 0 ? NaN : (x == 0 ? -Inf : poly(x))`).
+/// No checked operation makes that value (a division of it, a `sqrt`, sees it come in), so without these
+/// the first place it shows is where it is written out. Checked at `ops` like an operation, with the
+/// select as where the value starts unless it came in: through the other, non-constant choice, or
+/// through a float its condition compares (`log(+Inf)` is +Inf chosen where `x == +Inf`, not a new Inf).
+/// The constants themselves never count as come in. Modules without such a constant (the shared
+/// corpus has none) cost one walk of their globals.
+#[derive(Default)]
+struct ConstantChoices {
+    /// Each such select's result, with the values it is checked against: the other choice, then the
+    /// floats its condition compares (through `OpLogical*`), constants left out, up to
+    /// [`MAX_CHOICE_INPUTS`].
+    inputs: FastMap<u32, smallvec::SmallVec<[u32; MAX_CHOICE_INPUTS]>>,
+}
+
+/// The most values a select of a constant is checked against.
+const MAX_CHOICE_INPUTS: usize = 4;
+
+impl ConstantChoices {
+    fn find(module: &Module) -> ConstantChoices {
+        let mut found = ConstantChoices::default();
+        // Float constants with a NaN or Inf in them, and composites of them, in the order declared.
+        let mut float_widths: FastMap<u32, u32> = FastMap::default();
+        let mut non_finite: FastSet<u32> = FastSet::default();
+        for inst in &module.globals {
+            let (Some(op), Some(id)) = (inst.op(), inst.result_id) else {
+                continue;
+            };
+            match op {
+                Op::TypeFloat => {
+                    if let Some(&width) = inst.operands.first() {
+                        float_widths.insert(id, width);
+                    }
+                }
+                Op::Constant => {
+                    let width = inst.result_type.and_then(|t| float_widths.get(&t));
+                    if width.is_some_and(|&w| is_non_finite_literal(w, &inst.operands)) {
+                        non_finite.insert(id);
+                    }
+                }
+                Op::ConstantComposite if inst.operands.iter().any(|c| non_finite.contains(c)) => {
+                    non_finite.insert(id);
+                }
+                _ => {}
+            }
+        }
+        if non_finite.is_empty() {
+            return found;
+        }
+        // The other constants: finite, so never what makes a select's value come in (left out of its
+        // inputs, and of its report). Specialization constants are the app's values, and stay.
+        let constants: FastSet<u32> = module
+            .globals
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.op(),
+                    Some(Op::Constant | Op::ConstantComposite | Op::ConstantNull)
+                )
+            })
+            .filter_map(|i| i.result_id)
+            .collect();
+        // Booleans by what they are made of: a comparison's operands, a logical operation's booleans.
+        // Definitions come before their uses in a function's layout.
+        let mut conditions: FastMap<u32, smallvec::SmallVec<[u32; 2]>> = FastMap::default();
+        for inst in module
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+        {
+            let (Some(op), Some(result)) = (inst.op(), inst.result_id) else {
+                continue;
+            };
+            let o = &inst.operands;
+            if is_condition(op) {
+                conditions.insert(result, smallvec::SmallVec::from_slice(o));
+                continue;
+            }
+            let [condition, a, b, ..] = o[..] else {
+                continue;
+            };
+            if op != Op::Select || !(non_finite.contains(&a) || non_finite.contains(&b)) {
+                continue;
+            }
+            let mut inputs = smallvec::SmallVec::new();
+            let add = |v: u32, inputs: &mut smallvec::SmallVec<[u32; MAX_CHOICE_INPUTS]>| {
+                if !constants.contains(&v)
+                    && !inputs.contains(&v)
+                    && inputs.len() < MAX_CHOICE_INPUTS
+                {
+                    inputs.push(v);
+                }
+            };
+            add(a, &mut inputs);
+            add(b, &mut inputs);
+            // The condition's floats, a few logical steps deep.
+            let mut pending: smallvec::SmallVec<[(u32, u8); 4]> =
+                smallvec::smallvec![(condition, 0)];
+            while let Some((id, depth)) = pending.pop() {
+                match conditions.get(&id) {
+                    Some(parts) if depth < 4 => {
+                        pending.extend(parts.iter().map(|&p| (p, depth + 1)));
+                    }
+                    Some(_) => {}
+                    // Not made by a comparison or logical operation here: a value (a float compared,
+                    // or a boolean from elsewhere, which the check leaves out as not a float).
+                    None if depth > 0 => add(id, &mut inputs),
+                    None => {}
+                }
+            }
+            found.inputs.insert(result, inputs);
+        }
+        found
+    }
+}
+
+/// Whether a float literal of `width` bits (low-order word first) is a NaN or an Inf.
+fn is_non_finite_literal(width: u32, words: &[u32]) -> bool {
+    match (width, words) {
+        (16, [w, ..]) => (w >> 10) & 0x1F == 0x1F,
+        (32, [w, ..]) => (w >> 23) & 0xFF == 0xFF,
+        (64, [_, high, ..]) => (high >> 20) & 0x7FF == 0x7FF,
+        _ => false,
+    }
+}
+
+/// The opcodes that make a boolean from floats or from other booleans, which a select's condition is
+/// followed through to the floats it compares.
+fn is_condition(op: Op) -> bool {
+    matches!(
+        op,
+        Op::FOrdEqual
+            | Op::FUnordEqual
+            | Op::FOrdNotEqual
+            | Op::FUnordNotEqual
+            | Op::FOrdLessThan
+            | Op::FUnordLessThan
+            | Op::FOrdGreaterThan
+            | Op::FUnordGreaterThan
+            | Op::FOrdLessThanEqual
+            | Op::FUnordLessThanEqual
+            | Op::FOrdGreaterThanEqual
+            | Op::FUnordGreaterThanEqual
+            | Op::IsNan
+            | Op::IsInf
+            | Op::IsFinite
+            | Op::Ordered
+            | Op::Unordered
+            | Op::LogicalEqual
+            | Op::LogicalNotEqual
+            | Op::LogicalOr
+            | Op::LogicalAnd
+            | Op::LogicalNot
+    )
+}
+
 /// The NaN guard pass.
 pub(crate) struct NanGuardPass {
     level: NanLevel,
     fusions: Fusions,
+    choices: ConstantChoices,
     /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
@@ -486,6 +651,11 @@ impl NanGuardPass {
                 Fusions::find(module)
             } else {
                 Fusions::default()
+            },
+            choices: if level == NanLevel::Ops {
+                ConstantChoices::find(module)
+            } else {
+                ConstantChoices::default()
             },
             float_bits: FastMap::default(),
         }
@@ -1047,7 +1217,10 @@ fn may_visit(op: Op, level: NanLevel) -> bool {
             | Op::CompositeConstruct
             | Op::CopyObject
     ) || (level == NanLevel::Ops
-        && matches!(op, Op::FDiv | Op::FRem | Op::FMod | Op::ExtInst | Op::FMul))
+        && matches!(
+            op,
+            Op::FDiv | Op::FRem | Op::FMod | Op::ExtInst | Op::FMul | Op::Select
+        ))
 }
 
 impl NanGuardPass {
@@ -1065,6 +1238,12 @@ impl NanGuardPass {
         if self.level == NanLevel::Ops {
             if let Some((name, operands)) = Self::checked_op(base, inst) {
                 return self.visit_op(base, at, inst, name, operands);
+            }
+            if inst.is(Op::Select) {
+                if let Some(inputs) = inst.result_id.and_then(|r| self.choices.inputs.get(&r)) {
+                    let inputs = inputs.clone();
+                    return self.visit_op(base, at, inst, SELECT_OF_CONSTANT, &inputs);
+                }
             }
             // A product is checked only where it is one of two exponentials (see `Fusions`).
             if inst.is(Op::FMul) {

@@ -1,0 +1,27 @@
+// Kernels for tests/integration/tests/iree.rs, compiled to SPIR-V by IREE's compiler: a row softmax
+// (subgroup reductions), a 64x64 matmul (workgroup memory and barriers) and an elementwise
+// sqrt(log(a) / b), whose log IREE expands itself: a polynomial, with NaN chosen where a < 0 and -Inf where
+// a == 0.
+func.func @softmax(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %empty = tensor.empty() : tensor<4x64xf32>
+  %r = linalg.softmax dimension(1) ins(%x : tensor<4x64xf32>) outs(%empty : tensor<4x64xf32>) -> tensor<4x64xf32>
+  return %r : tensor<4x64xf32>
+}
+func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+func.func @elementwise(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> {
+  %e = tensor.empty() : tensor<1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<1024xf32>, tensor<1024xf32>) outs(%e : tensor<1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %l = math.log %x : f32
+    %d = arith.divf %l, %y : f32
+    %s = math.sqrt %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  return %r : tensor<1024xf32>
+}

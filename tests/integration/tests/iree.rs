@@ -1,0 +1,170 @@
+//! IREE's compiler (the pinned `iree-base-compiler` from PyPI, in `.venv-apps/`): an MLIR-based compiler
+//! that lowers ML kernels to SPIR-V of its own shape, which no other test's compiler makes (its math
+//! expanded into polynomials and selects, subgroup reductions, workgroup memory; no debug information).
+//! IREE's runtime refuses llvmpipe by name, so bb-testapp's `spirv-run` runs the kernels it compiles
+//! (`apps/iree_kernels.mlir`) on lavapipe, each once with the buffers it declares: without Blackbox, then
+//! through it at the defaults, NaN `outputs` and NaN `ops`, with the validation layer below. The same
+//! results and every validation id as often; the NaNs of the elementwise kernel (a log of negative inputs)
+//! seen where they are stored, and at `ops` named where they start: the select of IREE's NaN constant.
+
+use blackbox_integration::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// IREE's compiler in `.venv-apps/`, where scripts/setup.sh installs it.
+fn iree_compile() -> PathBuf {
+    let tool = workspace_root().join(".venv-apps/bin/iree-compile");
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/setup.sh (it installs IREE's compiler into .venv-apps)",
+        tool.display()
+    );
+    tool
+}
+
+/// IREE 3.1 labels its modules SPIR-V 1.0 or 1.3 while what they hold is SPIR-V 1.4: `NoSignedWrap` on
+/// integer arithmetic and every global variable in the entry point's interface, both errors below 1.4.
+/// Drivers take such a module; spirv-val stops at its first error, so the validation layer below Blackbox
+/// would check nothing else. Each module is labelled 1.4 (a valid module then, spirv-val says), so that
+/// the validation layer checks the whole of it, as Blackbox gives it on.
+fn label_spirv_1_4(words: &mut [u32]) {
+    const SPIRV_1_4: u32 = 0x0001_0400;
+    words[1] = words[1].max(SPIRV_1_4);
+}
+
+/// Compiles the kernels for a Vulkan target and returns the SPIR-V modules IREE made, sorted by name, each
+/// labelled with the SPIR-V version it is (see [`label_spirv_1_4`]).
+fn compiled_kernels(home: &TempDir) -> Vec<PathBuf> {
+    let dump = home.path().join("executables");
+    let vmfb = home.path().join("kernels.vmfb");
+    let mut compile = Command::new(iree_compile());
+    compile
+        .arg("--iree-hal-target-device=vulkan")
+        .arg("--iree-vulkan-target=valhall")
+        .arg(format!(
+            "--iree-hal-dump-executable-binaries-to={}",
+            dump.display()
+        ))
+        .arg(workspace_root().join("tests/integration/apps/iree_kernels.mlir"))
+        .arg("-o")
+        .arg(&vmfb);
+    run(&mut compile).assert_success();
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(&dump)
+        .expect("IREE's executables")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "spv"))
+        .collect();
+    modules.sort();
+    for path in &modules {
+        let mut words = read_words(path);
+        label_spirv_1_4(&mut words);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        std::fs::write(path, bytes).expect("writing a kernel");
+    }
+    modules
+}
+
+fn read_words(path: &Path) -> Vec<u32> {
+    let bytes = std::fs::read(path).expect("reading a kernel");
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The `spirv <file> checksum <hex>` lines of a spirv-run, and its scenario checksum.
+fn results(run: &Run) -> Vec<String> {
+    run.stdout
+        .lines()
+        .filter(|l| l.starts_with("spirv ") || l.starts_with("scenario "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn iree_kernels_compute_the_same_and_the_nan_of_its_log_is_named_where_it_is_chosen() {
+    let home = TempDir::new("iree");
+    let modules = compiled_kernels(&home);
+    let names: Vec<String> = modules
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "IREE made {names:?}");
+    let mut args = vec!["spirv-run".to_string()];
+    for m in &modules {
+        args.extend(["--spirv".to_string(), m.display().to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let reference = run(&mut testapp_with_validation_only(&home, &args));
+    reference.assert_success().assert_validation_on();
+    let expected = results(&reference);
+    assert_eq!(
+        expected.iter().filter(|l| l.contains(" checksum ")).count(),
+        4,
+        "every kernel ran\n{}",
+        reference.dump()
+    );
+    let mut problems = Vec::new();
+    let mut runs = Vec::new();
+    for (level, value) in [
+        ("defaults", None),
+        ("NaN outputs", Some("outputs")),
+        ("NaN ops", Some("ops")),
+    ] {
+        let vars: Vec<(&str, &str)> = value.map(|v| ("VK_BLACKBOX_NAN", v)).into_iter().collect();
+        let run = run(&mut testapp_with_blackbox(&home, &args, &vars));
+        problems.extend(run.problems_through_blackbox(level));
+        if results(&run) != expected {
+            problems.push(format!(
+                "{level}: results {:#?}, without Blackbox {expected:#?}",
+                results(&run)
+            ));
+        }
+        if let Err(e) = run.validation_messages_changed(&reference) {
+            problems.push(format!("{level}: {e}"));
+        }
+        runs.push((level, run));
+    }
+    let warnings = |i: usize| runs[i].1.warnings();
+    if !warnings(0).is_empty() {
+        problems.push(format!("defaults: Blackbox warned: {:#?}", warnings(0)));
+    }
+    // The elementwise kernel stores sqrt(log(a) / b), a NaN where a < 0: seen where it is stored.
+    let outputs = warnings(1);
+    if outputs.len() != 1
+        || !outputs[0].contains("NaN in storage buffer store at instruction OpStore")
+        || !outputs[0].contains("elementwise")
+    {
+        problems.push(format!(
+            "NaN outputs: expected one line, the elementwise kernel's store: {outputs:#?}"
+        ));
+    }
+    // At `ops`, where it starts: the select of IREE's NaN constant, with the other choice and the input
+    // compared (negative where the result is NaN), the store's line a debug line.
+    let ops = warnings(2);
+    let named = |w: &&str| {
+        w.split_once("NaN from select (choosing a NaN or Inf constant) at instruction %")
+            .and_then(|(_, rest)| rest.split_once(" = OpSelect "))
+            .and_then(|(_, rest)| rest.split_once("), ("))
+            .and_then(|(_, rest)| rest.split_once(") -> ("))
+            .is_some_and(|(compared, result)| {
+                compared
+                    .split(", ")
+                    .zip(result.split(", "))
+                    .any(|(a, r)| a.starts_with('-') && r.starts_with("NaN"))
+            })
+    };
+    if ops.len() != 1 || !named(&ops[0]) {
+        problems.push(format!(
+            "NaN ops: expected one line naming the select of a NaN constant, with a negative input \
+             where the result is NaN: {ops:#?}"
+        ));
+    }
+    if !problems.is_empty() {
+        let dumps: Vec<String> = runs
+            .iter()
+            .map(|(level, run)| format!("=== {level} ===\n{}", run.dump()))
+            .collect();
+        panic!("{}\n{}", problems.join("\n\n"), dumps.join("\n"));
+    }
+}
