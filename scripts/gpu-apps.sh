@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# The third-party programs of tests/integration/apps/ (wgpu, ncnn, Taichi, pygfx) on a GPU machine: each without
+# The third-party programs of tests/integration/apps/ (wgpu, ncnn, Taichi, pygfx, IREE) on a GPU machine: each without
 # any layer but the validation layer (the reference), then through Blackbox at the defaults, NaN `outputs`,
 # NaN `ops`, loop and integer checks, `command` breadcrumbs and everything at once, the validation layer
 # below (synchronization validation and best practices on). Prints, per run, whether the results are the
 # program's own, Blackbox's lines, and every validation message id the run has more or less often than
 # the reference. The device tool carries 64 MiB a call and Taichi's wheel is 55 MB, so it packs two folders:
 #
-#   scripts/gpu-apps.sh pack              # .gpu-apps/wgpu-ncnn and .gpu-apps/taichi (needs .gl, see below)
+#   scripts/gpu-apps.sh pack              # .gpu-apps/wgpu-ncnn, .gpu-apps/taichi, .gpu-apps/iree (needs .gl)
 #   scripts/gpu-apps.sh run .gpu-apps/wgpu-ncnn wgpu ncnn pygfx   # there, carrying .gpu-apps/wgpu-ncnn
 #   scripts/gpu-apps.sh run .gpu-apps/taichi taichi           # there, carrying .gpu-apps/taichi
+#   scripts/gpu-apps.sh run .gpu-apps/iree iree               # there, carrying .gpu-apps/iree
+#
+# IREE's runtime (apps/iree_app.py) runs apps/iree_kernels.mlir, which `pack` compiles here with the pinned
+# IREE compiler of .venv-apps for NVIDIA's GPUs (`--iree-vulkan-target=ampere`: IREE 3.1 knows no later
+# one) into .gpu-apps/iree/kernels.vmfb; the machine gets IREE's runtime wheel alone.
 #
 # `pack` builds the release layer and downloads the pinned wheels for the GPU machine's Python (3.12), and
 # copies the Vulkan loader and validation layer debs from .gl/ (the device tool's notes say how to fetch
@@ -27,13 +32,13 @@ pack() {
   pins=$(grep -E '^[A-Za-z].*==' tests/integration/apps/requirements.txt)
   wheels=$(mktemp -d)
   for pin in wgpu ncnn taichi cffi pycparser rendercanvas dill pygfx pylinalg freetype-py uharfbuzz hsluv \
-    Jinja2 MarkupSafe; do
+    Jinja2 MarkupSafe iree-base-runtime; do
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
       --platform manylinux2014_x86_64 -d "$wheels" "$(grep -i "^$pin==" <<< "$pins")" || exit 1
   done
   rm -rf .gpu-apps
-  for dir in wgpu-ncnn taichi; do
+  for dir in wgpu-ncnn taichi iree; do
     local d=.gpu-apps/$dir
     mkdir -p "$d/gl" "$d/whl"
     cp target/release/libVkLayer_blackbox.so "$d/" && strip "$d/libVkLayer_blackbox.so"
@@ -45,9 +50,13 @@ pack() {
     "$wheels"/pygfx-* "$wheels"/pylinalg-* "$wheels"/freetype_py-* "$wheels"/uharfbuzz-* "$wheels"/hsluv-* \
     "$wheels"/jinja2-* "$wheels"/markupsafe-* .gpu-apps/wgpu-ncnn/whl/
   cp "$wheels"/taichi-* "$wheels"/dill-* .gpu-apps/taichi/whl/
+  cp "$wheels"/iree_base_runtime-* .gpu-apps/iree/whl/
   rm -rf "$wheels"
+  .venv-apps/bin/iree-compile --iree-hal-target-device=vulkan --iree-vulkan-target=ampere \
+    tests/integration/apps/iree_kernels.mlir -o .gpu-apps/iree/kernels.vmfb || exit 1
   git rev-parse --short HEAD > .gpu-apps/wgpu-ncnn/COMMIT
   cp .gpu-apps/wgpu-ncnn/COMMIT .gpu-apps/taichi/COMMIT
+  cp .gpu-apps/wgpu-ncnn/COMMIT .gpu-apps/iree/COMMIT
   du -sh .gpu-apps/*
 }
 
@@ -102,7 +111,8 @@ S
       taichi) script=taichi_app.py args=--nan ;;
       ncnn) script=ncnn_app.py args= ;;
       pygfx) script=pygfx_app.py args= ;;
-      *) echo "gpu-apps: unknown program $n (wgpu, ncnn, taichi, pygfx)" >&2; exit 2 ;;
+      iree) script=iree_app.py args=$D/kernels.vmfb ;;
+      *) echo "gpu-apps: unknown program $n (wgpu, ncnn, taichi, pygfx, iree)" >&2; exit 2 ;;
     esac
     ref=$W/logs/${n}_reference.out
     one "${n}_reference" $script "$args" VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
@@ -125,6 +135,6 @@ S
 
 case "${1:-}" in
   pack) pack ;;
-  run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi|pygfx..." >&2; exit 2; }; run "$@" ;;
-  *) echo "usage: $0 pack | run DIR wgpu|ncnn|taichi|pygfx..." >&2; exit 2 ;;
+  run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi|pygfx|iree..." >&2; exit 2; }; run "$@" ;;
+  *) echo "usage: $0 pack | run DIR wgpu|ncnn|taichi|pygfx|iree..." >&2; exit 2 ;;
 esac

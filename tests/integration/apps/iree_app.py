@@ -1,0 +1,45 @@
+"""IREE's runtime running the kernels of iree_kernels.mlir, compiled ahead to a .vmfb by IREE's compiler (see
+scripts/gpu-apps.sh, which compiles them for NVIDIA's GPUs): a row softmax, a 64x64 matmul and
+sqrt(log(a) / b), whose log of the negative values of `a` is NaN. Prints `result <name> sha256 <hex>` for each
+result, and how many NaNs the elementwise kernel made. IREE's runtime refuses llvmpipe, so on lavapipe
+tests/integration/tests/iree.rs runs the compiled kernels with bb-testapp instead; this script is for GPU
+machines (and for `--device local-task` with a module compiled for the CPU, to try it anywhere)."""
+
+import argparse
+import hashlib
+import sys
+
+import numpy as np
+import iree.runtime as rt
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("vmfb")
+    parser.add_argument("--device", default="vulkan")
+    args = parser.parse_args()
+    config = rt.Config(args.device)
+    context = rt.SystemContext(config=config)
+    with open(args.vmfb, "rb") as f:
+        context.add_vm_module(rt.VmModule.copy_buffer(context.instance, f.read()))
+    kernels = context.modules.module
+    print(f"iree-app: device {config.device}", file=sys.stderr)
+
+    rows = np.linspace(-4.0, 4.0, 4 * 64, dtype=np.float32).reshape(4, 64)
+    a = np.linspace(-1.0, 1.0, 64 * 64, dtype=np.float32).reshape(64, 64)
+    b = np.cos(np.arange(64 * 64, dtype=np.float32)).reshape(64, 64)
+    x = np.linspace(-2.0, 2.0, 1024, dtype=np.float32)
+    y = np.linspace(0.5, 1.5, 1024, dtype=np.float32)
+    results = {
+        "softmax": kernels.softmax(rows).to_host(),
+        "matmul": kernels.matmul(a, b).to_host(),
+        "elementwise": kernels.elementwise(x, y).to_host(),
+    }
+    for name, value in results.items():
+        print(f"result {name} sha256 {hashlib.sha256(value.tobytes()).hexdigest()}")
+    nans = int(np.isnan(results["elementwise"]).sum())
+    print(f"iree-app: elementwise made {nans} NaNs", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
