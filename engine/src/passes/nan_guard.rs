@@ -261,8 +261,22 @@ const MAX_CHOICE_INPUTS: usize = 4;
 impl ConstantChoices {
     fn find(module: &Module) -> ConstantChoices {
         let mut found = ConstantChoices::default();
+        // Most modules have no constant whose last word has a float's exponent all ones (of any width):
+        // they are done after one quick look at each global.
+        let candidate = |inst: &Instruction| {
+            inst.is(Op::Constant)
+                && inst.operands.last().is_some_and(|&w| {
+                    (w >> 23) & 0xFF == 0xFF
+                        || (w >> 20) & 0x7FF == 0x7FF
+                        || (w <= 0xFFFF && (w >> 10) & 0x1F == 0x1F)
+                })
+        };
+        if !module.globals.iter().any(candidate) {
+            return found;
+        }
         // Float constants with a NaN or Inf in them, and composites of them, in the order declared.
-        let mut float_widths: FastMap<u32, u32> = FastMap::default();
+        // A module declares a float type or two: a short list, not a table.
+        let mut float_widths: smallvec::SmallVec<[(u32, u32); 4]> = smallvec::SmallVec::new();
         let mut non_finite: FastSet<u32> = FastSet::default();
         for inst in &module.globals {
             let (Some(op), Some(id)) = (inst.op(), inst.result_id) else {
@@ -271,12 +285,14 @@ impl ConstantChoices {
             match op {
                 Op::TypeFloat => {
                     if let Some(&width) = inst.operands.first() {
-                        float_widths.insert(id, width);
+                        float_widths.push((id, width));
                     }
                 }
                 Op::Constant => {
-                    let width = inst.result_type.and_then(|t| float_widths.get(&t));
-                    if width.is_some_and(|&w| is_non_finite_literal(w, &inst.operands)) {
+                    let width = inst
+                        .result_type
+                        .and_then(|t| float_widths.iter().find(|(f, _)| *f == t));
+                    if width.is_some_and(|&(_, w)| is_non_finite_literal(w, &inst.operands)) {
                         non_finite.insert(id);
                     }
                 }
@@ -1236,14 +1252,17 @@ impl NanGuardPass {
             return Ok(Edit::Keep);
         }
         if self.level == NanLevel::Ops {
+            // A select is a site only in the rare module with one of a NaN or Inf constant (see
+            // `ConstantChoices`).
+            if inst.is(Op::Select) {
+                let inputs = inst.result_id.and_then(|r| self.choices.inputs.get(&r));
+                return match inputs.cloned() {
+                    Some(inputs) => self.visit_op(base, at, inst, SELECT_OF_CONSTANT, &inputs),
+                    None => Ok(Edit::Keep),
+                };
+            }
             if let Some((name, operands)) = Self::checked_op(base, inst) {
                 return self.visit_op(base, at, inst, name, operands);
-            }
-            if inst.is(Op::Select) {
-                if let Some(inputs) = inst.result_id.and_then(|r| self.choices.inputs.get(&r)) {
-                    let inputs = inputs.clone();
-                    return self.visit_op(base, at, inst, SELECT_OF_CONSTANT, &inputs);
-                }
             }
             // A product is checked only where it is one of two exponentials (see `Fusions`).
             if inst.is(Op::FMul) {
