@@ -10,9 +10,9 @@
 //! `exp(a) / exp(b)` and `exp(a) * exp(b)` are checked as one site at the division or product, on the two
 //! exponentials: drivers compute them as `exp(a - b)` and `exp(a + b)` unless a check uses an exponential
 //! or its argument (see `Fusions`).
-//! `OpSelect` of a NaN or Inf constant is checked too, as where such a value starts unless it came in
-//! through the other choice or a float the condition compares (see `ConstantChoices`): how compilers
-//! that expand math themselves (IREE, through MLIR) write a domain error.
+//! `OpSelect` of a NaN constant is checked too, as where the NaN starts unless it came in through the other
+//! choice or a float the condition compares (see `ConstantChoices`): how compilers that expand math
+//! themselves (IREE, through MLIR) write a domain error.
 //! Not checked: `OpFAdd`/`OpFSub`/`OpFMul`/`OpDot` and the like, whose only way from finite to Inf is an
 //! overflow; checking every arithmetic instruction would cost more than the rare case is worth, and the
 //! `outputs` checks (which the `ops` level includes) still catch such a value where it leaves the shader.
@@ -237,16 +237,20 @@ impl Fusions {
 }
 
 /// The name of a select site (see [`ConstantChoices`]).
-const SELECT_OF_CONSTANT: &str = "select (choosing a NaN or Inf constant)";
+const SELECT_OF_CONSTANT: &str = "select (choosing a NaN constant)";
 
-/// Selects that choose a NaN or Inf the module holds as a constant: how a compiler that expands math
-/// itself writes a domain error (IREE's `log`, through MLIR: `x < 0 ? NaN : (x == 0 ? -Inf : poly(x))`).
-/// No checked operation makes that value (a division of it, a `sqrt`, sees it come in), so without these
-/// the first place it shows is where it is written out. Checked at `ops` like an operation, with the
-/// select as where the value starts unless it came in: through the other, non-constant choice, or
-/// through a float its condition compares (`log(+Inf)` is +Inf chosen where `x == +Inf`, not a new Inf).
-/// The constants themselves never count as come in. Modules without such a constant (the shared
-/// corpus has none) cost one walk of their globals.
+/// Selects that choose a NaN the module holds as a constant: how a compiler that expands math itself
+/// writes a domain error (IREE's `log`, through MLIR: `x < 0 ? NaN : (x == 0 ? -Inf : poly(x))`). No
+/// checked operation makes that NaN (a division of it, a `sqrt`, sees it come in), so without these the
+/// first place it shows is where it is written out. Checked at `ops` like an operation, with the select
+/// as where the NaN starts unless it came in: through the other, non-constant choice, or through a float
+/// its condition compares (`x < 0 || isnan(x)` chooses NaN for a NaN `x` too: not a new one). The
+/// constants themselves never count as come in.
+///
+/// Inf constants are left alone: the same expansions choose them for results that are right, and often
+/// only steps on the way (IREE's `pow(x, y)` is `exp(y * log(x))`, whose `log(0)` chooses -Inf so that
+/// `pow(0, 2)` is 0, as zink's `log2(0)` in its `pow`: see `Fusions`). Modules without a NaN constant
+/// (the shared corpus has none) cost one quick look at their globals.
 #[derive(Default)]
 struct ConstantChoices {
     /// Each such select's result, with the values it is checked against: the other choice, then the
@@ -255,14 +259,14 @@ struct ConstantChoices {
     inputs: FastMap<u32, smallvec::SmallVec<[u32; MAX_CHOICE_INPUTS]>>,
 }
 
-/// The most values a select of a constant is checked against.
+/// The most values a select of a NaN constant is checked against.
 const MAX_CHOICE_INPUTS: usize = 4;
 
 impl ConstantChoices {
     fn find(module: &Module) -> ConstantChoices {
         let mut found = ConstantChoices::default();
         // Most modules have no constant whose last word has a float's exponent all ones (of any width):
-        // they are done after one quick look at each global.
+        // no NaN, they are done after one quick look at each global.
         let candidate = |inst: &Instruction| {
             inst.is(Op::Constant)
                 && inst.operands.last().is_some_and(|&w| {
@@ -274,10 +278,10 @@ impl ConstantChoices {
         if !module.globals.iter().any(candidate) {
             return found;
         }
-        // Float constants with a NaN or Inf in them, and composites of them, in the order declared.
+        // Float constants that are NaN, and composites with one in them, in the order declared.
         // A module declares a float type or two: a short list, not a table.
         let mut float_widths: smallvec::SmallVec<[(u32, u32); 4]> = smallvec::SmallVec::new();
-        let mut non_finite: FastSet<u32> = FastSet::default();
+        let mut nans: FastSet<u32> = FastSet::default();
         for inst in &module.globals {
             let (Some(op), Some(id)) = (inst.op(), inst.result_id) else {
                 continue;
@@ -292,21 +296,22 @@ impl ConstantChoices {
                     let width = inst
                         .result_type
                         .and_then(|t| float_widths.iter().find(|(f, _)| *f == t));
-                    if width.is_some_and(|&(_, w)| is_non_finite_literal(w, &inst.operands)) {
-                        non_finite.insert(id);
+                    if width.is_some_and(|&(_, w)| is_nan_literal(w, &inst.operands)) {
+                        nans.insert(id);
                     }
                 }
-                Op::ConstantComposite if inst.operands.iter().any(|c| non_finite.contains(c)) => {
-                    non_finite.insert(id);
+                Op::ConstantComposite if inst.operands.iter().any(|c| nans.contains(c)) => {
+                    nans.insert(id);
                 }
                 _ => {}
             }
         }
-        if non_finite.is_empty() {
+        if nans.is_empty() {
             return found;
         }
-        // The other constants: finite, so never what makes a select's value come in (left out of its
-        // inputs, and of its report). Specialization constants are the app's values, and stay.
+        // Constants are never what makes a select's NaN come in (an Inf one compared, `x == +Inf`, is the
+        // program's own test): left out of its inputs, and of its report. Specialization constants are
+        // the app's values, and stay.
         let constants: FastSet<u32> = module
             .globals
             .iter()
@@ -338,7 +343,7 @@ impl ConstantChoices {
             let [condition, a, b, ..] = o[..] else {
                 continue;
             };
-            if op != Op::Select || !(non_finite.contains(&a) || non_finite.contains(&b)) {
+            if op != Op::Select || !(nans.contains(&a) || nans.contains(&b)) {
                 continue;
             }
             let mut inputs = smallvec::SmallVec::new();
@@ -373,12 +378,15 @@ impl ConstantChoices {
     }
 }
 
-/// Whether a float literal of `width` bits (low-order word first) is a NaN or an Inf.
-fn is_non_finite_literal(width: u32, words: &[u32]) -> bool {
+/// Whether a float literal of `width` bits (low-order word first) is a NaN: exponent all ones, mantissa
+/// not zero.
+fn is_nan_literal(width: u32, words: &[u32]) -> bool {
     match (width, words) {
-        (16, [w, ..]) => (w >> 10) & 0x1F == 0x1F,
-        (32, [w, ..]) => (w >> 23) & 0xFF == 0xFF,
-        (64, [_, high, ..]) => (high >> 20) & 0x7FF == 0x7FF,
+        (16, [w, ..]) => (w >> 10) & 0x1F == 0x1F && w & 0x3FF != 0,
+        (32, [w, ..]) => (w >> 23) & 0xFF == 0xFF && w & 0x7F_FFFF != 0,
+        (64, [low, high, ..]) => {
+            (high >> 20) & 0x7FF == 0x7FF && (high & 0xF_FFFF != 0 || *low != 0)
+        }
         _ => false,
     }
 }
@@ -1252,7 +1260,7 @@ impl NanGuardPass {
             return Ok(Edit::Keep);
         }
         if self.level == NanLevel::Ops {
-            // A select is a site only in the rare module with one of a NaN or Inf constant (see
+            // A select is a site only in the rare module with one of a NaN constant (see
             // `ConstantChoices`).
             if inst.is(Op::Select) {
                 let inputs = inst.result_id.and_then(|r| self.choices.inputs.get(&r));
@@ -1364,5 +1372,30 @@ impl Pass for NanGuardPass {
     /// Off: no checks.
     fn active(&self, _base: &Base<'_>) -> bool {
         self.level != NanLevel::Off
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_nan_literal;
+
+    #[test]
+    fn nan_literals_are_told_from_infs_and_numbers_at_every_width() {
+        // f16: NaN 0x7E00, -Inf 0xFC00, 1.0 0x3C00.
+        assert!(is_nan_literal(16, &[0x7E00]));
+        assert!(!is_nan_literal(16, &[0xFC00]));
+        assert!(!is_nan_literal(16, &[0x3C00]));
+        // f32: NaN 0x7FC00000 and a signalling 0xFF800001, +Inf 0x7F800000, the largest finite 0x7F7FFFFF.
+        assert!(is_nan_literal(32, &[0x7FC0_0000]));
+        assert!(is_nan_literal(32, &[0xFF80_0001]));
+        assert!(!is_nan_literal(32, &[0x7F80_0000]));
+        assert!(!is_nan_literal(32, &[0x7F7F_FFFF]));
+        // f64, low word first: a NaN whose mantissa is only in the low word, +Inf, and 1.0.
+        assert!(is_nan_literal(64, &[1, 0x7FF0_0000]));
+        assert!(is_nan_literal(64, &[0, 0x7FF8_0000]));
+        assert!(!is_nan_literal(64, &[0, 0x7FF0_0000]));
+        assert!(!is_nan_literal(64, &[0, 0x3FF0_0000]));
+        // A literal too short for its width is no NaN.
+        assert!(!is_nan_literal(64, &[0x7FF8_0000]));
     }
 }

@@ -1,7 +1,7 @@
 """IREE's runtime running the kernels of iree_kernels.mlir, compiled ahead to a .vmfb by IREE's compiler (see
-scripts/gpu-apps.sh, which compiles them for NVIDIA's GPUs): a row softmax, a 64x64 matmul and
-sqrt(log(a) / b), whose log of the negative values of `a` is NaN. Prints `result <name> sha256 <hex>` for each
-result, and how many NaNs the elementwise kernel made. IREE's runtime refuses llvmpipe, so on lavapipe
+scripts/gpu-apps.sh, which compiles them for NVIDIA's GPUs): a row softmax, a 64x64 matmul, sqrt(log(a) / b)
+(NaN where a < 1), atan2(a, b) (IREE's is NaN where both are 0) and pow(a, b) (with a = 0 among the bases).
+Prints `result <name> sha256 <hex>` for each result, and how many NaNs each elementwise kernel made. IREE's runtime refuses llvmpipe, so on lavapipe
 tests/integration/tests/iree.rs runs the compiled kernels with bb-testapp instead; this script is for GPU
 machines (and for `--device local-task` with a module compiled for the CPU, to try it anywhere)."""
 
@@ -30,15 +30,23 @@ def main():
     b = np.cos(np.arange(64 * 64, dtype=np.float32)).reshape(64, 64)
     x = np.linspace(-2.0, 2.0, 1024, dtype=np.float32)
     y = np.linspace(0.5, 1.5, 1024, dtype=np.float32)
+    # atan2 of (0, 0), (1, 0), (-1, 1), (0, -1); pow of 0^2, 2^0.5, 0.5^-1, 3^0.
+    ay = np.tile(np.array([0, 1, -1, 0], dtype=np.float32), 256)
+    ax = np.tile(np.array([0, 0, 1, -1], dtype=np.float32), 256)
+    base = np.tile(np.array([0, 2, 0.5, 3], dtype=np.float32), 256)
+    exponent = np.tile(np.array([2, 0.5, -1, 0], dtype=np.float32), 256)
     results = {
         "softmax": kernels.softmax(rows).to_host(),
         "matmul": kernels.matmul(a, b).to_host(),
         "elementwise": kernels.elementwise(x, y).to_host(),
+        "atan2": kernels.atan2(ay, ax).to_host(),
+        "pow": kernels.pow(base, exponent).to_host(),
     }
     for name, value in results.items():
         print(f"result {name} sha256 {hashlib.sha256(value.tobytes()).hexdigest()}")
-    nans = int(np.isnan(results["elementwise"]).sum())
-    print(f"iree-app: elementwise made {nans} NaNs", file=sys.stderr)
+    for name in ["elementwise", "atan2", "pow"]:
+        nans = int(np.isnan(results[name]).sum())
+        print(f"iree-app: {name} made {nans} NaNs", file=sys.stderr)
 
 
 if __name__ == "__main__":

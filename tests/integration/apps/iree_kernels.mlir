@@ -1,7 +1,8 @@
 // Kernels for tests/integration/tests/iree.rs, compiled to SPIR-V by IREE's compiler: a row softmax
-// (subgroup reductions), a 64x64 matmul (workgroup memory and barriers) and an elementwise
-// sqrt(log(a) / b), whose log IREE expands itself: a polynomial, with NaN chosen where a < 0 and -Inf where
-// a == 0.
+// (subgroup reductions), a 64x64 matmul (workgroup memory and barriers), an elementwise
+// sqrt(log(a) / b), whose log IREE expands itself (a polynomial, with NaN chosen where a < 0 and -Inf where
+// a == 0), atan2(a, b), whose expansion divides 0 by 0 where both are 0, and pow(a, b), expanded as
+// exp(b * log(a)): its log(0) is -Inf on the way to pow(0, b) = 0.
 func.func @softmax(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
   %empty = tensor.empty() : tensor<4x64xf32>
   %r = linalg.softmax dimension(1) ins(%x : tensor<4x64xf32>) outs(%empty : tensor<4x64xf32>) -> tensor<4x64xf32>
@@ -22,6 +23,24 @@ func.func @elementwise(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<102
     %d = arith.divf %l, %y : f32
     %s = math.sqrt %d : f32
     linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  return %r : tensor<1024xf32>
+}
+func.func @atan2(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> {
+  %e = tensor.empty() : tensor<1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<1024xf32>, tensor<1024xf32>) outs(%e : tensor<1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %q = math.atan2 %x, %y : f32
+    linalg.yield %q : f32
+  } -> tensor<1024xf32>
+  return %r : tensor<1024xf32>
+}
+func.func @pow(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32> {
+  %e = tensor.empty() : tensor<1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<1024xf32>, tensor<1024xf32>) outs(%e : tensor<1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %q = math.powf %x, %y : f32
+    linalg.yield %q : f32
   } -> tensor<1024xf32>
   return %r : tensor<1024xf32>
 }

@@ -4,8 +4,10 @@
 //! IREE's runtime refuses llvmpipe by name, so bb-testapp's `spirv-run` runs the kernels it compiles
 //! (`apps/iree_kernels.mlir`) on lavapipe, each once with the buffers it declares: without Blackbox, then
 //! through it at the defaults, NaN `outputs` and NaN `ops`, with the validation layer below. The same
-//! results and every validation id as often; the NaNs of the elementwise kernel (a log of negative inputs)
-//! seen where they are stored, and at `ops` named where they start: the select of IREE's NaN constant.
+//! results and every validation id as often; the NaNs two kernels make seen where they are stored, and at
+//! `ops` named where they start: the select of IREE's NaN constant in its `log` of negative inputs, and the
+//! division of 0 by 0 in its `atan2(0, 0)`; the -Inf of its `pow`'s `log(0)`, a step to `pow(0, b) = 0`, no
+//! line.
 
 use blackbox_integration::*;
 use std::path::{Path, PathBuf};
@@ -82,14 +84,14 @@ fn results(run: &Run) -> Vec<String> {
 }
 
 #[test]
-fn iree_kernels_compute_the_same_and_the_nan_of_its_log_is_named_where_it_is_chosen() {
+fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
     let home = TempDir::new("iree");
     let modules = compiled_kernels(&home);
     let names: Vec<String> = modules
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 3, "IREE made {names:?}");
+    assert_eq!(names.len(), 5, "IREE made {names:?}");
     let mut args = vec!["spirv-run".to_string()];
     for m in &modules {
         args.extend(["--spirv".to_string(), m.display().to_string()]);
@@ -100,7 +102,7 @@ fn iree_kernels_compute_the_same_and_the_nan_of_its_log_is_named_where_it_is_cho
     let expected = results(&reference);
     assert_eq!(
         expected.iter().filter(|l| l.contains(" checksum ")).count(),
-        4,
+        6,
         "every kernel ran\n{}",
         reference.dump()
     );
@@ -129,35 +131,56 @@ fn iree_kernels_compute_the_same_and_the_nan_of_its_log_is_named_where_it_is_cho
     if !warnings(0).is_empty() {
         problems.push(format!("defaults: Blackbox warned: {:#?}", warnings(0)));
     }
-    // The elementwise kernel stores sqrt(log(a) / b), a NaN where a < 0: seen where it is stored.
+    // Two kernels store NaNs: sqrt(log(a) / b) where a < 1, atan2(a, b) where both are 0. Each is seen
+    // where it is stored; pow(a, b), whose log(0) is -Inf on the way to pow(0, b), is no line at all.
+    let in_kernel =
+        |w: &str, kernel: &str| w.contains(&format!("(entry point {kernel}_dispatch_0_"));
     let outputs = warnings(1);
-    if outputs.len() != 1
-        || !outputs[0].contains("NaN in storage buffer store at instruction OpStore")
-        || !outputs[0].contains("elementwise")
-    {
+    let stores = |kernel: &str| {
+        outputs.iter().any(|w| {
+            in_kernel(w, kernel) && w.contains("NaN in storage buffer store at instruction OpStore")
+        })
+    };
+    if outputs.len() != 2 || !stores("elementwise") || !stores("atan2") {
         problems.push(format!(
-            "NaN outputs: expected one line, the elementwise kernel's store: {outputs:#?}"
+            "NaN outputs: expected two lines, the stores of the elementwise and atan2 kernels: {outputs:#?}"
         ));
     }
-    // At `ops`, where it starts: the select of IREE's NaN constant, with the other choice and the input
-    // compared (negative where the result is NaN), the store's line a debug line.
+    // At `ops`, where they start, the stores' lines then debug lines. The log's NaN: the select of IREE's
+    // NaN constant, with the other choice and the input compared, negative where the result is NaN.
     let ops = warnings(2);
-    let named = |w: &&str| {
-        w.split_once("NaN from select (choosing a NaN or Inf constant) at instruction %")
-            .and_then(|(_, rest)| rest.split_once(" = OpSelect "))
-            .and_then(|(_, rest)| rest.split_once("), ("))
-            .and_then(|(_, rest)| rest.split_once(") -> ("))
-            .is_some_and(|(compared, result)| {
-                compared
-                    .split(", ")
-                    .zip(result.split(", "))
-                    .any(|(a, r)| a.starts_with('-') && r.starts_with("NaN"))
-            })
+    let log_named = |w: &&str| {
+        in_kernel(w, "elementwise")
+            && w.split_once("NaN from select (choosing a NaN constant) at instruction %")
+                .and_then(|(_, rest)| rest.split_once(" = OpSelect "))
+                .and_then(|(_, rest)| rest.split_once("), ("))
+                .and_then(|(_, rest)| rest.split_once(") -> ("))
+                .is_some_and(|(compared, result)| {
+                    compared
+                        .split(", ")
+                        .zip(result.split(", "))
+                        .any(|(a, r)| a.starts_with('-') && r.starts_with("NaN"))
+                })
     };
-    if ops.len() != 1 || !named(&ops[0]) {
+    // atan2's: the division of its expansion, 0 / 0 where the result is NaN.
+    let atan2_named = |w: &&str| {
+        in_kernel(w, "atan2")
+            && w.split_once("NaN from division() at instruction %")
+                .and_then(|(_, rest)| rest.split_once(": operands ("))
+                .and_then(|(_, rest)| rest.split_once(") -> ("))
+                .is_some_and(|(operands, result)| {
+                    let (dividend, divisor) = operands.split_once("), (").unwrap_or(("", ""));
+                    dividend
+                        .split(", ")
+                        .zip(divisor.split(", "))
+                        .zip(result.split(", "))
+                        .any(|((a, b), r)| a == "0" && b == "0" && r.starts_with("NaN"))
+                })
+    };
+    if ops.len() != 2 || !ops.iter().any(log_named) || !ops.iter().any(atan2_named) {
         problems.push(format!(
-            "NaN ops: expected one line naming the select of a NaN constant, with a negative input \
-             where the result is NaN: {ops:#?}"
+            "NaN ops: expected two lines, the select of the log's NaN constant (a negative input where \
+             the result is NaN) and atan2's division of 0 by 0: {ops:#?}"
         ));
     }
     if !problems.is_empty() {
