@@ -797,13 +797,19 @@ pub fn commands_with_labels(
 
 /// The Python of `.venv/` (scripts/setup.sh), which has the pinned JSON Schema validator (`jsonschema`).
 pub fn venv_python() -> PathBuf {
-    let python = workspace_root().join(".venv/bin/python");
+    installed_by_setup(".venv/bin/python", "the pinned SPIRV-Tools and jsonschema")
+}
+
+/// `path` under the workspace, which scripts/setup.sh installs (`what` it installs there): a test that
+/// needs it fails saying so where it is missing, never skips.
+pub fn installed_by_setup(path: &str, what: &str) -> PathBuf {
+    let tool = workspace_root().join(path);
     assert!(
-        python.exists(),
-        "{} is missing: run scripts/setup.sh",
-        python.display()
+        tool.exists(),
+        "{} is missing: run scripts/setup.sh (it installs {what})",
+        tool.display()
     );
-    python
+    tool
 }
 
 /// Checks each of `documents` against the JSON Schema at `schema` (its `$schema` says which draft) with the

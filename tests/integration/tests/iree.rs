@@ -15,13 +15,10 @@ use std::process::Command;
 
 /// IREE's compiler in `.venv-apps/`, where scripts/setup.sh installs it.
 fn iree_compile() -> PathBuf {
-    let tool = workspace_root().join(".venv-apps/bin/iree-compile");
-    assert!(
-        tool.exists(),
-        "{} is missing: run scripts/setup.sh (it installs IREE's compiler into .venv-apps)",
-        tool.display()
-    );
-    tool
+    installed_by_setup(
+        ".venv-apps/bin/iree-compile",
+        "IREE's compiler into .venv-apps",
+    )
 }
 
 /// IREE 3.1 labels its modules SPIR-V 1.0 or 1.3 while what they hold is SPIR-V 1.4: `NoSignedWrap` on

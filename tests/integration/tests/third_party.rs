@@ -15,13 +15,10 @@ use std::process::Command;
 
 /// The Python of `.venv-apps/`, where scripts/setup.sh installs the pinned wgpu, ncnn, Taichi and pygfx.
 fn python() -> PathBuf {
-    let python = workspace_root().join(".venv-apps/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/setup.sh (it installs wgpu, ncnn, Taichi and pygfx into .venv-apps)",
-        python.display()
-    );
-    python
+    installed_by_setup(
+        ".venv-apps/bin/python",
+        "wgpu, ncnn, Taichi and pygfx into .venv-apps",
+    )
 }
 
 fn app(script: &str) -> PathBuf {
