@@ -4,10 +4,10 @@
 //! IREE's runtime refuses llvmpipe by name, so bb-testapp's `spirv-run` runs the kernels it compiles
 //! (`apps/iree_kernels.mlir`) on lavapipe, each once with the buffers it declares: without Blackbox, then
 //! through it at the defaults, NaN `outputs` and NaN `ops`, with the validation layer below. The same
-//! results and every validation id as often; the NaNs two kernels make seen where they are stored, and at
-//! `ops` named where they start: the select of IREE's NaN constant in its `log` of negative inputs, and the
-//! division of 0 by 0 in its `atan2(0, 0)`; the -Inf of its `pow`'s `log(0)`, a step to `pow(0, b) = 0`, no
-//! line.
+//! results and every validation id as often; the NaNs five kernels make seen where they are stored, and at
+//! `ops` named where they start (among them the select of IREE's NaN constant in its `log` of negative
+//! inputs, and the division of 0 by 0 in its `atan2(0, 0)`); the -Inf of its `pow`'s `log(0)`, a step to
+//! `pow(0, b) = 0`, no line.
 
 use blackbox_integration::*;
 use std::path::{Path, PathBuf};
@@ -80,6 +80,20 @@ fn results(run: &Run) -> Vec<String> {
         .collect()
 }
 
+/// The kernels of `apps/iree_kernels.mlir`, and those whose NaNs reach memory with the inputs spirv-run
+/// gives them (the same pattern in both buffers: some zeros, negatives, values past 1).
+const KERNELS: [&str; 8] = [
+    "acos",
+    "atan2",
+    "elementwise",
+    "log1p",
+    "matmul",
+    "pow",
+    "rsqrt",
+    "softmax",
+];
+const STORING_NANS: [&str; 5] = ["acos", "atan2", "elementwise", "log1p", "rsqrt"];
+
 #[test]
 fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
     let home = TempDir::new("iree");
@@ -88,7 +102,7 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 5, "IREE made {names:?}");
+    assert_eq!(names.len(), KERNELS.len(), "IREE made {names:?}");
     let mut args = vec!["spirv-run".to_string()];
     for m in &modules {
         args.extend(["--spirv".to_string(), m.display().to_string()]);
@@ -99,7 +113,7 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
     let expected = results(&reference);
     assert_eq!(
         expected.iter().filter(|l| l.contains(" checksum ")).count(),
-        6,
+        KERNELS.len() + 1,
         "every kernel ran\n{}",
         reference.dump()
     );
@@ -128,19 +142,20 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
     if !warnings(0).is_empty() {
         problems.push(format!("defaults: Blackbox warned: {:#?}", warnings(0)));
     }
-    // Two kernels store NaNs: sqrt(log(a) / b) where a < 1, atan2(a, b) where both are 0. Each is seen
-    // where it is stored; pow(a, b), whose log(0) is -Inf on the way to pow(0, b), is no line at all.
+    // Five kernels store NaNs: sqrt(log(a) / b) where a < 1, atan2(a, b) where both are 0, acos past 1,
+    // log1p below -1, rsqrt below 0. Each is seen where it is stored, once; pow(a, b), whose log(0) is -Inf
+    // on the way to pow(0, b), is no line at all.
     let in_kernel =
         |w: &str, kernel: &str| w.contains(&format!("(entry point {kernel}_dispatch_0_"));
+    let is_store = |w: &str| w.contains("NaN in storage buffer store at instruction OpStore");
     let outputs = warnings(1);
-    let stores = |kernel: &str| {
-        outputs.iter().any(|w| {
-            in_kernel(w, kernel) && w.contains("NaN in storage buffer store at instruction OpStore")
-        })
-    };
-    if outputs.len() != 2 || !stores("elementwise") || !stores("atan2") {
+    let storing: Vec<&str> = KERNELS
+        .into_iter()
+        .filter(|k| outputs.iter().any(|w| in_kernel(w, k) && is_store(w)))
+        .collect();
+    if storing != STORING_NANS || outputs.len() != STORING_NANS.len() {
         problems.push(format!(
-            "NaN outputs: expected two lines, the stores of the elementwise and atan2 kernels: {outputs:#?}"
+            "NaN outputs: expected one store line for each of {STORING_NANS:?}: {outputs:#?}"
         ));
     }
     // At `ops`, where they start, the stores' lines then debug lines. The log's NaN: the select of IREE's
@@ -174,10 +189,25 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
                         .any(|((a, b), r)| a == "0" && b == "0" && r.starts_with("NaN"))
                 })
     };
-    if ops.len() != 2 || !ops.iter().any(log_named) || !ops.iter().any(atan2_named) {
+    if !ops.iter().any(log_named) || !ops.iter().any(atan2_named) {
         problems.push(format!(
-            "NaN ops: expected two lines, the select of the log's NaN constant (a negative input where \
-             the result is NaN) and atan2's division of 0 by 0: {ops:#?}"
+            "NaN ops: expected the select of the log's NaN constant (a negative input where the result \
+             is NaN) and atan2's division of 0 by 0: {ops:#?}"
+        ));
+    }
+    // Every kernel whose NaNs reach memory has them named where they start (acos: a sqrt of a negative
+    // 1 - x * x; log1p: the select of its NaN constant; rsqrt: inversesqrt), and nothing else is a line:
+    // no store (a debug line once the same invocation has the operation's record), nothing for pow.
+    let named: Vec<&str> = KERNELS
+        .into_iter()
+        .filter(|k| {
+            ops.iter()
+                .any(|w| in_kernel(w, k) && w.starts_with("[blackbox] warn: NaN from "))
+        })
+        .collect();
+    if named != STORING_NANS || ops.iter().any(|w| is_store(w) || in_kernel(w, "pow")) {
+        problems.push(format!(
+            "NaN ops: expected the origin named in each of {STORING_NANS:?}, and no other line: {ops:#?}"
         ));
     }
     if !problems.is_empty() {
