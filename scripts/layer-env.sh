@@ -24,3 +24,16 @@ run_args() {
   shift
   run_cmd=("$@")
 }
+
+# run_at_both_settings OUT APP SCENARIO...: the script's `run` of APP's scenarios at the two settings both
+# scripts check, between them every instrumentation and breadcrumb path: NaN `ops` with `command`
+# breadcrumbs, loop reports and integer checks; NaN `outputs` written where they fire with `pass`
+# breadcrumbs, loop breaks, checkpoints and shader dumps (into OUT/dump).
+run_at_both_settings() {
+  local out=$1 app=$2
+  shift 2
+  run ops VK_BLACKBOX_NAN=ops VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_LOOPS=report VK_BLACKBOX_INT=on \
+    -- "$app" "$@"
+  run outputs-fired VK_BLACKBOX_NAN=outputs VK_BLACKBOX_NAN_RECORDS=fired VK_BLACKBOX_BREADCRUMBS=pass \
+    VK_BLACKBOX_LOOPS=break VK_BLACKBOX_CHECKPOINTS=on VK_BLACKBOX_DUMP_SHADERS="$out/dump" -- "$app" "$@"
+}

@@ -68,10 +68,7 @@ scenarios="compute draw-renderpass draw-dynamic secondary threads timeline two-q
   nan-fragment nan-compute nan-poll nan-sleep nan-signal-array assert-compute assert-fragment printf loop-one
   int-div malformed-spirv destroy-early spirv-run nan-fp16-fp64 validation-canary passes stress fork-child"
 # shellcheck disable=SC2086
-run ops VK_BLACKBOX_NAN=ops VK_BLACKBOX_BREADCRUMBS=command VK_BLACKBOX_LOOPS=report VK_BLACKBOX_INT=on -- "$app" $scenarios
-# shellcheck disable=SC2086
-run outputs-fired VK_BLACKBOX_NAN=outputs VK_BLACKBOX_NAN_RECORDS=fired VK_BLACKBOX_BREADCRUMBS=pass \
-  VK_BLACKBOX_LOOPS=break VK_BLACKBOX_CHECKPOINTS=on VK_BLACKBOX_DUMP_SHADERS="$out/dump" -- "$app" $scenarios
+run_at_both_settings "$out" "$app" $scenarios
 run hang-report VK_BLACKBOX_WATCHDOG_MS=1000 VK_BLACKBOX_BREADCRUMBS=command -- "$app" hang
 run assert-abort VK_BLACKBOX_ASSERT=abort -- "$app" assert-compute
 [ "$failed" = 0 ] && echo "tsan.sh: no race with an access in Blackbox's code" \
