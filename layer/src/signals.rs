@@ -17,16 +17,16 @@
 //! A managed runtime (the Java VM, .NET, Mono; Wine, for Windows programs' structured exception handling)
 //! makes faults on purpose and resolves them in its own handler: the JVM's compiled code reads a null
 //! pointer where Java code may throw a `NullPointerException`, and a protected page at every safepoint
-//! poll. Reporting those first gave a healthy Java or C# program a fatal-signal report and an error line. So where the handler before
-//! Blackbox's is such a runtime's (its library or program file, by `dladdr`), the runtime gets SIGSEGV,
-//! SIGBUS, SIGFPE and SIGILL first when the fault is in code it may have made: code of no loaded object
-//! (what it generated) or its own library. If its handler returns with Blackbox's still installed, it
-//! resolved the fault and nothing is reported; if it put another disposition in place (giving up, to end
-//! the process with it), the report is written before the fault meets that disposition; and if it aborts
-//! (the JVM, after its `hs_err_pid` file), the SIGABRT is reported as the fault. A fault in any other
-//! object's code (a driver, an app's library) is a crash the runtime did not make: reported first, as in
-//! any app, since a runtime may end the process without a signal Blackbox sees (Mono puts SIGABRT's
-//! default back before it aborts).
+//! poll. Reporting those first gave a healthy Java or C# program a fatal-signal report and an error line.
+//! So where the handler before Blackbox's is such a runtime's (its library or program file, by `dladdr`),
+//! the runtime gets SIGSEGV, SIGBUS, SIGFPE and SIGILL first when the fault is in code it may have made:
+//! code of no loaded object (what it generated) or its own library. If its handler returns with
+//! Blackbox's still installed, it resolved the fault and nothing is reported; if it put another
+//! disposition in place (giving up, to end the process with it), the report is written before the fault
+//! meets that disposition; and if it aborts (the JVM, after its `hs_err_pid` file), the SIGABRT is
+//! reported as the fault. A fault in any other object's code (a driver, an app's library) is a crash the
+//! runtime did not make: reported first, as in any app, since a runtime may end the process without a
+//! signal Blackbox sees (Mono puts SIGABRT's default back before it aborts).
 
 use parking_lot::Mutex;
 use std::io::{Read, Write};

@@ -1220,8 +1220,8 @@ fn loadable(base: &Base<'_>, ty: u32, depth: usize) -> bool {
 
 /// Whether the pass at `level` may do anything at an instruction of `op`: checks it (an operation at
 /// `ops`, a write), or notes it ([`NanGuardPass::observe`]). The list is the opcodes of
-/// [`NanGuardPass::checked_op`], [`NanGuardPass::observe`] and `visit_some`'s match: an opcode added to one of
-/// those goes here too, or the pass never sees it.
+/// [`NanGuardPass::checked_op`], [`ConstantChoices`] (selects), [`NanGuardPass::observe`] and
+/// `visit_some`'s match: an opcode added to one of those goes here too, or the pass never sees it.
 #[inline]
 fn may_visit(op: Op, level: NanLevel) -> bool {
     matches!(

@@ -10,7 +10,7 @@
 //! `pow(0, b) = 0`, no line.
 
 use blackbox_integration::*;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// IREE's compiler in `.venv-apps/`, where scripts/setup.sh installs it.
@@ -26,9 +26,10 @@ fn iree_compile() -> PathBuf {
 /// Drivers take such a module; spirv-val stops at its first error, so the validation layer below Blackbox
 /// would check nothing else. Each module is labelled 1.4 (a valid module then, spirv-val says), so that
 /// the validation layer checks the whole of it, as Blackbox gives it on.
-fn label_spirv_1_4(words: &mut [u32]) {
+fn label_spirv_1_4(module: &mut [u8]) {
     const SPIRV_1_4: u32 = 0x0001_0400;
-    words[1] = words[1].max(SPIRV_1_4);
+    let version = u32::from_le_bytes(module[4..8].try_into().expect("a SPIR-V header"));
+    module[4..8].copy_from_slice(&version.max(SPIRV_1_4).to_le_bytes());
 }
 
 /// Compiles the kernels for a Vulkan target and returns the SPIR-V modules IREE made, sorted by name, each
@@ -55,20 +56,11 @@ fn compiled_kernels(home: &TempDir) -> Vec<PathBuf> {
         .collect();
     modules.sort();
     for path in &modules {
-        let mut words = read_words(path);
-        label_spirv_1_4(&mut words);
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        std::fs::write(path, bytes).expect("writing a kernel");
+        let mut module = std::fs::read(path).expect("reading a kernel");
+        label_spirv_1_4(&mut module);
+        std::fs::write(path, module).expect("writing a kernel");
     }
     modules
-}
-
-fn read_words(path: &Path) -> Vec<u32> {
-    let bytes = std::fs::read(path).expect("reading a kernel");
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// The `spirv <file> checksum <hex>` lines of a spirv-run, and its scenario checksum.
