@@ -6,6 +6,9 @@
 //!   keeps its own check.
 //! - `exp(a) / exp(b)` and `exp2(a) * exp2(b)` (`tests/asm/exp_pair.spvasm`): one site at the division or
 //!   product, on the two exponentials; an exponential used anywhere else keeps its own check.
+//! - selects of NaN constants (`tests/asm/constant_choices.spvasm`) and products by powers of two built
+//!   from their bits (`tests/asm/built_powers.spvasm`): how IREE, through MLIR, writes `log`'s domain
+//!   error and scales an expanded `exp`; each is a site of its own.
 //!
 //! And NaN `outputs` on a fragment shader instrumented for one pipeline (`tests/asm/kept_outputs.spvasm`):
 //! only the components the pipeline's attachments keep are checked.
@@ -222,4 +225,53 @@ fn a_select_of_a_nan_constant_is_checked_against_its_other_choice_and_what_it_co
             vec!["result"],
         ]
     );
+}
+
+#[test]
+fn a_product_by_a_power_of_two_built_from_its_bits_is_checked_as_an_exponential() {
+    let (out, ops) = ops_sites("built_powers.spvasm");
+    let described: Vec<String> = ops.iter().map(|(op, i)| format!("{op}: {i}")).collect();
+    // IREE's vector `exp`, the `double` one (the power as the first factor), then `ldexp`; no product by
+    // bits loaded, an integer exponent, bits shifted by 13, shifted and or-ed or shifted for another width,
+    // and no plain product.
+    let product = "product by 2^k (built from exponent bits: an expanded exp)";
+    assert_eq!(
+        ops.iter().map(|(op, _)| *op).collect::<Vec<_>>(),
+        [product, product, "ldexp"],
+        "{described:#?}"
+    );
+    assert!(
+        ops[..2].iter().all(|(_, i)| i.contains("= OpFMul ")),
+        "{described:#?}"
+    );
+    // The products are checked against the float k their power is built from (a NaN argument reaches it
+    // through the clamps), not against their factors; `ldexp` on its float operand.
+    let values: Vec<Vec<&str>> = out
+        .info
+        .sites
+        .iter()
+        .filter(|s| matches!(s.kind, SiteKind::NanOp { .. }))
+        .map(|s| s.values.iter().map(|v| v.name.as_str()).collect())
+        .collect();
+    assert_eq!(
+        values,
+        [
+            vec!["operand 0", "result"],
+            vec!["operand 0", "result"],
+            vec!["operand 0", "result"],
+        ]
+    );
+    // At `outputs` none of them is a site: only the store.
+    let outputs = instrumented(
+        "built_powers.spvasm",
+        Options {
+            nan: NanLevel::Outputs,
+            ..Options::default()
+        },
+    );
+    assert!(outputs
+        .info
+        .sites
+        .iter()
+        .all(|s| !matches!(s.kind, SiteKind::NanOp { .. })));
 }

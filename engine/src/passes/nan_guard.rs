@@ -4,7 +4,8 @@
 //! records only where it first happens: every float operand finite, some result component not. Checked:
 //! `OpFDiv` (`division`), `OpFRem` (`remainder`), `OpFMod` (`mod`) and the GLSL.std.450 instructions
 //! `tan`, `asin`, `acos`, `sinh`, `cosh`, `acosh`, `atanh`, `atan2`, `pow`, `exp`, `log`, `exp2`, `log2`,
-//! `sqrt`, `inversesqrt`, `inverse` (MatrixInverse), `smoothstep` (equal edges), `normalize` and `refract`.
+//! `sqrt`, `inversesqrt`, `inverse` (MatrixInverse), `smoothstep` (equal edges), `normalize`, `refract` and
+//! `ldexp`.
 //! `exp2(y * log2(x))` and `exp(y * log(x))` (how zink writes `pow`, and how shaders write it by hand) are
 //! checked as one `pow` at the exponential, with x and y as operands: their `log2(0)` is -inf on purpose.
 //! `exp(a) / exp(b)` and `exp(a) * exp(b)` are checked as one site at the division or product, on the two
@@ -13,9 +14,12 @@
 //! `OpSelect` of a NaN constant is checked too, as where the NaN starts unless it came in through the other
 //! choice or a float the condition compares (see `ConstantChoices`): how compilers that expand math
 //! themselves (IREE, through MLIR) write a domain error.
+//! An `OpFMul` by a power of two built from its bits (`bitcast(int(k) + 127 << 23)`) is checked too, against
+//! `k`: how the same compilers scale an expanded `exp`, whose overflow starts there (see `BuiltPowers`).
 //! Not checked: `OpFAdd`/`OpFSub`/`OpFMul`/`OpDot` and the like, whose only way from finite to Inf is an
 //! overflow; checking every arithmetic instruction would cost more than the rare case is worth, and the
 //! `outputs` checks (which the `ops` level includes) still catch such a value where it leaves the shader.
+//! Exponentials are the exception (`exp`, `ldexp`, the products above): overflow is how they fail.
 //!
 //! **`outputs`** checks every float value that leaves the invocation through memory:
 //!
@@ -378,6 +382,119 @@ impl ConstantChoices {
     }
 }
 
+/// The name of a product site (see [`BuiltPowers`]).
+const PRODUCT_BY_BUILT_POWER: &str = "product by 2^k (built from exponent bits: an expanded exp)";
+
+/// Powers of two built from their bits, `bitcast(int(k) + bias << 23)` (52 for `double`, 10 for `half`):
+/// how a compiler that expands math itself scales an exponential's polynomial by `2^k` (IREE's `exp`,
+/// through MLIR: `poly(r) * bitcast((int(k) + 127) << 23)`, with `k`, a float, clamped so that the power
+/// is finite). Where `exp` overflows, the Inf starts at that product, an `OpFMul` of two finite values,
+/// which `ops` does not check otherwise (see the module's comment); a product with one of these as a
+/// factor is checked like an operation.
+///
+/// It is checked against `k`, not its factors: a NaN argument reaches `k` through the clamps (they let a
+/// NaN through) as it reaches the polynomial, so a NaN `k` says the NaN came in. The polynomial factor
+/// is often an add that the driver folds into the product while the add has that one use (lavapipe's
+/// results changed in their last bits with it checked); `k` has several uses already.
+///
+/// The pattern is exact: a shift by a constant (all components alike) of the mantissa's width, of an
+/// integer converted from a float (`OpConvertFToS`/`OpConvertFToU`, then any `OpIAdd`/`OpISub`), bit-cast
+/// to a float of that width. Bits put together any other way (a manual `half` to `float`, a random float
+/// from a hash, an exponent that was an integer all along) are left alone. Modules without such a
+/// constant cost one quick look at their globals.
+#[derive(Default)]
+struct BuiltPowers {
+    /// The bitcasts' results, with the float `k` each is built from.
+    powers: FastMap<u32, u32>,
+}
+
+impl BuiltPowers {
+    fn find(module: &Module, base: &Base<'_>) -> BuiltPowers {
+        let mut found = BuiltPowers::default();
+        // Shift amounts, by the float width they build: scalar constants, and composites of one of them.
+        let width_of_shift = |bits: u32| match bits {
+            10 => Some(16),
+            23 => Some(32),
+            52 => Some(64),
+            _ => None,
+        };
+        let mut shifts: smallvec::SmallVec<[(u32, u32); 4]> = smallvec::SmallVec::new();
+        for inst in &module.globals {
+            let width = match (inst.op(), inst.operands.as_slice()) {
+                // A 64-bit shift amount is two words, the high one 0.
+                (Some(Op::Constant), [low] | [low, 0]) => width_of_shift(*low),
+                (Some(Op::ConstantComposite), [first, rest @ ..]) if !shifts.is_empty() => shifts
+                    .iter()
+                    .find(|(c, _)| c == first)
+                    .filter(|_| rest.iter().all(|c| c == first))
+                    .map(|&(_, w)| w),
+                _ => None,
+            };
+            if let (Some(width), Some(id)) = (width, inst.result_id) {
+                shifts.push((id, width));
+            }
+        }
+        if shifts.is_empty() {
+            return found;
+        }
+        // Integers converted from floats (with the float), shifts of them (with the width and the float),
+        // then bitcasts of those shifts to floats of the width. Definitions come before their uses in a
+        // function's layout.
+        let mut from_float: FastMap<u32, u32> = FastMap::default();
+        let mut shifted: FastMap<u32, (u32, u32)> = FastMap::default();
+        for inst in module
+            .functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.instructions)
+        {
+            let Some(result) = inst.result_id else {
+                continue;
+            };
+            match (inst.op(), inst.operands.as_slice()) {
+                (Some(Op::ConvertFToS | Op::ConvertFToU), [k]) => {
+                    from_float.insert(result, *k);
+                }
+                (Some(Op::IAdd | Op::ISub), [a, b]) => {
+                    if let Some(&k) = from_float.get(a).or_else(|| from_float.get(b)) {
+                        from_float.insert(result, k);
+                    }
+                }
+                (Some(Op::ShiftLeftLogical), [x, by]) => {
+                    let width = shifts.iter().find(|(c, _)| c == by).map(|&(_, w)| w);
+                    if let (Some(width), Some(&k)) = (width, from_float.get(x)) {
+                        shifted.insert(result, (width, k));
+                    }
+                }
+                (Some(Op::Bitcast), [from]) => {
+                    let Some(&(width, k)) = shifted.get(from) else {
+                        continue;
+                    };
+                    let float = inst
+                        .result_type
+                        .and_then(|t| shape(&base.b.types, t))
+                        .is_some_and(|s| s.is_float() && s.rows == 0 && s.width == width);
+                    if float {
+                        found.powers.insert(result, k);
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
+    /// The `k` of a power that `inst`, a product, has as a factor.
+    fn k_of_product(&self, inst: &Instruction) -> Option<u32> {
+        if self.powers.is_empty() || !inst.is(Op::FMul) {
+            return None;
+        }
+        inst.operands
+            .iter()
+            .find_map(|o| self.powers.get(o).copied())
+    }
+}
+
 /// Whether a float literal of `width` bits (low-order word first) is a NaN: exponent all ones, mantissa
 /// not zero.
 fn is_nan_literal(width: u32, words: &[u32]) -> bool {
@@ -426,6 +543,7 @@ pub(crate) struct NanGuardPass {
     level: NanLevel,
     fusions: Fusions,
     choices: ConstantChoices,
+    powers: BuiltPowers,
     /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
@@ -634,6 +752,7 @@ fn glsl_op_name(op: GlslStd450Op) -> Option<&'static str> {
         G::SmoothStep => "smoothstep",
         G::Normalize => "normalize",
         G::Refract => "refract",
+        G::Ldexp => "ldexp",
         _ => return None,
     })
 }
@@ -680,6 +799,11 @@ impl NanGuardPass {
                 ConstantChoices::find(module)
             } else {
                 ConstantChoices::default()
+            },
+            powers: if level == NanLevel::Ops {
+                BuiltPowers::find(module, base)
+            } else {
+                BuiltPowers::default()
             },
             float_bits: FastMap::default(),
         }
@@ -1220,7 +1344,8 @@ fn loadable(base: &Base<'_>, ty: u32, depth: usize) -> bool {
 
 /// Whether the pass at `level` may do anything at an instruction of `op`: checks it (an operation at
 /// `ops`, a write), or notes it ([`NanGuardPass::observe`]). The list is the opcodes of
-/// [`NanGuardPass::checked_op`], [`ConstantChoices`] (selects), [`NanGuardPass::observe`] and
+/// [`NanGuardPass::checked_op`], [`ConstantChoices`] (selects), [`Fusions`] and [`BuiltPowers`]
+/// (products), [`NanGuardPass::observe`] and
 /// `visit_some`'s match: an opcode added to one of those goes here too, or the pass never sees it.
 #[inline]
 fn may_visit(op: Op, level: NanLevel) -> bool {
@@ -1272,11 +1397,15 @@ impl NanGuardPass {
             if let Some((name, operands)) = Self::checked_op(base, inst) {
                 return self.visit_op(base, at, inst, name, operands);
             }
-            // A product is checked only where it is one of two exponentials (see `Fusions`).
+            // A product is checked only where it is one of two exponentials (see `Fusions`) or scales by a
+            // power of two built from its bits (see `BuiltPowers`).
             if inst.is(Op::FMul) {
                 return match inst.result_id.and_then(|r| self.fusions.exp_pairs.get(&r)) {
                     Some(&name) => self.visit_op(base, at, inst, name, &inst.operands),
-                    None => Ok(Edit::Keep),
+                    None => match self.powers.k_of_product(inst) {
+                        Some(k) => self.visit_op(base, at, inst, PRODUCT_BY_BUILT_POWER, &[k]),
+                        None => Ok(Edit::Keep),
+                    },
                 };
             }
         }

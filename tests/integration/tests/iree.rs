@@ -4,9 +4,10 @@
 //! IREE's runtime refuses llvmpipe by name, so bb-testapp's `spirv-run` runs the kernels it compiles
 //! (`apps/iree_kernels.mlir`) on lavapipe, each once with the buffers it declares: without Blackbox, then
 //! through it at the defaults, NaN `outputs` and NaN `ops`, with the validation layer below. The same
-//! results and every validation id as often; the NaNs five kernels make seen where they are stored, and at
-//! `ops` named where they start (among them the select of IREE's NaN constant in its `log` of negative
-//! inputs, and the division of 0 by 0 in its `atan2(0, 0)`); the -Inf of its `pow`'s `log(0)`, a step to
+//! results and every validation id as often; the NaNs five kernels make and the Infs of an `exp` seen where
+//! they are stored, and at `ops` named where they start (among them the select of IREE's NaN constant in
+//! its `log` of negative inputs, the division of 0 by 0 in its `atan2(0, 0)`, and the product by a power
+//! of two built from bits where its `exp` overflows); the -Inf of its `pow`'s `log(0)`, a step to
 //! `pow(0, b) = 0`, no line.
 
 use blackbox_integration::*;
@@ -72,19 +73,20 @@ fn results(run: &Run) -> Vec<String> {
         .collect()
 }
 
-/// The kernels of `apps/iree_kernels.mlir`, and those whose NaNs reach memory with the inputs spirv-run
-/// gives them (the same pattern in both buffers: some zeros, negatives, values past 1).
-const KERNELS: [&str; 8] = [
+/// The kernels of `apps/iree_kernels.mlir`, and those whose NaNs or Infs reach memory with the inputs
+/// spirv-run gives them (the same pattern in both buffers: some zeros, negatives, values past 1).
+const KERNELS: [&str; 9] = [
     "acos",
     "atan2",
     "elementwise",
+    "exp",
     "log1p",
     "matmul",
     "pow",
     "rsqrt",
     "softmax",
 ];
-const STORING_NANS: [&str; 5] = ["acos", "atan2", "elementwise", "log1p", "rsqrt"];
+const STORING: [&str; 6] = ["acos", "atan2", "elementwise", "exp", "log1p", "rsqrt"];
 
 #[test]
 fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
@@ -135,19 +137,25 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
         problems.push(format!("defaults: Blackbox warned: {:#?}", warnings(0)));
     }
     // Five kernels store NaNs: sqrt(log(a) / b) where a < 1, atan2(a, b) where both are 0, acos past 1,
-    // log1p below -1, rsqrt below 0. Each is seen where it is stored, once; pow(a, b), whose log(0) is -Inf
-    // on the way to pow(0, b), is no line at all.
+    // log1p below -1, rsqrt below 0; exp(60 a) stores Infs. Each is seen where it is stored, once;
+    // pow(a, b), whose log(0) is -Inf on the way to pow(0, b), is no line at all.
     let in_kernel =
         |w: &str, kernel: &str| w.contains(&format!("(entry point {kernel}_dispatch_0_"));
-    let is_store = |w: &str| w.contains("NaN in storage buffer store at instruction OpStore");
+    let is_store = |w: &str| {
+        ["NaN", "Inf"].iter().any(|v| {
+            w.contains(&format!(
+                "{v} in storage buffer store at instruction OpStore"
+            ))
+        })
+    };
     let outputs = warnings(1);
     let storing: Vec<&str> = KERNELS
         .into_iter()
         .filter(|k| outputs.iter().any(|w| in_kernel(w, k) && is_store(w)))
         .collect();
-    if storing != STORING_NANS || outputs.len() != STORING_NANS.len() {
+    if storing != STORING || outputs.len() != STORING.len() {
         problems.push(format!(
-            "NaN outputs: expected one store line for each of {STORING_NANS:?}: {outputs:#?}"
+            "NaN outputs: expected one store line for each of {STORING:?}: {outputs:#?}"
         ));
     }
     // At `ops`, where they start, the stores' lines then debug lines. The log's NaN: the select of IREE's
@@ -181,25 +189,47 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
                         .any(|((a, b), r)| a == "0" && b == "0" && r.starts_with("NaN"))
                 })
     };
-    if !ops.iter().any(log_named) || !ops.iter().any(atan2_named) {
+    // exp's Inf: the product of its polynomial and the power of two 2^k it builds from bits, checked
+    // against k (finite, and 127, the largest its clamp lets through, where the result is Inf).
+    let exp_named = |w: &&str| {
+        in_kernel(w, "exp")
+            && w.split_once(
+                "Inf from product by 2^k (built from exponent bits: an expanded exp) at instruction %",
+            )
+            .and_then(|(_, rest)| rest.split_once(" = OpFMul "))
+            .and_then(|(_, rest)| rest.split_once(": operands ("))
+            .and_then(|(_, rest)| rest.split_once(") -> ("))
+            .is_some_and(|(k, result)| {
+                k.split(", ")
+                    .zip(result.split(", "))
+                    .any(|(k, r)| k == "127" && r.starts_with("inf"))
+            })
+    };
+    if !ops.iter().any(log_named) || !ops.iter().any(atan2_named) || !ops.iter().any(exp_named) {
         problems.push(format!(
             "NaN ops: expected the select of the log's NaN constant (a negative input where the result \
-             is NaN) and atan2's division of 0 by 0: {ops:#?}"
+             is NaN), atan2's division of 0 by 0 and exp's product by 2^127 where the result is Inf: \
+             {ops:#?}"
         ));
     }
-    // Every kernel whose NaNs reach memory has them named where they start (acos: a sqrt of a negative
-    // 1 - x * x; log1p: the select of its NaN constant; rsqrt: inversesqrt), and nothing else is a line:
-    // no store (a debug line once the same invocation has the operation's record), nothing for pow.
+    // Every kernel whose NaNs or Infs reach memory has them named where they start (acos: a sqrt of a
+    // negative 1 - x * x; log1p: the select of its NaN constant; rsqrt: inversesqrt), and nothing else is
+    // a line: no store (a debug line once the same invocation has the operation's record), nothing for
+    // pow or for softmax, whose expanded exps are checked too but do not overflow.
     let named: Vec<&str> = KERNELS
         .into_iter()
         .filter(|k| {
-            ops.iter()
-                .any(|w| in_kernel(w, k) && w.starts_with("[blackbox] warn: NaN from "))
+            ops.iter().any(|w| {
+                in_kernel(w, k)
+                    && ["NaN", "Inf"]
+                        .iter()
+                        .any(|v| w.starts_with(&format!("[blackbox] warn: {v} from ")))
+            })
         })
         .collect();
-    if named != STORING_NANS || ops.iter().any(|w| is_store(w) || in_kernel(w, "pow")) {
+    if named != STORING || ops.iter().any(|w| is_store(w) || in_kernel(w, "pow")) {
         problems.push(format!(
-            "NaN ops: expected the origin named in each of {STORING_NANS:?}, and no other line: {ops:#?}"
+            "NaN ops: expected the origin named in each of {STORING:?}, and no other line: {ops:#?}"
         ));
     }
     if !problems.is_empty() {
