@@ -9,12 +9,15 @@
 //! - selects of NaN constants (`tests/asm/constant_choices.spvasm`) and products by powers of two built
 //!   from their bits (`tests/asm/built_powers.spvasm`): how IREE, through MLIR, writes `log`'s domain
 //!   error and scales an expanded `exp`; each is a site of its own.
+//! - divisions whose result only selects may keep (`tests/asm/selected_results.spvasm`): `c ? x / d : 0`,
+//!   checked after the last select on what the selects keep, so that a NaN they throw away is no report.
 //!
 //! And NaN `outputs` on a fragment shader instrumented for one pipeline (`tests/asm/kept_outputs.spvasm`):
 //! only the components the pipeline's attachments keep are checked.
 
 mod common;
 
+use blackbox_engine::module::Module;
 use blackbox_engine::{instrument, Instrumented, NanLevel, Options, SiteKind};
 
 /// `asm` instrumented with `options` (at the test error buffer's address) and checked with spirv-val.
@@ -274,4 +277,73 @@ fn a_product_by_a_power_of_two_built_from_its_bits_is_checked_as_an_exponential(
         .sites
         .iter()
         .all(|s| !matches!(s.kind, SiteKind::NanOp { .. })));
+}
+
+#[test]
+fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
+    let (out, ops) = ops_sites("selected_results.spvasm");
+    let described: Vec<String> = ops.iter().map(|(op, i)| format!("{op}: {i}")).collect();
+    // Every division is a site, named at its own instruction, with both operands and the result.
+    assert_eq!(ops.len(), 4, "{described:#?}");
+    assert!(
+        ops.iter()
+            .all(|(op, i)| *op == "division" && i.contains("= OpFDiv ")),
+        "{described:#?}"
+    );
+    let values: Vec<Vec<&str>> = out
+        .info
+        .sites
+        .iter()
+        .map(|s| s.values.iter().map(|v| v.name.as_str()).collect())
+        .filter(|v: &Vec<&str>| v.len() == 3)
+        .collect();
+    assert_eq!(values.len(), 4);
+    // The two chains get a select of their own for each of theirs, on the same condition, choosing the
+    // division's result or 0 where the original chooses its chain or the other value: one for the first
+    // division, two for the second. The stored division and the one a phi takes get none.
+    let module = Module::parse(&out.words).expect("the output parses");
+    let main = &module.functions[0];
+    let selects: Vec<&blackbox_engine::module::Instruction> = main
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instructions)
+        .filter(|i| i.is(spirv::Op::Select))
+        .collect();
+    assert_eq!(selects.len(), 5 + 3, "{selects:#?}");
+    let input = Module::parse(&common::assemble("selected_results.spvasm", "vulkan1.1"))
+        .expect("the input parses");
+    // The input's ids by what defines them (spirv-as keeps no names): the entry block's conditions and
+    // first two divisions.
+    let entry = &input.functions[0].blocks[0].instructions;
+    let result_of = |op: spirv::Op, nth: usize| {
+        entry
+            .iter()
+            .filter(|i| i.is(op))
+            .nth(nth)
+            .and_then(|i| i.result_id)
+            .expect("an instruction of the input")
+    };
+    let (q1, q2) = (result_of(spirv::Op::FDiv, 0), result_of(spirv::Op::FDiv, 1));
+    let (nz, big) = (
+        result_of(spirv::Op::FOrdNotEqual, 0),
+        result_of(spirv::Op::FOrdGreaterThan, 0),
+    );
+    // The new selects (ids past the input's bound), in order: q1's (kept as the first choice), then q2's
+    // two, the first choice under `nz`, then the second choice under `big`, of the first.
+    let new: Vec<[u32; 4]> = selects
+        .iter()
+        .filter(|s| s.result_id.unwrap() >= input.header.bound)
+        .map(|s| {
+            [
+                s.result_id.unwrap(),
+                s.operands[0],
+                s.operands[1],
+                s.operands[2],
+            ]
+        })
+        .collect();
+    assert_eq!(new.len(), 3, "{new:?}");
+    assert_eq!(new[0][1..3], [nz, q1], "{new:?}");
+    assert_eq!(new[1][1..3], [nz, q2], "{new:?}");
+    assert_eq!([new[2][1], new[2][3]], [big, new[1][0]], "{new:?}");
 }

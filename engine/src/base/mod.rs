@@ -73,12 +73,33 @@ pub(crate) struct At<'a> {
     lines: &'a LineTracker,
     /// The instruction being visited, as the input has it (sites name it).
     instruction: &'a Instruction,
+    /// For a check made after its instruction (see [`At::earlier`]): that instruction's location.
+    earlier_location: Option<&'a Option<SourceLocation>>,
 }
 
 impl At<'_> {
     /// The instruction's source location.
     pub(crate) fn location(&self) -> Option<SourceLocation> {
-        self.lines.current()
+        match self.earlier_location {
+            Some(location) => location.clone(),
+            None => self.lines.current(),
+        }
+    }
+
+    /// Where an earlier `instruction` of the same function was, at `location`: for a check of it made
+    /// here, which names it and its place.
+    pub(crate) fn earlier<'b>(
+        &'b self,
+        instruction: &'b Instruction,
+        location: &'b Option<SourceLocation>,
+    ) -> At<'b> {
+        At {
+            function: self.function,
+            stage: self.stage,
+            lines: self.lines,
+            instruction,
+            earlier_location: Some(location),
+        }
     }
 }
 
@@ -257,6 +278,7 @@ impl<'o> Base<'o> {
                             stage,
                             lines: &lines,
                             instruction: &inst,
+                            earlier_location: None,
                         };
                         let mut edit = Edit::Keep;
                         for pass in passes.iter_mut() {

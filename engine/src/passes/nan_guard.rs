@@ -20,6 +20,9 @@
 //! overflow; checking every arithmetic instruction would cost more than the rare case is worth, and the
 //! `outputs` checks (which the `ops` level includes) still catch such a value where it leaves the shader.
 //! Exponentials are the exception (`exp`, `ldexp`, the products above): overflow is how they fail.
+//! An operation whose result reaches nothing but selects that may throw it away (`d != 0 ? x / d : 0`) is
+//! checked after the last of them, on its result where they keep it (see `SelectedResults`): a NaN the
+//! program computes and discards on purpose is no report.
 //!
 //! **`outputs`** checks every float value that leaves the invocation through memory:
 //!
@@ -495,6 +498,187 @@ impl BuiltPowers {
     }
 }
 
+/// Checked operations whose result reaches nothing but selects that may throw it away: `d != 0 ? x / d :
+/// 0` as HLSL compilers write it (and GLSL's `mix(x / d, 0, equal(d, 0))`, WGSL's `select`), or IREE's
+/// `expm1` (`x * (u - 1) / log(u)`, 0 / 0 where `u` is 1, which a select then replaces by `x`). The
+/// division runs for every lane, and its NaN, made on purpose, is thrown away; checked at the division it
+/// was a line about a NaN the program never used. Such an operation is checked after the last select of
+/// its chain instead, on its result where the selects keep it (0 where they do not), with its own
+/// operands and place: a NaN a select keeps is still reported as made by the operation.
+///
+/// A chain stays in one block: from the operation, through `OpFMul`, `OpFAdd`, `OpFSub` and
+/// `OpFNegate` (the value one operand) and `OpSelect`s (the value one choice, not the condition), each of
+/// the operation's type, every value but the last used by the next step alone, anywhere in the function
+/// (a phi included). It ends where its value has another use, or at the block's end; only a chain with a
+/// select counts. Operations checked as part of a shape (see `Fusions`) and selects of a NaN constant
+/// (see `ConstantChoices`) are left as they are.
+#[derive(Default)]
+struct SelectedResults {
+    /// The operations whose check waits.
+    waiting: FastSet<u32>,
+    /// By the last select's result: the chain.
+    chains: FastMap<u32, SelectChain>,
+}
+
+/// A chain of selects from a checked operation (see [`SelectedResults`]).
+#[derive(Clone)]
+struct SelectChain {
+    /// The operation's result.
+    op: u32,
+    /// Each select in order: its condition, and whether the value is its first choice.
+    selects: smallvec::SmallVec<[(u32, bool); 2]>,
+}
+
+/// A chain being followed.
+struct OpenChain {
+    chain: SelectChain,
+    /// Its type.
+    ty: u32,
+    /// Its value so far.
+    head: u32,
+    /// The values before it, each used once (by the next step).
+    members: smallvec::SmallVec<[u32; 4]>,
+    /// The last select's result.
+    last_select: Option<u32>,
+}
+
+/// An operation's check waiting for the last select of its chain.
+struct WaitingCheck {
+    instruction: Instruction,
+    location: Option<crate::info::SourceLocation>,
+    name: &'static str,
+    operands: smallvec::SmallVec<[u32; 3]>,
+}
+
+impl SelectedResults {
+    fn find(module: &Module, base: &Base<'_>, pass: &NanGuardPass) -> SelectedResults {
+        let mut found = SelectedResults::default();
+        for function in &module.functions {
+            // Chains of the current block, and those ended whose values must not be used again.
+            let mut open: smallvec::SmallVec<[OpenChain; 4]> = smallvec::SmallVec::new();
+            let mut ended: Vec<OpenChain> = Vec::new();
+            for block in &function.blocks {
+                // A chain needs a select in its block: most blocks have none, and no chain to watch.
+                if ended.is_empty() && !block.instructions.iter().any(|i| i.is(Op::Select)) {
+                    continue;
+                }
+                for inst in &block.instructions {
+                    if !open.is_empty() || !ended.is_empty() {
+                        Self::follow(inst, &mut open, &mut ended);
+                    }
+                    if let Some(chain) = Self::start(base, pass, inst) {
+                        open.push(chain);
+                    }
+                }
+                ended.extend(open.drain(..).filter(|c| c.last_select.is_some()));
+            }
+            // A value used by a phi is not thrown away (a loop's header comes before its body, so the walk
+            // above may not have seen it).
+            if !ended.is_empty() {
+                let phis = function
+                    .blocks
+                    .iter()
+                    .flat_map(|b| b.instructions.iter().filter(|i| i.is(Op::Phi)));
+                for phi in phis {
+                    ended.retain(|c| !c.members.iter().any(|m| phi.operands.contains(m)));
+                }
+            }
+            for c in ended {
+                let Some(last) = c.last_select else { continue };
+                if pass.choices.inputs.contains_key(&last) {
+                    continue;
+                }
+                found.waiting.insert(c.chain.op);
+                found.chains.insert(last, c.chain);
+            }
+        }
+        found
+    }
+
+    /// A chain from `inst` when it is a checked operation with a float result, not part of a shape.
+    fn start(base: &Base<'_>, pass: &NanGuardPass, inst: &Instruction) -> Option<OpenChain> {
+        let (ty, result) = (inst.result_type?, inst.result_id?);
+        NanGuardPass::checked_op(base, inst)?;
+        let f = &pass.fusions;
+        if f.logs.contains(&result)
+            || f.paired_exps.contains(&result)
+            || f.pows.contains_key(&result)
+            || f.exp_pairs.contains_key(&result)
+            || !shape(&base.b.types, ty).is_some_and(|s| s.is_float())
+        {
+            return None;
+        }
+        Some(OpenChain {
+            chain: SelectChain {
+                op: result,
+                selects: smallvec::SmallVec::new(),
+            },
+            ty,
+            head: result,
+            members: smallvec::SmallVec::new(),
+            last_select: None,
+        })
+    }
+
+    /// Moves each open chain whose value `inst` uses a step on, or ends it; drops every chain a value of
+    /// which (but its last) `inst` uses again.
+    fn follow(
+        inst: &Instruction,
+        open: &mut smallvec::SmallVec<[OpenChain; 4]>,
+        ended: &mut Vec<OpenChain>,
+    ) {
+        let o = &inst.operands;
+        let uses = |id: u32| o.iter().filter(|&&w| w == id).count();
+        ended.retain(|c| !c.members.iter().any(|&m| uses(m) > 0));
+        // An instruction that takes the values of two chains ends both: a step joins no chains.
+        let heads = open.iter().filter(|c| uses(c.head) > 0).count();
+        let mut i = 0;
+        while i < open.len() {
+            let c = &mut open[i];
+            if c.members.iter().any(|&m| uses(m) > 0) {
+                open.remove(i);
+                continue;
+            }
+            if uses(c.head) == 0 {
+                i += 1;
+                continue;
+            }
+            let same_type = heads == 1 && inst.result_type == Some(c.ty);
+            let step = match (inst.op(), inst.result_id, o.as_slice()) {
+                (Some(Op::FMul | Op::FAdd | Op::FSub | Op::FNegate), Some(r), _)
+                    if same_type && uses(c.head) == 1 =>
+                {
+                    Some((r, None))
+                }
+                (Some(Op::Select), Some(r), &[condition, a, b])
+                    if same_type && condition != c.head && (a == c.head) != (b == c.head) =>
+                {
+                    Some((r, Some((condition, a == c.head))))
+                }
+                _ => None,
+            };
+            match step {
+                Some((r, select)) => {
+                    c.members.push(c.head);
+                    c.head = r;
+                    if let Some(s) = select {
+                        c.chain.selects.push(s);
+                        c.last_select = Some(r);
+                    }
+                    i += 1;
+                }
+                // Another use: the chain ends here, its last value free to be used anywhere.
+                None => {
+                    let c = open.remove(i);
+                    if c.last_select.is_some() {
+                        ended.push(c);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Whether a float literal of `width` bits (low-order word first) is a NaN: exponent all ones, mantissa
 /// not zero.
 fn is_nan_literal(width: u32, words: &[u32]) -> bool {
@@ -544,6 +728,9 @@ pub(crate) struct NanGuardPass {
     fusions: Fusions,
     choices: ConstantChoices,
     powers: BuiltPowers,
+    selected: SelectedResults,
+    /// The checks waiting for the last select of their chain, by the operation's result.
+    waiting: FastMap<u32, WaitingCheck>,
     /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
@@ -786,7 +973,7 @@ impl NanGuardPass {
                 .filter(|(_, kept)| !kept.all())
                 .collect(),
         };
-        NanGuardPass {
+        let mut pass = NanGuardPass {
             outputs_kept,
             outputs,
             level,
@@ -805,8 +992,14 @@ impl NanGuardPass {
             } else {
                 BuiltPowers::default()
             },
+            selected: SelectedResults::default(),
+            waiting: FastMap::default(),
             float_bits: FastMap::default(),
+        };
+        if level == NanLevel::Ops {
+            pass.selected = SelectedResults::find(module, base, &pass);
         }
+        pass
     }
 
     /// Notes the integer values made of floats' bits (see [`FloatBits`]).
@@ -907,6 +1100,33 @@ impl NanGuardPass {
                 operands,
             ),
         };
+        // A result that only selects may keep is checked at the last of them (see `SelectedResults`).
+        if self.selected.waiting.contains(&result) {
+            self.waiting.insert(
+                result,
+                WaitingCheck {
+                    instruction: inst.clone(),
+                    location: at.location(),
+                    name,
+                    operands: smallvec::SmallVec::from_slice(operands),
+                },
+            );
+            return Ok(Edit::Keep);
+        }
+        self.check_op(base, at, name, operands, result, Vec::new())
+    }
+
+    /// The check of an operation named `name` (`at` names its instruction): `operands` finite, `result`
+    /// not. `before`: instructions that make `result`, put before the site's.
+    fn check_op(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        name: &'static str,
+        operands: &[u32],
+        result: u32,
+        mut before: Vec<Instruction>,
+    ) -> Result<Edit, NotInstrumented> {
         let mut values = Vec::with_capacity(operands.len() + 1);
         for (i, &operand) in operands.iter().enumerate() {
             let float = base
@@ -935,9 +1155,45 @@ impl NanGuardPass {
             None,
         )?;
         Ok(match site {
-            Some(site) => base.check_later(site, inputs),
+            Some(site) if before.is_empty() => base.check_later(site, inputs),
+            Some(site) => {
+                before.extend(site);
+                base.check_later(before, inputs)
+            }
             None => Edit::Keep,
         })
+    }
+
+    /// At the last select of a chain (see [`SelectedResults`]): the waiting operation's check, of its
+    /// result where the chain's selects keep it (0 where they do not: one new select for each of theirs,
+    /// with the same condition).
+    fn check_selected(
+        &mut self,
+        base: &mut Base<'_>,
+        at: &At<'_>,
+        inst: &Instruction,
+        chain: SelectChain,
+    ) -> Result<Edit, NotInstrumented> {
+        let (Some(waiting), Some(ty)) = (self.waiting.remove(&chain.op), inst.result_type) else {
+            return Ok(Edit::Keep);
+        };
+        let null = base.b.const_null(ty);
+        let mut before = Vec::with_capacity(chain.selects.len());
+        let mut kept = chain.op;
+        for &(condition, first) in &chain.selects {
+            let id = base.b.id();
+            let choices = if first { [kept, null] } else { [null, kept] };
+            before.push(Instruction::new(
+                Op::Select,
+                Some(ty),
+                Some(id),
+                smallvec::smallvec![condition, choices[0], choices[1]],
+            ));
+            base.an.set_type(id, ty);
+            kept = id;
+        }
+        let at = at.earlier(&waiting.instruction, &waiting.location);
+        self.check_op(base, &at, waiting.name, &waiting.operands, kept, before)
     }
 
     fn visit_store(
@@ -1388,6 +1644,10 @@ impl NanGuardPass {
             // A select is a site only in the rare module with one of a NaN constant (see
             // `ConstantChoices`).
             if inst.is(Op::Select) {
+                let chain = inst.result_id.and_then(|r| self.selected.chains.get(&r));
+                if let Some(chain) = chain.cloned() {
+                    return self.check_selected(base, at, inst, chain);
+                }
                 let inputs = inst.result_id.and_then(|r| self.choices.inputs.get(&r));
                 return match inputs.cloned() {
                     Some(inputs) => self.visit_op(base, at, inst, SELECT_OF_CONSTANT, &inputs),

@@ -828,6 +828,77 @@ fn nan_ops_checks_a_ratio_of_exponentials_as_one_site() {
     );
 }
 
+/// A NaN that a select throws away is no line at NaN `ops`; one it keeps is named at the operation that
+/// made it. HLSL's `d != 0 ? x / d : 0` and GLSL's `mix(x / d, 0.0, d == 0.0)` compute the division in
+/// every invocation and select 0 where it is 0 / 0 (IREE's `expm1` does the same through a product and
+/// three selects): each such division was a "NaN from division()" line about a value the program never
+/// used. Here every invocation with a 0 in spirv-run's pattern divides 0 by 0, in three shapes: thrown
+/// away directly, thrown away after a product and a second select, and kept (the select picks the
+/// quotient there). The same results as without Blackbox each time.
+#[test]
+fn nan_ops_leaves_a_nan_a_select_throws_away_and_names_one_it_keeps() {
+    let home = TempDir::new("nan-selected");
+    let dir = home.path().join("spv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "thrown.comp",
+            "o[i] = mix(v[i] / v[i], 1.0, v[i] == 0.0);\n",
+            None,
+        ),
+        (
+            "thrown_chain.comp",
+            "float q = mix(2.0 * (v[i] / v[i]), 1.0, v[i] == 0.0);\n\
+             o[i] = mix(q, 3.0, v[i] > 100.0);\n",
+            None,
+        ),
+        (
+            "kept.comp",
+            "o[i] = mix(v[i] / v[i], 1.0, v[i] > 100.0);\n",
+            Some("NaN from division() at kept.comp:7: operands 0, 0 -> NaN"),
+        ),
+    ];
+    for (name, body, expected) in cases {
+        std::fs::write(dir.join(name), in_out_compute(body)).unwrap();
+        let spv = dir.join(format!("{name}.spv"));
+        glslang(&dir, &["-V", "--target-env", "vulkan1.2", "-g"], name, &spv);
+        let args = ["spirv-run", "--spirv", spv.to_str().unwrap()];
+        let reference = run(&mut testapp_with_validation_only(&home, &args));
+        reference.assert_testapp_finished();
+        let checksum = |run: &Run| -> Vec<String> {
+            run.stdout
+                .lines()
+                .filter(|l| l.starts_with("spirv "))
+                .map(str::to_owned)
+                .collect()
+        };
+        let run = run(&mut testapp_with_blackbox(
+            &home,
+            &args,
+            &[("VK_BLACKBOX_NAN", "ops")],
+        ));
+        run.assert_testapp_finished();
+        if let Err(e) = run.validation_messages_changed(&reference) {
+            panic!("{name}: {e}\n{}", run.dump());
+        }
+        assert_eq!(checksum(&run), checksum(&reference), "{}", run.dump());
+        assert!(
+            !checksum(&run).is_empty() && !checksum(&run)[0].contains("skipped"),
+            "{}",
+            run.dump()
+        );
+        let warnings = run.warnings();
+        match expected {
+            None => assert!(warnings.is_empty(), "{name}: {}", run.dump()),
+            Some(expected) => assert!(
+                warnings.len() == 1 && warnings[0].contains(expected),
+                "{name}: expected one line with `{expected}`\n{}",
+                run.dump()
+            ),
+        }
+    }
+}
+
 /// NaN `outputs` checks a fragment output on the components the pipeline's attachment keeps: a NaN in a
 /// channel the attachment drops never reaches memory and is not reported (the operation that made it still
 /// is, at `ops`); a NaN in a kept channel is reported with that channel alone. Each run draws the same
