@@ -8,7 +8,7 @@
 //! they are stored, and at `ops` named where they start (among them the select of IREE's NaN constant in
 //! its `log` of negative inputs, the division of 0 by 0 in its `atan2(0, 0)`, and the product by a power
 //! of two built from bits where its `exp` overflows); the -Inf of its `pow`'s `log(0)`, a step to
-//! `pow(0, b) = 0`, no line.
+//! `pow(0, b) = 0`, and the 0 / 0 its `expm1(0)` throws away, no line.
 
 use blackbox_integration::*;
 use std::path::PathBuf;
@@ -75,11 +75,12 @@ fn results(run: &Run) -> Vec<String> {
 
 /// The kernels of `apps/iree_kernels.mlir`, and those whose NaNs or Infs reach memory with the inputs
 /// spirv-run gives them (the same pattern in both buffers: some zeros, negatives, values past 1).
-const KERNELS: [&str; 9] = [
+const KERNELS: [&str; 10] = [
     "acos",
     "atan2",
     "elementwise",
     "exp",
+    "expm1",
     "log1p",
     "matmul",
     "pow",
@@ -215,7 +216,8 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
     // Every kernel whose NaNs or Infs reach memory has them named where they start (acos: a sqrt of a
     // negative 1 - x * x; log1p: the select of its NaN constant; rsqrt: inversesqrt), and nothing else is
     // a line: no store (a debug line once the same invocation has the operation's record), nothing for
-    // pow or for softmax, whose expanded exps are checked too but do not overflow.
+    // pow or for softmax, whose expanded exps are checked too but do not overflow, and nothing for expm1,
+    // whose 0 / 0 where a is 0 a select throws away.
     let named: Vec<&str> = KERNELS
         .into_iter()
         .filter(|k| {
