@@ -509,7 +509,8 @@ impl BuiltPowers {
 /// A chain stays in one block: from the operation, through `OpFMul`, `OpFAdd`, `OpFSub` and
 /// `OpFNegate` (the value one operand) and `OpSelect`s (the value one choice, not the condition), each of
 /// the operation's type, every value but the last used by the next step alone, anywhere in the function
-/// (a phi included). It ends where its value has another use, or at the block's end; only a chain with a
+/// (a phi included), but for tests that make a boolean of it (comparisons, `isnan`: `isnan(q) ? 0 : q`)
+/// whose boolean decides one of the chain's selects and nothing else. It ends where its value has another use, or at the block's end; only a chain with a
 /// select counts. Operations checked as part of a shape (see `Fusions`) and selects of a NaN constant
 /// (see `ConstantChoices`) are left as they are.
 #[derive(Default)]
@@ -538,6 +539,9 @@ struct OpenChain {
     head: u32,
     /// The values before it, each used once (by the next step).
     members: smallvec::SmallVec<[u32; 4]>,
+    /// The booleans of tests of its values, each used once at most, as the condition of one of its
+    /// selects.
+    tests: smallvec::SmallVec<[u32; 2]>,
     /// The last select's result.
     last_select: Option<u32>,
 }
@@ -580,7 +584,13 @@ impl SelectedResults {
                     .iter()
                     .flat_map(|b| b.instructions.iter().filter(|i| i.is(Op::Phi)));
                 for phi in phis {
-                    ended.retain(|c| !c.members.iter().any(|m| phi.operands.contains(m)));
+                    let taken = |c: &OpenChain| {
+                        c.members
+                            .iter()
+                            .chain(&c.tests)
+                            .any(|m| phi.operands.contains(m))
+                    };
+                    ended.retain(|c| !taken(c));
                 }
             }
             for c in ended {
@@ -616,6 +626,7 @@ impl SelectedResults {
             ty,
             head: result,
             members: smallvec::SmallVec::new(),
+            tests: smallvec::SmallVec::new(),
             last_select: None,
         })
     }
@@ -629,7 +640,27 @@ impl SelectedResults {
     ) {
         let o = &inst.operands;
         let uses = |id: u32| o.iter().filter(|&&w| w == id).count();
-        ended.retain(|c| !c.members.iter().any(|&m| uses(m) > 0));
+        let tested = |c: &OpenChain| c.tests.iter().any(|&t| uses(t) > 0);
+        // A test of a chain's value (`isnan(q)`, `q < 1`) makes a boolean, which takes no NaN further if a
+        // select of the chain is all it decides: noted, and watched like the values.
+        if inst.op().is_some_and(is_condition) {
+            ended.retain(|c| !tested(c));
+            open.retain(|c| !tested(c));
+            if let Some(result) = inst.result_id {
+                for c in open.iter_mut() {
+                    if uses(c.head) > 0 || c.members.iter().any(|&m| uses(m) > 0) {
+                        c.tests.push(result);
+                    }
+                }
+                for c in ended.iter_mut() {
+                    if c.members.iter().any(|&m| uses(m) > 0) {
+                        c.tests.push(result);
+                    }
+                }
+            }
+            return;
+        }
+        ended.retain(|c| !c.members.iter().any(|&m| uses(m) > 0) && !tested(c));
         // An instruction that takes the values of two chains ends both: a step joins no chains.
         let heads = open.iter().filter(|c| uses(c.head) > 0).count();
         let mut i = 0;
@@ -639,12 +670,9 @@ impl SelectedResults {
                 open.remove(i);
                 continue;
             }
-            if uses(c.head) == 0 {
-                i += 1;
-                continue;
-            }
             let same_type = heads == 1 && inst.result_type == Some(c.ty);
             let step = match (inst.op(), inst.result_id, o.as_slice()) {
+                _ if uses(c.head) == 0 => None,
                 (Some(Op::FMul | Op::FAdd | Op::FSub | Op::FNegate), Some(r), _)
                     if same_type && uses(c.head) == 1 =>
                 {
@@ -657,6 +685,19 @@ impl SelectedResults {
                 }
                 _ => None,
             };
+            // A test's boolean may decide a select of the chain, nothing else.
+            let tests_ok = c.tests.iter().all(|&t| {
+                let condition = step.and_then(|(_, s)| s).map(|(condition, _)| condition);
+                uses(t) == 0 || (uses(t) == 1 && condition == Some(t))
+            });
+            if !tests_ok {
+                open.remove(i);
+                continue;
+            }
+            if uses(c.head) == 0 {
+                i += 1;
+                continue;
+            }
             match step {
                 Some((r, select)) => {
                     c.members.push(c.head);
