@@ -284,7 +284,7 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
     let (out, ops) = ops_sites("selected_results.spvasm");
     let described: Vec<String> = ops.iter().map(|(op, i)| format!("{op}: {i}")).collect();
     // Every division is a site, named at its own instruction, with both operands and the result.
-    assert_eq!(ops.len(), 6, "{described:#?}");
+    assert_eq!(ops.len(), 7, "{described:#?}");
     assert!(
         ops.iter()
             .all(|(op, i)| *op == "division" && i.contains("= OpFDiv ")),
@@ -297,11 +297,11 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
         .map(|s| s.values.iter().map(|v| v.name.as_str()).collect())
         .filter(|v: &Vec<&str>| v.len() == 3)
         .collect();
-    assert_eq!(values.len(), 6);
+    assert_eq!(values.len(), 7);
     // The two chains get a select of their own for each of theirs, on the same condition, choosing the
     // division's result or 0 where the original chooses its chain or the other value: one for the first
-    // division, two for the second, one for the one `isnan` tests. The stored division, the one a phi
-    // takes and the one whose test decides another select get none.
+    // division, two for the second, one each for the one `isnan` tests and the one tested through an or.
+    // The stored division, the one a phi takes and the one whose test decides another select get none.
     let module = Module::parse(&out.words).expect("the output parses");
     let main = &module.functions[0];
     let selects: Vec<&blackbox_engine::module::Instruction> = main
@@ -310,7 +310,7 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
         .flat_map(|b| &b.instructions)
         .filter(|i| i.is(spirv::Op::Select))
         .collect();
-    assert_eq!(selects.len(), 8 + 4, "{selects:#?}");
+    assert_eq!(selects.len(), 9 + 5, "{selects:#?}");
     let input = Module::parse(&common::assemble("selected_results.spvasm", "vulkan1.1"))
         .expect("the input parses");
     // The input's ids by what defines them (spirv-as keeps no names): the entry block's conditions and
@@ -330,13 +330,17 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
         result_of(spirv::Op::FDiv, 2),
     );
     let bad = result_of(spirv::Op::IsNan, 0);
+    let (q9, or) = (
+        result_of(spirv::Op::FDiv, 3),
+        result_of(spirv::Op::LogicalOr, 0),
+    );
     let (nz, big) = (
         result_of(spirv::Op::FOrdNotEqual, 0),
         result_of(spirv::Op::FOrdGreaterThan, 0),
     );
     // The new selects (ids past the input's bound), in order: q1's (kept as the first choice), then q2's
     // two, the first choice under `nz`, then the second choice under `big`, of the first; then q6's, the
-    // second choice under its own `isnan`.
+    // second choice under its own `isnan`; then q9's, under the or.
     let new: Vec<[u32; 4]> = selects
         .iter()
         .filter(|s| s.result_id.unwrap() >= input.header.bound)
@@ -349,9 +353,10 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
             ]
         })
         .collect();
-    assert_eq!(new.len(), 4, "{new:?}");
+    assert_eq!(new.len(), 5, "{new:?}");
     assert_eq!(new[0][1..3], [nz, q1], "{new:?}");
     assert_eq!(new[1][1..3], [nz, q2], "{new:?}");
     assert_eq!([new[2][1], new[2][3]], [big, new[1][0]], "{new:?}");
     assert_eq!([new[3][1], new[3][3]], [bad, q6], "{new:?}");
+    assert_eq!([new[4][1], new[4][3]], [or, q9], "{new:?}");
 }

@@ -510,7 +510,8 @@ impl BuiltPowers {
 /// `OpFNegate` (the value one operand) and `OpSelect`s (the value one choice, not the condition), each of
 /// the operation's type, every value but the last used by the next step alone, anywhere in the function
 /// (a phi included), but for tests that make a boolean of it (comparisons, `isnan`: `isnan(q) ? 0 : q`)
-/// whose boolean decides one of the chain's selects and nothing else. It ends where its value has another use, or at the block's end; only a chain with a
+/// whose boolean, alone or through logical operations, `any` and `all`, decides the chain's selects and
+/// nothing else. It ends where its value has another use, or at the block's end; only a chain with a
 /// select counts. Operations checked as part of a shape (see `Fusions`) and selects of a NaN constant
 /// (see `ConstantChoices`) are left as they are.
 #[derive(Default)]
@@ -539,8 +540,8 @@ struct OpenChain {
     head: u32,
     /// The values before it, each used once (by the next step).
     members: smallvec::SmallVec<[u32; 4]>,
-    /// The booleans of tests of its values, each used once at most, as the condition of one of its
-    /// selects.
+    /// The booleans of tests of its values and those made of them, used only to make more of them or as
+    /// the condition of one of its selects.
     tests: smallvec::SmallVec<[u32; 2]>,
     /// The last select's result.
     last_select: Option<u32>,
@@ -641,19 +642,21 @@ impl SelectedResults {
         let o = &inst.operands;
         let uses = |id: u32| o.iter().filter(|&&w| w == id).count();
         let tested = |c: &OpenChain| c.tests.iter().any(|&t| uses(t) > 0);
-        // A test of a chain's value (`isnan(q)`, `q < 1`) makes a boolean, which takes no NaN further if a
-        // select of the chain is all it decides: noted, and watched like the values.
-        if inst.op().is_some_and(is_condition) {
-            ended.retain(|c| !tested(c));
-            open.retain(|c| !tested(c));
+        // A test of a chain's value (`isnan(q)`, `q < 1`) makes a boolean, which takes no NaN further if
+        // selects of the chain are all it decides: noted, and watched like the values, and so are the
+        // booleans made of it (`isnan(q) || d == 0`, `any(isnan(v))`).
+        if inst
+            .op()
+            .is_some_and(|op| is_condition(op) || matches!(op, Op::Any | Op::All))
+        {
             if let Some(result) = inst.result_id {
                 for c in open.iter_mut() {
-                    if uses(c.head) > 0 || c.members.iter().any(|&m| uses(m) > 0) {
+                    if uses(c.head) > 0 || c.members.iter().any(|&m| uses(m) > 0) || tested(c) {
                         c.tests.push(result);
                     }
                 }
                 for c in ended.iter_mut() {
-                    if c.members.iter().any(|&m| uses(m) > 0) {
+                    if c.members.iter().any(|&m| uses(m) > 0) || tested(c) {
                         c.tests.push(result);
                     }
                 }
@@ -685,7 +688,7 @@ impl SelectedResults {
                 }
                 _ => None,
             };
-            // A test's boolean may decide a select of the chain, nothing else.
+            // A test's boolean may decide a select of the chain (or make another boolean), nothing else.
             let tests_ok = c.tests.iter().all(|&t| {
                 let condition = step.and_then(|(_, s)| s).map(|(condition, _)| condition);
                 uses(t) == 0 || (uses(t) == 1 && condition == Some(t))
