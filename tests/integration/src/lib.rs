@@ -495,6 +495,14 @@ impl Run {
         problems
     }
 
+    /// The lines of its standard output that start with `prefix` (an app's results: `spirv `, ...).
+    pub fn stdout_lines(&self, prefix: &str) -> Vec<&str> {
+        self.stdout
+            .lines()
+            .filter(|l| l.starts_with(prefix))
+            .collect()
+    }
+
     /// Blackbox's warning lines.
     pub fn warnings(&self) -> Vec<&str> {
         self.stderr

@@ -110,14 +110,6 @@ fn program(
     run(&mut cmd)
 }
 
-/// The program's own lines.
-fn program_lines(run: &Run, runtime: Runtime) -> Vec<&str> {
-    run.stdout
-        .lines()
-        .filter(|l| l.starts_with(runtime.prefix()))
-        .collect()
-}
-
 /// A healthy run through Blackbox: as with the validation layer alone, the runtime's handler recognised,
 /// no error line and no report.
 fn assert_quiet(runtime: Runtime, recognised_as: &str) {
@@ -125,7 +117,7 @@ fn assert_quiet(runtime: Runtime, recognised_as: &str) {
     let dir = build(&home, runtime);
     let reference = program(&home, runtime, &dir, &[], None);
     reference.assert_success();
-    let lines = program_lines(&reference, runtime);
+    let lines = reference.stdout_lines(runtime.prefix());
     let prefix = runtime.prefix();
     assert!(
         lines.len() == 3
@@ -143,7 +135,7 @@ fn assert_quiet(runtime: Runtime, recognised_as: &str) {
     let run = program(&home, runtime, &dir, &[], Some(&vars));
     let problems = run.problems_against(&reference, &format!("{runtime:?}"), false);
     assert!(problems.is_empty(), "{problems:#?}\n{}", run.dump());
-    assert_eq!(program_lines(&run, runtime), lines);
+    assert_eq!(run.stdout_lines(runtime.prefix()), lines);
     assert_recognised_and_quiet(&run, &home, recognised_as);
 }
 
@@ -270,15 +262,8 @@ fn a_windows_program_under_wine_gets_no_report_for_the_access_violations_it_hand
     let xvfb = Xvfb::start();
     let reference = windows_program(&home, &exe, &xvfb.display, None);
     reference.assert_success();
-    let lines = |run: &Run| -> Vec<String> {
-        run.stdout
-            .lines()
-            .filter(|l| l.starts_with("windows: "))
-            .map(str::to_owned)
-            .collect()
-    };
     assert_eq!(
-        lines(&reference),
+        reference.stdout_lines("windows: "),
         [
             "windows: device 0",
             "windows: 100 access violations resolved",
@@ -291,6 +276,9 @@ fn a_windows_program_under_wine_gets_no_report_for_the_access_violations_it_hand
     let run = windows_program(&home, &exe, &xvfb.display, Some(&vars));
     let problems = run.problems_against(&reference, "wine", false);
     assert!(problems.is_empty(), "{problems:#?}\n{}", run.dump());
-    assert_eq!(lines(&run), lines(&reference));
+    assert_eq!(
+        run.stdout_lines("windows: "),
+        reference.stdout_lines("windows: ")
+    );
     assert_recognised_and_quiet(&run, &home, "Wine");
 }
