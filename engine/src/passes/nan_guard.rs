@@ -398,7 +398,9 @@ const PRODUCT_BY_BUILT_POWER: &str = "product by 2^k (built from exponent bits: 
 /// It is checked against `k`, not its factors: a NaN argument reaches `k` through the clamps (they let a
 /// NaN through) as it reaches the polynomial, so a NaN `k` says the NaN came in. The polynomial factor
 /// is often an add that the driver folds into the product while the add has that one use (lavapipe's
-/// results changed in their last bits with it checked); `k` has several uses already.
+/// results changed in their last bits with it checked); `k` has several uses already. The cost: a NaN
+/// that comes in through the other factor alone, not made from `k`'s argument (code that scales some
+/// unrelated value by such a power), is reported as made by the product.
 ///
 /// The pattern is exact: a shift by a constant (all components alike) of the mantissa's width, of an
 /// integer converted from a float (`OpConvertFToS`/`OpConvertFToU`, then any `OpIAdd`/`OpISub`), bit-cast
