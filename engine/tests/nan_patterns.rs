@@ -282,7 +282,7 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
     let (out, ops) = ops_sites("selected_results.spvasm");
     let described: Vec<String> = ops.iter().map(|(op, i)| format!("{op}: {i}")).collect();
     // Every division is a site, named at its own instruction, with both operands and the result.
-    assert_eq!(ops.len(), 7, "{described:#?}");
+    assert_eq!(ops.len(), 9, "{described:#?}");
     assert!(
         ops.iter()
             .all(|(op, i)| *op == "division" && i.contains("= OpFDiv ")),
@@ -296,8 +296,9 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
     );
     // The two chains get a select of their own for each of theirs, on the same condition, choosing the
     // division's result or 0 where the original chooses its chain or the other value: one for the first
-    // division, two for the second, one each for the one `isnan` tests and the one tested through an or.
-    // The stored division, the one a phi takes and the one whose test decides another select get none.
+    // division, two for the second, one each for the one `isnan` tests, the one tested through an or and
+    // the one kept in a variable. The stored division, the one a phi takes, the one whose test decides
+    // another select and the one whose variable is loaded again elsewhere get none.
     let module = Module::parse(&out.words).expect("the output parses");
     let main = &module.functions[0];
     let selects: Vec<&blackbox_engine::module::Instruction> = main
@@ -306,7 +307,7 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
         .flat_map(|b| &b.instructions)
         .filter(|i| i.is(spirv::Op::Select))
         .collect();
-    assert_eq!(selects.len(), 9 + 5, "{selects:#?}");
+    assert_eq!(selects.len(), 11 + 6, "{selects:#?}");
     let input = Module::parse(&common::assemble("selected_results.spvasm", "vulkan1.1"))
         .expect("the input parses");
     // The input's ids by what defines them (spirv-as keeps no names): the entry block's conditions and
@@ -325,7 +326,11 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
         result_of(spirv::Op::FDiv, 1),
         result_of(spirv::Op::FDiv, 2),
     );
-    let bad = result_of(spirv::Op::IsNan, 0);
+    let (bad, bad2) = (
+        result_of(spirv::Op::IsNan, 0),
+        result_of(spirv::Op::IsNan, 2),
+    );
+    let q10 = result_of(spirv::Op::FDiv, 4);
     let (q9, or) = (
         result_of(spirv::Op::FDiv, 3),
         result_of(spirv::Op::LogicalOr, 0),
@@ -336,7 +341,8 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
     );
     // The new selects (ids past the input's bound), in order: q1's (kept as the first choice), then q2's
     // two, the first choice under `nz`, then the second choice under `big`, of the first; then q6's, the
-    // second choice under its own `isnan`; then q9's, under the or.
+    // second choice under its own `isnan`; then q9's, under the or; then the division kept in a variable,
+    // under the `isnan` of its second load (the third `isnan`: the or tests one too).
     let new: Vec<[u32; 4]> = selects
         .iter()
         .filter(|s| s.result_id.unwrap() >= input.header.bound)
@@ -349,10 +355,11 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
             ]
         })
         .collect();
-    assert_eq!(new.len(), 5, "{new:?}");
+    assert_eq!(new.len(), 6, "{new:?}");
     assert_eq!(new[0][1..3], [nz, q1], "{new:?}");
     assert_eq!(new[1][1..3], [nz, q2], "{new:?}");
     assert_eq!([new[2][1], new[2][3]], [big, new[1][0]], "{new:?}");
     assert_eq!([new[3][1], new[3][3]], [bad, q6], "{new:?}");
     assert_eq!([new[4][1], new[4][3]], [or, q9], "{new:?}");
+    assert_eq!([new[5][1], new[5][3]], [bad2, q10], "{new:?}");
 }

@@ -509,12 +509,14 @@ impl BuiltPowers {
 /// operands and place: a NaN a select keeps is still reported as made by the operation.
 ///
 /// A chain stays in one block: from the operation, through `OpFMul`, `OpFAdd`, `OpFSub` and
-/// `OpFNegate` (the value one operand) and `OpSelect`s (the value one choice, not the condition), each of
-/// the operation's type, every value but the last used by the next step alone, anywhere in the function
-/// (a phi included), but for tests that make a boolean of it (comparisons, `isnan`: `isnan(q) ? 0 : q`)
-/// whose boolean, alone or through logical operations, `any` and `all`, decides the chain's selects and
-/// nothing else. It ends where its value has another use, or at the block's end; only a chain with a
-/// select counts. Operations checked as part of a shape (see `Fusions`) and selects of a NaN constant
+/// `OpFNegate` (the value one operand), `OpSelect`s (the value one choice, not the condition) and one
+/// variable of the function (a store, then loads in the block: unoptimized compilers keep every local in
+/// one), each of the operation's type, every value but the last used by the next step alone, anywhere in
+/// the function (a phi included; the variable by its store and those loads alone), but for tests that make
+/// a boolean of it (comparisons, `isnan`: `isnan(q) ? 0 : q`) whose boolean, alone or through logical
+/// operations, `any` and `all`, decides the chain's selects and nothing else. It ends where its value has
+/// another use, or at the block's end; only a chain with a select counts. A chain that goes into a
+/// variable after a select also counts as ending there, for where that variable is used elsewhere. Operations checked as part of a shape (see `Fusions`) and selects of a NaN constant
 /// (see `ConstantChoices`) are left as they are.
 #[derive(Default)]
 struct SelectedResults {
@@ -534,12 +536,15 @@ struct SelectChain {
 }
 
 /// A chain being followed.
+#[derive(Clone)]
 struct OpenChain {
     chain: SelectChain,
     /// Its type.
     ty: u32,
-    /// Its value so far.
-    head: u32,
+    /// Its value so far: one id, or the loads of the variable it was stored in (none right after the store).
+    heads: smallvec::SmallVec<[u32; 2]>,
+    /// The function variable it was stored in, and how many loads of it the chain has seen.
+    var: Option<(u32, usize)>,
     /// The values before it, each used once (by the next step).
     members: smallvec::SmallVec<[u32; 4]>,
     /// The booleans of tests of its values and those made of them, used only to make more of them or as
@@ -564,20 +569,46 @@ impl SelectedResults {
             // Chains of the current block, and those ended whose values must not be used again.
             let mut open: smallvec::SmallVec<[OpenChain; 4]> = smallvec::SmallVec::new();
             let mut ended: Vec<OpenChain> = Vec::new();
+            // The function's variables (declared first in its first block), which a chain may go through:
+            // listed once a block is walked.
+            let mut vars: Option<smallvec::SmallVec<[u32; 8]>> = None;
             for block in &function.blocks {
                 // A chain needs a select in its block: most blocks have none, and no chain to watch.
                 if ended.is_empty() && !block.instructions.iter().any(|i| i.is(Op::Select)) {
                     continue;
                 }
+                let vars = vars.get_or_insert_with(|| {
+                    function
+                        .blocks
+                        .first()
+                        .into_iter()
+                        .flat_map(|b| &b.instructions)
+                        .take_while(|i| i.is(Op::Variable) || i.is_line())
+                        .filter_map(|i| i.result_id)
+                        .collect()
+                });
                 for inst in &block.instructions {
                     if !open.is_empty() || !ended.is_empty() {
-                        Self::follow(inst, &mut open, &mut ended);
+                        Self::follow(inst, vars, &mut open, &mut ended);
                     }
                     if let Some(chain) = Self::start(base, pass, inst) {
                         open.push(chain);
                     }
                 }
                 ended.extend(open.drain(..).filter(|c| c.last_select.is_some()));
+            }
+            // A variable a chain went through is used by its store and its loads alone, anywhere in the
+            // function (a loop's header, before the body in layout, may load it too).
+            if ended.iter().any(|c| c.var.is_some()) {
+                let uses = |var: u32| {
+                    function
+                        .blocks
+                        .iter()
+                        .flat_map(|b| &b.instructions)
+                        .map(|i| i.operands.iter().filter(|&&w| w == var).count())
+                        .sum::<usize>()
+                };
+                ended.retain(|c| c.var.is_none_or(|(var, loads)| uses(var) == 1 + loads));
             }
             // A value used by a phi is not thrown away (a loop's header comes before its body, so the walk
             // above may not have seen it).
@@ -596,13 +627,23 @@ impl SelectedResults {
                     ended.retain(|c| !taken(c));
                 }
             }
+            // The longest chain of each operation that holds.
+            let mut longest: FastMap<u32, (u32, SelectChain)> = FastMap::default();
             for c in ended {
                 let Some(last) = c.last_select else { continue };
                 if pass.choices.inputs.contains_key(&last) {
                     continue;
                 }
-                found.waiting.insert(c.chain.op);
-                found.chains.insert(last, c.chain);
+                match longest.get(&c.chain.op) {
+                    Some((_, kept)) if kept.selects.len() >= c.chain.selects.len() => {}
+                    _ => {
+                        longest.insert(c.chain.op, (last, c.chain));
+                    }
+                }
+            }
+            for (op, (last, chain)) in longest {
+                found.waiting.insert(op);
+                found.chains.insert(last, chain);
             }
         }
         found
@@ -627,7 +668,8 @@ impl SelectedResults {
                 selects: smallvec::SmallVec::new(),
             },
             ty,
-            head: result,
+            heads: smallvec::smallvec![result],
+            var: None,
             members: smallvec::SmallVec::new(),
             tests: smallvec::SmallVec::new(),
             last_select: None,
@@ -635,15 +677,18 @@ impl SelectedResults {
     }
 
     /// Moves each open chain whose value `inst` uses a step on, or ends it; drops every chain a value of
-    /// which (but its last) `inst` uses again.
+    /// which (but its last) `inst` uses again. `vars`: the function's variables.
     fn follow(
         inst: &Instruction,
+        vars: &[u32],
         open: &mut smallvec::SmallVec<[OpenChain; 4]>,
         ended: &mut Vec<OpenChain>,
     ) {
         let o = &inst.operands;
         let uses = |id: u32| o.iter().filter(|&&w| w == id).count();
         let tested = |c: &OpenChain| c.tests.iter().any(|&t| uses(t) > 0);
+        let head_uses = |c: &OpenChain| c.heads.iter().map(|&h| uses(h)).sum::<usize>();
+        let member_used = |c: &OpenChain| c.members.iter().any(|&m| uses(m) > 0);
         // A test of a chain's value (`isnan(q)`, `q < 1`) makes a boolean, which takes no NaN further if
         // selects of the chain are all it decides: noted, and watched like the values, and so are the
         // booleans made of it (`isnan(q) || d == 0`, `any(isnan(v))`).
@@ -653,67 +698,113 @@ impl SelectedResults {
         {
             if let Some(result) = inst.result_id {
                 for c in open.iter_mut() {
-                    if uses(c.head) > 0 || c.members.iter().any(|&m| uses(m) > 0) || tested(c) {
+                    if head_uses(c) > 0 || member_used(c) || tested(c) {
                         c.tests.push(result);
                     }
                 }
                 for c in ended.iter_mut() {
-                    if c.members.iter().any(|&m| uses(m) > 0) || tested(c) {
+                    if member_used(c) || tested(c) {
                         c.tests.push(result);
                     }
                 }
             }
             return;
         }
-        ended.retain(|c| !c.members.iter().any(|&m| uses(m) > 0) && !tested(c));
+        // A load of the variable a chain was stored in (in its block) is its value again.
+        if let (Some(Op::Load), Some(result), Some(&pointer)) =
+            (inst.op(), inst.result_id, o.first())
+        {
+            let mut loaded = false;
+            for c in open.iter_mut() {
+                if let Some((var, loads)) = &mut c.var {
+                    if *var == pointer && inst.result_type == Some(c.ty) {
+                        c.heads.push(result);
+                        *loads += 1;
+                        loaded = true;
+                    }
+                }
+            }
+            if loaded {
+                return;
+            }
+        }
+        let var_used = |c: &OpenChain| c.var.is_some_and(|(var, _)| uses(var) > 0);
+        ended.retain(|c| !member_used(c) && !tested(c) && !var_used(c));
         // An instruction that takes the values of two chains ends both: a step joins no chains.
-        let heads = open.iter().filter(|c| uses(c.head) > 0).count();
+        let heads = open.iter().filter(|c| head_uses(c) > 0).count();
         let mut i = 0;
         while i < open.len() {
             let c = &mut open[i];
-            if c.members.iter().any(|&m| uses(m) > 0) {
+            if member_used(c) || var_used(c) {
                 open.remove(i);
                 continue;
             }
+            let used = head_uses(c);
             let same_type = heads == 1 && inst.result_type == Some(c.ty);
+            let is_head = |id: u32| c.heads.contains(&id);
             let step = match (inst.op(), inst.result_id, o.as_slice()) {
-                _ if uses(c.head) == 0 => None,
-                (Some(Op::FMul | Op::FAdd | Op::FSub | Op::FNegate), Some(r), _)
-                    if same_type && uses(c.head) == 1 =>
-                {
-                    Some((r, None))
+                _ if used != 1 => None,
+                (Some(Op::FMul | Op::FAdd | Op::FSub | Op::FNegate), Some(r), _) if same_type => {
+                    Some(Step::Value(r, None))
                 }
                 (Some(Op::Select), Some(r), &[condition, a, b])
-                    if same_type && condition != c.head && (a == c.head) != (b == c.head) =>
+                    if same_type && !is_head(condition) && is_head(a) != is_head(b) =>
                 {
-                    Some((r, Some((condition, a == c.head))))
+                    Some(Step::Value(r, Some((condition, is_head(a)))))
+                }
+                // Into a variable of the function (unoptimized compilers keep every local in one).
+                (Some(Op::Store), None, &[pointer, value, ..])
+                    if heads == 1
+                        && c.var.is_none()
+                        && is_head(value)
+                        && vars.contains(&pointer) =>
+                {
+                    Some(Step::Store(pointer))
                 }
                 _ => None,
             };
             // A test's boolean may decide a select of the chain (or make another boolean), nothing else.
-            let tests_ok = c.tests.iter().all(|&t| {
-                let condition = step.and_then(|(_, s)| s).map(|(condition, _)| condition);
-                uses(t) == 0 || (uses(t) == 1 && condition == Some(t))
-            });
+            let condition = match step {
+                Some(Step::Value(_, Some((condition, _)))) => Some(condition),
+                _ => None,
+            };
+            let tests_ok = c
+                .tests
+                .iter()
+                .all(|&t| uses(t) == 0 || (uses(t) == 1 && condition == Some(t)));
             if !tests_ok {
                 open.remove(i);
                 continue;
             }
-            if uses(c.head) == 0 {
+            if used == 0 {
                 i += 1;
                 continue;
             }
+            // A chain with a select already that goes into a variable: the chain as it is, ended here, is
+            // kept too, for where the variable is used more than the longer chain allows.
+            if matches!(step, Some(Step::Store(_))) && c.last_select.is_some() {
+                ended.push(c.clone());
+            }
+            // Once a step takes the chain on, what it was is used no more (its other loads: only as tests,
+            // before).
+            if step.is_some() {
+                let before = std::mem::take(&mut c.heads);
+                c.members.extend(before);
+            }
             match step {
-                Some((r, select)) => {
-                    c.members.push(c.head);
-                    c.head = r;
+                Some(Step::Value(r, select)) => {
+                    c.heads.push(r);
                     if let Some(s) = select {
                         c.chain.selects.push(s);
                         c.last_select = Some(r);
                     }
                     i += 1;
                 }
-                // Another use: the chain ends here, its last value free to be used anywhere.
+                Some(Step::Store(var)) => {
+                    c.var = Some((var, 0));
+                    i += 1;
+                }
+                // Another use: the chain ends here, its value free to be used anywhere.
                 None => {
                     let c = open.remove(i);
                     if c.last_select.is_some() {
@@ -723,6 +814,15 @@ impl SelectedResults {
             }
         }
     }
+}
+
+/// A step of a chain (see [`SelectedResults`]).
+#[derive(Clone, Copy)]
+enum Step {
+    /// An arithmetic step or a select (its condition, and whether the value is its first choice).
+    Value(u32, Option<(u32, bool)>),
+    /// A store into a variable of the function.
+    Store(u32),
 }
 
 /// Whether a float literal of `width` bits (low-order word first) is a NaN: exponent all ones, mantissa

@@ -832,49 +832,57 @@ fn nan_ops_checks_a_ratio_of_exponentials_as_one_site() {
 /// made it. HLSL's `d != 0 ? x / d : 0` and GLSL's `mix(x / d, 0.0, d == 0.0)` compute the division in
 /// every invocation and select 0 where it is 0 / 0 (IREE's `expm1` does the same through a product and
 /// three selects): each such division was a "NaN from division()" line about a value the program never
-/// used. Here every invocation with a 0 in spirv-run's pattern divides 0 by 0, in four shapes: thrown
-/// away directly, thrown away after a product and a second select, thrown away where `isnan` says so, and
-/// kept (the select picks the quotient there). The same results as without Blackbox each time.
+/// used. Here every invocation with a 0 in spirv-run's pattern divides 0 by 0, in six shapes: thrown away
+/// directly, after a product and a second select, where `isnan` says so, and by a select whose result is
+/// used in another block; kept where the quotient is also added to the output, and where the select picks
+/// it. The same results as without Blackbox each time.
 #[test]
 fn nan_ops_leaves_a_nan_a_select_throws_away_and_names_one_it_keeps() {
     let home = TempDir::new("nan-selected");
     let dir = home.path().join("spv");
     std::fs::create_dir_all(&dir).unwrap();
-    // (file, main's body, glslang's optimization flag, the expected line). `isnan(q) ? 0 : q` is built
-    // with `-Os`, as a release build would be: unoptimized, glslang keeps `q` in a variable, and a chain
-    // through memory is not followed (the division is then checked where it is, and reported).
+    // (file, main's body, the expected line). Unoptimized, glslang keeps each local (`q`, `r`) in a
+    // variable: the chain goes through it.
     let cases = [
         (
             "thrown.comp",
             "o[i] = mix(v[i] / v[i], 1.0, v[i] == 0.0);\n",
-            "-g",
             None,
         ),
         (
             "thrown_chain.comp",
             "float q = mix(2.0 * (v[i] / v[i]), 1.0, v[i] == 0.0);\n\
              o[i] = mix(q, 3.0, v[i] > 100.0);\n",
-            "-g",
             None,
         ),
         (
             "thrown_isnan.comp",
             "float q = v[i] / v[i];\n\
              o[i] = mix(q, 0.0, isnan(q));\n",
-            "-Os",
             None,
+        ),
+        (
+            "thrown_later.comp",
+            "float r = mix(v[i] / v[i], 0.0, v[i] == 0.0);\n\
+             if (v[i] > 0.5) { o[i] = r; }\n",
+            None,
+        ),
+        (
+            "kept_too.comp",
+            "float q = v[i] / v[i];\n\
+             o[i] = mix(q, 0.0, isnan(q)) + q * 0.0;\n",
+            Some("NaN from division() at kept_too.comp:7: operands 0, 0 -> NaN"),
         ),
         (
             "kept.comp",
             "o[i] = mix(v[i] / v[i], 1.0, v[i] > 100.0);\n",
-            "-g",
             Some("NaN from division() at kept.comp:7: operands 0, 0 -> NaN"),
         ),
     ];
-    for (name, body, flag, expected) in cases {
+    for (name, body, expected) in cases {
         std::fs::write(dir.join(name), in_out_compute(body)).unwrap();
         let spv = dir.join(format!("{name}.spv"));
-        glslang(&dir, &["-V", "--target-env", "vulkan1.2", flag], name, &spv);
+        glslang(&dir, &["-V", "--target-env", "vulkan1.2", "-g"], name, &spv);
         let args = ["spirv-run", "--spirv", spv.to_str().unwrap()];
         let reference = run(&mut testapp_with_validation_only(&home, &args));
         reference.assert_testapp_finished();
