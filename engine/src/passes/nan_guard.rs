@@ -876,7 +876,7 @@ pub(crate) struct NanGuardPass {
     powers: BuiltPowers,
     selected: SelectedResults,
     /// The checks waiting for the last select of their chain, by the operation's result.
-    waiting: FastMap<u32, WaitingCheck>,
+    waiting_checks: FastMap<u32, WaitingCheck>,
     /// Integer values that hold the bits of floats, by id (ids are unique in the module, so the map is
     /// never cleared). Definitions come before their uses in a function's layout (blocks are in dominance
     /// order), so a store finds its value here when it is such a value.
@@ -1139,7 +1139,7 @@ impl NanGuardPass {
                 BuiltPowers::default()
             },
             selected: SelectedResults::default(),
-            waiting: FastMap::default(),
+            waiting_checks: FastMap::default(),
             float_bits: FastMap::default(),
         };
         if level == NanLevel::Ops {
@@ -1248,7 +1248,7 @@ impl NanGuardPass {
         };
         // A result that only selects may keep is checked at the last of them (see `SelectedResults`).
         if self.selected.waiting.contains(&result) {
-            self.waiting.insert(
+            self.waiting_checks.insert(
                 result,
                 WaitingCheck {
                     instruction: inst.clone(),
@@ -1300,14 +1300,16 @@ impl NanGuardPass {
             HelperKind::NanCheck { inputs },
             None,
         )?;
-        Ok(match site {
-            Some(site) if before.is_empty() => base.check_later(site, inputs),
-            Some(site) => {
-                before.extend(site);
-                base.check_later(before, inputs)
-            }
-            None => Edit::Keep,
-        })
+        let Some(site) = site else {
+            return Ok(Edit::Keep);
+        };
+        let site = if before.is_empty() {
+            site
+        } else {
+            before.extend(site);
+            before
+        };
+        Ok(base.check_later(site, inputs))
     }
 
     /// At the last select of a chain (see [`SelectedResults`]): the waiting operation's check, of its
@@ -1320,7 +1322,8 @@ impl NanGuardPass {
         inst: &Instruction,
         chain: SelectChain,
     ) -> Result<Edit, NotInstrumented> {
-        let (Some(waiting), Some(ty)) = (self.waiting.remove(&chain.op), inst.result_type) else {
+        let (Some(waiting), Some(ty)) = (self.waiting_checks.remove(&chain.op), inst.result_type)
+        else {
             return Ok(Edit::Keep);
         };
         let null = base.b.const_null(ty);
@@ -1790,8 +1793,9 @@ impl NanGuardPass {
             // A select is a site only in the rare module with one of a NaN constant (see
             // `ConstantChoices`).
             if inst.is(Op::Select) {
-                let chain = inst.result_id.and_then(|r| self.selected.chains.get(&r));
-                if let Some(chain) = chain.cloned() {
+                // Each chain's last select comes once: its chain is taken, not copied.
+                let chain = inst.result_id.and_then(|r| self.selected.chains.remove(&r));
+                if let Some(chain) = chain {
                     return self.check_selected(base, at, inst, chain);
                 }
                 let inputs = inst.result_id.and_then(|r| self.choices.inputs.get(&r));
