@@ -94,7 +94,7 @@ const DEMOS: [Demo; 3] = [
         title: "The hang",
         story: "the 3rd of 5 labelled dispatches runs far too long, and Blackbox's watchdog \
                 (VK_BLACKBOX_WATCHDOG_MS=1000) writes a report naming the dispatch in flight inside its \
-                labels.",
+                labels; when the dispatch ends after all, the report is written again to say so (resumed).",
         scenario: "hang",
         env: &[("VK_BLACKBOX_WATCHDOG_MS", "1000")],
         duration: "about 5 s on lavapipe",

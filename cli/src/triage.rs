@@ -44,6 +44,8 @@ struct Group {
     signature_text: String,
     kind: String,
     count: u64,
+    /// Hang reports whose work moved again (`resumed`): slow work rather than hangs.
+    resumed: u64,
     first_ms: u64,
     first_seen: String,
     last_ms: u64,
@@ -63,6 +65,7 @@ impl Group {
             signature_text: kept(&report.signature_text),
             kind: kind_word(report),
             count: 0,
+            resumed: 0,
             first_ms: u64::MAX,
             first_seen: String::new(),
             last_ms: 0,
@@ -76,6 +79,7 @@ impl Group {
 
     fn add(&mut self, report: &Report, file: &Path) {
         self.count += 1;
+        self.resumed += u64::from(report.resumed.is_some());
         let time = if report.time.is_empty() {
             blackbox_report::rfc3339(report.unix_ms)
         } else {
@@ -115,6 +119,7 @@ impl Group {
             "signature": self.signature,
             "signature_text": self.signature_text,
             "kind": self.kind,
+            "resumed": self.resumed,
             "first_seen": self.first_seen,
             "first_seen_unix_ms": self.first_ms,
             "last_seen": self.last_seen,
@@ -339,7 +344,10 @@ fn table(out: &mut String, groups: &[Group]) {
             [
                 g.count.to_string(),
                 shown(&g.signature).to_string(),
-                shown(&g.kind).to_string(),
+                match g.resumed {
+                    0 => shown(&g.kind).to_string(),
+                    n => format!("{} ({n} resumed)", shown(&g.kind)),
+                },
                 shown(&g.first_seen).to_string(),
                 shown(&g.last_seen).to_string(),
                 g.apps.count(),

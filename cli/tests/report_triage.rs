@@ -187,6 +187,7 @@ fn make(spec: &Spec) -> Report {
         checkpoints: Vec::new(),
         signal: None,
         frame: None,
+        resumed: None,
         signature: String::new(),
         signature_text: String::new(),
     };
@@ -378,12 +379,18 @@ fn triage_groups_by_signature() {
         device: "NVIDIA H200",
         ..Spec::default()
     });
-    let a3 = make(&Spec {
+    let mut a3 = make(&Spec {
         unix_ms: t + 30_000,
         labels: &["frame 12", "particles"],
         app: "other-app",
         ..Spec::default()
     });
+    // Its work moved again after the report: slow, not hung. The same bug for the signature.
+    a3.resumed = Some(model::Resumed {
+        after_ms: 24_600,
+        time: model::rfc3339(t + 44_600),
+    });
+    assert_eq!(model::signature::compute(&a3).1, a3.signature);
     // The point of normalisation: frame numbers do not split a bug.
     assert_eq!(a1.signature, a2.signature);
     assert_eq!(a1.signature, a3.signature);
@@ -433,7 +440,7 @@ fn triage_groups_by_signature() {
         [
             "3",
             a1.signature.as_str(),
-            "hang",
+            "hang (1 resumed)",
             a1.time.as_str(),
             a2.time.as_str(),
             "2",
@@ -479,6 +486,8 @@ fn triage_groups_by_signature() {
     assert_eq!(g["signature"], a1.signature.as_str());
     assert_eq!(g["signature_text"], a2.signature_text.as_str());
     assert_eq!(g["kind"], "hang");
+    assert_eq!(g["resumed"], 1);
+    assert_eq!(groups[1]["resumed"], 0);
     assert_eq!(g["first_seen"], a1.time.as_str());
     assert_eq!(g["last_seen"], a2.time.as_str());
     assert_eq!(g["first_seen_unix_ms"], a1.unix_ms);

@@ -147,6 +147,7 @@ pub unsafe fn create(
             submit_gate: RwLock::new(()),
             shaders: Default::default(),
             frames: crate::frames::Frames::new(config),
+            open_hang: Mutex::new(None),
         });
         crate::contained("creating the marker buffer", || device.create_markers());
         crate::contained("creating the error buffer", || device.create_error_buffer());
@@ -205,6 +206,8 @@ pub struct Device {
     pub submit_gate: RwLock<()>,
     /// Frame capture, with `VK_BLACKBOX_FRAMES` or `VK_BLACKBOX_FLASH` on.
     pub frames: Option<crate::frames::Frames>,
+    /// The watchdog's hang report, until its work is seen to move again ([`crate::report::hang_resumed`]).
+    pub open_hang: Mutex<Option<crate::report::OpenHang>>,
 }
 
 /// At a device's end, once per process: the `VK_BLACKBOX_SKIP` selectors that matched nothing. A name typed
@@ -241,6 +244,11 @@ impl Device {
                 // SAFETY: a live device about to be destroyed. A lost device answers with an error: nothing
                 // to wait for then.
                 let _ = unsafe { wait(device) };
+            }
+            // A hang report still open was about work now finished (the app's contract), unless the
+            // device is lost.
+            if !self.lost.load(Ordering::Acquire) {
+                crate::report::hang_resumed(self);
             }
             crate::command_buffer::unregister_pool(self, None);
             if let Some(frames) = &self.frames {

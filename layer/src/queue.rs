@@ -222,8 +222,10 @@ impl Device {
     /// After a wait (or a present) that may have let work finish: retire it, drain shader errors.
     fn after_progress(self: &Arc<Self>, command: &'static str) {
         crate::contained("tracking completed work", || {
-            if let Err(result) = self.poll_completion() {
-                self.check_lost(command, result);
+            match self.poll_completion() {
+                Err(result) => self.check_lost(command, result),
+                Ok(true) => crate::report::hang_resumed(self),
+                Ok(false) => {}
             }
             crate::shader_errors::drain(self);
         });
@@ -237,6 +239,9 @@ impl Device {
         crate::contained("tracking completed work", || match self.poll_completion() {
             Err(result) => self.check_lost(command, result),
             Ok(retired) => {
+                if retired {
+                    crate::report::hang_resumed(self);
+                }
                 if retired || crate::shader_errors::has_unread_records(self) {
                     crate::shader_errors::drain(self);
                 }

@@ -46,8 +46,11 @@ pub fn device_lost(device: &Arc<Device>, command: &'static str) {
     write(&built);
 }
 
-/// Writes a hang report.
-pub fn hang(device: &Arc<Device>, stalled: Duration) {
+/// Writes a hang report: `device`'s pending work has not moved since `stalled_since`, when progress looked
+/// like `fingerprint` (the watchdog's hash of it). The report stays open on the device
+/// ([`Device::open_hang`]) until that work is seen to move again ([`hang_resumed`]).
+pub fn hang(device: &Arc<Device>, stalled_since: Instant, fingerprint: u64) {
+    let stalled = stalled_since.elapsed();
     let reason = format!(
         "pending GPU work made no progress for {:.1} s (VK_BLACKBOX_WATCHDOG_MS={})",
         stalled.as_secs_f64(),
@@ -61,7 +64,65 @@ pub fn hang(device: &Arc<Device>, stalled: Duration) {
     crate::shader_errors::drain_within(device, Some(LOCK_WAIT));
     let mut built = build(device, Kind::Hang, reason, None);
     crate::frames::attach_last_frame(device, &mut built, "hang");
-    write(&built);
+    if let Some(dir) = write(&built) {
+        // Its image files are written: only the report itself is written again.
+        built.files.clear();
+        built.vendor_binary = None;
+        *device.open_hang.lock() = Some(OpenHang {
+            built,
+            dir,
+            stalled_since,
+            fingerprint,
+        });
+    }
+}
+
+/// A hang report whose work has not been seen to move since it was written.
+pub struct OpenHang {
+    built: Built,
+    dir: PathBuf,
+    stalled_since: Instant,
+    /// The watchdog's hash of the device's progress when it fired.
+    pub fingerprint: u64,
+}
+
+/// `device`'s work moved again after its hang report (the watchdog saw its progress change, or the app's
+/// wait or poll retired a submission, or the device is being destroyed, its work done): the report is
+/// written again saying after how long, and the log says that it was slow work, not a hang. Cheap when no
+/// hang report is open (one uncontended lock).
+pub fn hang_resumed(device: &Device) {
+    let Some(mut open) = device.open_hang.lock().take() else {
+        return;
+    };
+    let after = open.stalled_since.elapsed();
+    let unix_ms = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64;
+    open.built.report.resumed = Some(model::Resumed {
+        after_ms: after.as_millis() as u64,
+        time: model::rfc3339(unix_ms),
+    });
+    let report = &open.built.report;
+    let text = model::text::render_in(report, false, Some(&open.dir));
+    let written = write_atomic(&open.dir.join("report.json"), report.to_json().as_bytes())
+        .and_then(|()| write_atomic(&open.dir.join("report.txt"), text.as_bytes()));
+    let path = open.dir.join("report.txt");
+    match written {
+        Ok(()) => warn!(
+            "GPU work on {} moved again {:.1} s after its last progress: slow work, not a hang; {} says so now",
+            device.description.name,
+            after.as_secs_f64(),
+            path.display()
+        ),
+        Err(e) => warn!(
+            "GPU work on {} moved again {:.1} s after its last progress: slow work, not a hang; {} could not \
+             be written again to say so ({e})",
+            device.description.name,
+            after.as_secs_f64(),
+            path.display()
+        ),
+    }
 }
 
 /// Writes a report for a fatal signal, for `device`.
@@ -202,6 +263,7 @@ pub fn build(
         checkpoints: crate::fault::checkpoints(device),
         signal,
         frame: None,
+        resumed: None,
         signature: String::new(),
         signature_text: String::new(),
     };

@@ -223,7 +223,16 @@ fn check(device: &Arc<Device>, limit: Option<Duration>, seen: &mut HashMap<usize
     };
     let key = Arc::as_ptr(device) as usize;
     let now = Instant::now();
-    let Some(fingerprint) = fingerprint(device) else {
+    let progress = fingerprint(device);
+    // A hang report's work that moved again, or finished, was slow work: the report says so.
+    let moved = match (&*device.open_hang.lock(), progress) {
+        (Some(open), Some(current)) => current != Some(open.fingerprint),
+        _ => false,
+    };
+    if moved {
+        crate::report::hang_resumed(device);
+    }
+    let Some(Some(fingerprint)) = progress else {
         seen.remove(&key);
         return;
     };
@@ -240,12 +249,13 @@ fn check(device: &Arc<Device>, limit: Option<Duration>, seen: &mut HashMap<usize
         };
     } else if !entry.fired && now.duration_since(entry.since) >= limit {
         entry.fired = true;
-        crate::report::hang(device, now.duration_since(entry.since));
+        crate::report::hang(device, entry.since, fingerprint);
     }
 }
 
-/// A hash of everything that moves when the GPU makes progress; `None` when nothing is pending.
-fn fingerprint(device: &Device) -> Option<u64> {
+/// A hash of everything that moves when the GPU makes progress: `Some(None)` when nothing is pending,
+/// `None` when a lock could not be had (nothing known).
+fn fingerprint(device: &Device) -> Option<Option<u64>> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let mut pending = false;
     for queue in device
@@ -265,5 +275,5 @@ fn fingerprint(device: &Device) -> Option<u64> {
             }
         }
     }
-    pending.then(|| h.finish())
+    Some(pending.then(|| h.finish()))
 }

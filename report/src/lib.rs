@@ -151,6 +151,12 @@ pub struct Report {
     /// around it and its image. Absent otherwise, and in version 1 reports.
     #[serde(default)]
     pub frame: Option<Frame>,
+    /// For `hang` reports: the work the watchdog saw stopped moved again after the report was written, and
+    /// the layer rewrote the report to say so (slow work rather than a hang, as far as the layer saw).
+    /// Absent (null) otherwise: a hang that never moved again, every other kind, and reports of layers
+    /// before it.
+    #[serde(default)]
+    pub resumed: Option<Resumed>,
     /// The crash signature ([`signature`]).
     pub signature: String,
     /// What the signature hashes, for people checking why two reports differ.
@@ -413,6 +419,17 @@ pub struct Checkpoint {
     pub stage: String,
     /// The command buffer slot and unit it marks.
     pub marker: String,
+}
+
+/// How a hang ended: its work moved again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Resumed {
+    /// Milliseconds from the last progress the watchdog saw before the report to the first the layer saw
+    /// after it: at most this long, since progress is seen when the app waits or polls, or at the
+    /// watchdog's next look (every 100 ms).
+    pub after_ms: u64,
+    /// When the layer saw it, as RFC 3339 UTC.
+    pub time: String,
 }
 
 /// A fatal signal.

@@ -70,6 +70,14 @@ pub fn render_in(report: &Report, color: bool, folder: Option<&Path>) -> String 
         st.alert(&format!("Blackbox report: {}", report.kind.describe()))
     );
     let _ = writeln!(out, "  reason     {}", shown(&report.reason));
+    if let Some(resumed) = &report.resumed {
+        let _ = writeln!(
+            out,
+            "  resumed    the work moved again {:.1} s after its last progress ({}): slow work, not a hang",
+            resumed.after_ms as f64 / 1000.0,
+            shown(&resumed.time)
+        );
+    }
     let _ = writeln!(out, "  time       {}", shown(&report.time));
     let _ = writeln!(
         out,

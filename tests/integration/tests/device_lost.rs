@@ -54,26 +54,8 @@ struct Lost {
 /// error, the injected loss, no validation message, exactly one device-lost report, logged once) and
 /// returns the report.
 fn device_lost(label: &str, args: &[&str]) -> Lost {
-    let home = TempDir::new(label);
-    let manifests = home.path().join("manifests");
-    write_manifest(&manifests.join("blackbox"), "VkLayer_blackbox.json");
-    write_fault_manifest(&manifests.join("fault"));
+    let (home, run) = run_to_loss(label, args, &[("BB_FAULT_LOST_AFTER_MS", LOST_AFTER_MS)]);
     let output = home.path().join("reports");
-    let mut cmd = vulkan_command(testapp(), home.path());
-    cmd.args(args)
-        .env("VK_BLACKBOX_OUTPUT", &output)
-        .env("BB_FAULT_LOST_AFTER_MS", LOST_AFTER_MS)
-        // lavapipe runs as many threads as there are CPUs: two keep the long command long on a big machine.
-        .env("LP_NUM_THREADS", "2");
-    enable_with_fault_layer(
-        &mut cmd,
-        &manifests.join("blackbox"),
-        &manifests.join("fault"),
-    );
-    let run = {
-        let _serial = serial();
-        run(&mut cmd)
-    };
 
     // The app sees the loss in its fence wait, reports it and exits with its runtime-error code.
     assert_eq!(run.status.code(), Some(1), "{}", run.dump());
@@ -123,6 +105,32 @@ fn device_lost(label: &str, args: &[&str]) -> Lost {
         text,
         _home: home,
     }
+}
+
+/// Runs bb-testapp with `args` under Blackbox (reports in `reports` under the home returned), the fault
+/// layer and validation, with `vars` set (`BB_FAULT_LOST_AFTER_MS` among them), after the other tests of the
+/// file.
+fn run_to_loss(label: &str, args: &[&str], vars: &[(&str, &str)]) -> (TempDir, Run) {
+    let home = TempDir::new(label);
+    let manifests = home.path().join("manifests");
+    write_manifest(&manifests.join("blackbox"), "VkLayer_blackbox.json");
+    write_fault_manifest(&manifests.join("fault"));
+    let mut cmd = vulkan_command(testapp(), home.path());
+    cmd.args(args)
+        .env("VK_BLACKBOX_OUTPUT", home.path().join("reports"))
+        .envs(vars.iter().copied())
+        // lavapipe runs as many threads as there are CPUs: two keep the long command long on a big machine.
+        .env("LP_NUM_THREADS", "2");
+    enable_with_fault_layer(
+        &mut cmd,
+        &manifests.join("blackbox"),
+        &manifests.join("fault"),
+    );
+    let run = {
+        let _serial = serial();
+        run(&mut cmd)
+    };
+    (home, run)
 }
 
 /// A command buffer's commands as `(label path, command, state)`, the path joined with ` > `.
@@ -594,6 +602,33 @@ fn device_lost_during_a_long_dispatch_is_reported_once() {
         "the app still tore everything down\n{}",
         lost.run.dump()
     );
+}
+
+/// A hang that ends in a device loss was a hang: the watchdog's report of it, written before the loss,
+/// never says the work moved again, though the app then stops the long shader and lavapipe finishes it.
+#[test]
+fn a_hang_report_before_the_device_is_lost_stays_a_hang() {
+    let (home, run) = run_to_loss(
+        "hang-then-lost",
+        &["hang", "--hang-groups", HANG_GROUPS],
+        &[
+            ("VK_BLACKBOX_WATCHDOG_MS", "500"),
+            // Long after the watchdog's 500 ms, far before dispatch 3's 15 s.
+            ("BB_FAULT_LOST_AFTER_MS", "4000"),
+        ],
+    );
+    let output = home.path().join("reports");
+    assert_eq!(run.status.code(), Some(1), "{}", run.dump());
+    run.assert_no_validation_messages();
+    let mut reports = reports_in(&output);
+    reports.sort_by_key(|(_, r)| r.unix_ms);
+    let kinds: Vec<Kind> = reports.iter().map(|(_, r)| r.kind).collect();
+    assert_eq!(kinds, [Kind::Hang, Kind::DeviceLost], "{}", run.dump());
+    let (dir, hang) = &reports[0];
+    assert!(hang.resumed.is_none(), "{:?}\n{}", hang.resumed, run.dump());
+    let text = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(!text.contains("resumed"), "{text}");
+    assert!(!run.stderr.contains("moved again"), "{}", run.dump());
 }
 
 #[test]

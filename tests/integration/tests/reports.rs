@@ -81,6 +81,35 @@ fn watchdog_reports_the_dispatch_in_flight_during_a_hang() {
         "{:?}",
         report.progress
     );
+    // Dispatch 3 ends (the app exits 0 after it): the work was slow, not hung, and the report, written
+    // again, says so; the rest of it is what the watchdog saw when it fired.
+    let resumed = report
+        .resumed
+        .as_ref()
+        .unwrap_or_else(|| panic!("the report says the work moved again\n{}", run.dump()));
+    assert!(resumed.after_ms >= 1000, "{resumed:?}");
+    assert!(
+        resumed.time > report.time,
+        "{resumed:?} after {}",
+        report.time
+    );
+    let text = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    let line = format!(
+        "  resumed    the work moved again {:.1} s after its last progress ({}): slow work, not a hang\n",
+        resumed.after_ms as f64 / 1000.0,
+        resumed.time
+    );
+    assert!(text.contains(&line), "`{line}`\n{text}");
+    let logged = format!(
+        " moved again {:.1} s after its last progress: slow work, not a hang; {} says so now",
+        resumed.after_ms as f64 / 1000.0,
+        dir.join("report.txt").display()
+    );
+    let expected = format!(
+        "[blackbox] warn: GPU work on {}{logged}",
+        report.device.name
+    );
+    assert_eq!(run.warnings(), [expected.as_str()], "{}", run.dump());
 }
 
 /// On a GPU the fixed loop count of `hang` runs for milliseconds (and `blackbox demo` would show no hang), so
