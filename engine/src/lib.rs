@@ -250,6 +250,13 @@ pub struct Options {
     /// NaN records. On by default; the layer turns it on for CPU devices only (on NVIDIA's compiler the
     /// flush did not make compiling cheaper).
     pub nan_records_at_end: bool,
+    /// Each value a NaN check is handed goes through an `OpSelect` of it on a condition never true at run
+    /// time (the invocation's first word is `0xFFFFFFFF`), so that the check is one use of a value the app
+    /// also stores, not one per component. Lavapipe of Mesa 22.3 (Debian 12) marks a scalar stored with five
+    /// uses or more, read from uniform buffers alone, as a uniform to inline, and its inlining of uniform
+    /// buffers when a draw begins then crashed the process (piglit's `arb_gl_spirv` `ubo/aoa-2` through
+    /// zink, NaN `outputs`). Off by default; the layer turns it on for CPU devices.
+    pub nan_values_through_select: bool,
     /// For a fragment shader instrumented for one graphics pipeline: per output `Location`, the components
     /// (bit i: component i, counted from the location's first) that reach the pipeline's colour attachment
     /// there, which its format, write mask and blending keep. Locations past the end have no attachment.
@@ -283,6 +290,7 @@ impl Default for Options {
             loop_clock: None,
             int_checks: false,
             nan_records_at_end: true,
+            nan_values_through_select: false,
             fragment_output_components: Vec::new(),
         }
     }

@@ -363,3 +363,94 @@ fn a_division_only_selects_may_keep_is_checked_after_them_on_what_they_keep() {
     assert_eq!([new[4][1], new[4][3]], [or, q9], "{new:?}");
     assert_eq!([new[5][1], new[5][3]], [bad2, q10], "{new:?}");
 }
+
+/// With `nan_values_through_select` (the layer's choice on CPU devices), every value main hands a NaN
+/// check is an `OpSelect` of it and a null on whether the invocation's first word is `0xFFFFFFFF`: one use
+/// of a value the app also stores, whatever the check does with its components (lavapipe of Mesa 22.3
+/// inlined a stored value used five times or more as a uniform, and crashed at the draw). Below SPIR-V 1.4
+/// (this module is 1.3) a vector's condition is a vector of that test. The sites are the same as without.
+#[test]
+fn with_values_through_select_each_checked_value_is_one_select_of_it() {
+    let at = |through_select: bool, at_end: bool| {
+        instrumented(
+            "kept_outputs.spvasm",
+            Options {
+                nan: NanLevel::Ops,
+                nan_records_at_end: at_end,
+                nan_values_through_select: through_select,
+                ..Options::default()
+            },
+        )
+    };
+    for at_end in [true, false] {
+        let plain = at(false, at_end);
+        let selected = at(true, at_end);
+        assert_eq!(plain.info.sites, selected.info.sites);
+        let module = Module::parse(&selected.words).unwrap();
+        let plain_module = Module::parse(&plain.words).unwrap();
+        let defined =
+            |m: &Module| -> std::collections::HashMap<u32, blackbox_engine::module::Instruction> {
+                m.globals
+                    .iter()
+                    .chain(m.functions[0].blocks.iter().flat_map(|b| &b.instructions))
+                    .filter_map(|i| Some((i.result_id?, i.clone())))
+                    .collect()
+            };
+        let main_instructions = |m: &Module| -> Vec<blackbox_engine::module::Instruction> {
+            m.functions[0]
+                .blocks
+                .iter()
+                .flat_map(|b| b.instructions.clone())
+                .collect()
+        };
+        assert!(
+            !main_instructions(&plain_module)
+                .iter()
+                .any(|i| i.is(spirv::Op::Select)),
+            "no select without the option"
+        );
+        let by_id = defined(&module);
+        let is = |id: u32, op: spirv::Op| by_id.get(&id).is_some_and(|i| i.is(op));
+        let never = |condition: u32| {
+            let test = match by_id.get(&condition) {
+                Some(i) if i.is(spirv::Op::CompositeConstruct) => {
+                    let first = i.operands[0];
+                    assert!(i.operands.iter().all(|&c| c == first), "{i:?}");
+                    first
+                }
+                _ => condition,
+            };
+            let test = &by_id[&test];
+            assert!(test.is(spirv::Op::IEqual), "{test:?}");
+            let all_ones = &by_id[&test.operands[1]];
+            assert!(
+                all_ones.is(spirv::Op::Constant) && all_ones.operands[0] == u32::MAX,
+                "{all_ones:?}"
+            );
+        };
+        let mut values = 0;
+        for call in main_instructions(&module)
+            .iter()
+            .filter(|i| i.is(spirv::Op::FunctionCall))
+        {
+            for &arg in &call.operands[1..] {
+                // A group's call has its quick test's result first: a bool, no value.
+                let boolean = by_id[&arg]
+                    .result_type
+                    .is_some_and(|t| is(t, spirv::Op::TypeBool));
+                if boolean || is(arg, spirv::Op::Constant) || is(arg, spirv::Op::ConstantNull) {
+                    continue;
+                }
+                let select = &by_id[&arg];
+                assert!(select.is(spirv::Op::Select), "{select:?} in {call:?}");
+                never(select.operands[0]);
+                assert!(
+                    is(select.operands[1], spirv::Op::ConstantNull),
+                    "{select:?}"
+                );
+                values += 1;
+            }
+        }
+        assert!(values >= 7, "{values} values checked through a select");
+    }
+}

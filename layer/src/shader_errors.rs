@@ -249,6 +249,8 @@ impl ErrorBuffer {
                 // cost as much to compile as a writer per site, in each shape tried (README).
                 NanRecords::Auto => device.description.cpu,
             },
+            // lavapipe of Mesa 22.3 crashed at a draw for a stored value the checks used several times.
+            nan_values_through_select: device.description.cpu,
             ..Options::default()
         };
         Ok(Self {

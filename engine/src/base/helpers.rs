@@ -5,7 +5,7 @@ use spirv::{
     Op, Scope, SelectionControl, StorageClass,
 };
 
-use super::builder::{Builder, FnBuilder};
+use super::builder::{Builder, Emit, FnBuilder};
 use super::values::{self, Shape};
 use super::{Base, HelperKind};
 use crate::analysis::Type;
@@ -111,6 +111,46 @@ impl Base<'_> {
             };
             self.buffer = Some(a);
             a
+        }
+    }
+
+    /// [`crate::Options::nan_values_through_select`]: each of a NaN check's `args` (of `types`) becomes an
+    /// `OpSelect` of it, on whether the invocation's first word (the prologue's) is `0xFFFFFFFF`, which no
+    /// invocation's is, and of a null value. Below SPIR-V 1.4 a vector's condition is a vector too, and a
+    /// matrix cannot be selected: it stays as it is.
+    pub(super) fn values_through_select(
+        &mut self,
+        out: &mut Vec<Instruction>,
+        args: &mut [u32],
+        types: &[u32],
+    ) {
+        let invocation = self.private_vars().invocation;
+        let uint = self.b.type_uint();
+        let v4 = self.b.type_vector(uint, 4);
+        let bool_t = self.b.type_bool();
+        let all_ones = self.b.const_u32(u32::MAX);
+        let words = out.emit(&mut self.b, Op::Load, v4, &[invocation]);
+        let first = out.emit(&mut self.b, Op::CompositeExtract, uint, &[words, 0]);
+        let never = out.emit(&mut self.b, Op::IEqual, bool_t, &[first, all_ones]);
+        let scalar_condition = self.version >= (1, 4);
+        for (arg, &ty) in args.iter_mut().zip(types) {
+            let Some(shape) = values::shape(&self.b.types, ty) else {
+                continue;
+            };
+            let condition = match (shape.rows, shape.outer) {
+                (0, 0) => never,
+                _ if scalar_condition => never,
+                (0, n) => {
+                    let bvec = self.b.type_vector(bool_t, n);
+                    let conds: smallvec::SmallVec<[u32; 4]> = (0..n).map(|_| never).collect();
+                    out.emit(&mut self.b, Op::CompositeConstruct, bvec, &conds)
+                }
+                _ => continue,
+            };
+            let null = self.b.const_null(ty);
+            let selected = out.emit(&mut self.b, Op::Select, ty, &[condition, null, *arg]);
+            self.an.set_type(selected, ty);
+            *arg = selected;
         }
     }
 

@@ -432,6 +432,14 @@ impl<'o> Base<'o> {
             // Set once every site is known (`info::assign_places`).
             place: String::new(),
         });
+        if self.options.nan_values_through_select
+            && matches!(
+                helper,
+                HelperKind::NanCheck { .. } | HelperKind::PendingNanCheck { .. }
+            )
+        {
+            self.values_through_select(&mut out, &mut args, &types);
+        }
         let void = self.b.type_void();
         let call_id = result_id.unwrap_or_else(|| self.b.id());
         let mut operands = Operands::from_slice(&[helper_fn, kind_word, global, cap]);

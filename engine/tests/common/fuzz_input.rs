@@ -5,10 +5,12 @@
 // Byte 0: bit 0 asserts, bit 1 printf, bits 2-3 the NaN level (off, outputs, ops, ops), bit 6 keep
 // `NonSemantic.*` instructions, bit 7 crash on a failing assert, bits 4-7 the site base as well.
 // Byte 1: bits 0-1 loop counters (off, report, break, report with a clock budget), bit 2 integer checks,
-// bit 3 NaN records written where a check fires (what the layer builds for GPUs) rather than when the
-// invocation ends, bits 4-5 the fragment outputs' kept components (every one; one component of location 0;
-// three of location 0 and none of location 1; all of 0 and two of 1), bit 6 a loop limit of 1 iteration,
-// bit 7 one full record per site. A byte 1 of 0 is the engine's defaults for everything it picks.
+// bit 3 NaN records written where a check fires and values checked as they are (what the layer builds for
+// GPUs) rather than records written when the invocation ends and values checked through a select (what it
+// builds for CPUs), bits 4-5 the fragment outputs' kept components (every one; one component of location
+// 0; three of location 0 and none of location 1; all of 0 and two of 1), bit 6 a loop limit of 1
+// iteration, bit 7 one full record per site. A byte 1 of 0 is the engine's defaults for everything it
+// picks but the select.
 
 /// The options and the module's words that `data` stands for; `None` when it is shorter than the two
 /// option bytes.
@@ -48,6 +50,7 @@ fn fuzz_input(data: &[u8]) -> Option<(blackbox_engine::Options, Vec<u32>)> {
         }),
         int_checks: more & 4 != 0,
         nan_records_at_end: more & 8 == 0,
+        nan_values_through_select: more & 8 == 0,
         fragment_output_components: match (more >> 4) & 3 {
             0 => Vec::new(),
             1 => vec![0b0001],
