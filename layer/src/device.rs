@@ -240,14 +240,14 @@ impl Device {
         crate::contained("freeing the layer's objects", || {
             // The app's work is finished (its contract); a driver's queue thread may still be retiring the
             // last batch, which signals the layer's semaphores. Idle first, then free.
-            if let Some(wait) = self.next.device_wait_idle {
+            let idle = self.next.device_wait_idle.is_some_and(|wait| {
                 // SAFETY: a live device about to be destroyed. A lost device answers with an error: nothing
                 // to wait for then.
-                let _ = unsafe { wait(device) };
-            }
-            // A hang report still open was about work now finished (the app's contract), unless the
-            // device is lost.
-            if !self.lost.load(Ordering::Acquire) {
+                let result = unsafe { wait(device) };
+                result == vk::Result::SUCCESS
+            });
+            // A hang report still open was about work now finished, where the device says it is idle.
+            if idle && !self.lost.load(Ordering::Acquire) {
                 crate::report::hang_resumed(self);
             }
             crate::command_buffer::unregister_pool(self, None);
