@@ -232,6 +232,25 @@ pub fn validation_alone_or_through_blackbox(
     }
 }
 
+/// Runs an OpenGL program's `cmd` (a [`vulkan_command`] with its arguments) on Vulkan through Mesa's zink,
+/// on the only Vulkan device here (lavapipe), with the validation layer alone or through Blackbox with
+/// `vars` ([`validation_alone_or_through_blackbox`]). The validation layer logs to a file of its own,
+/// named by `name` under `home`, so that its messages never split the program's lines: returns the run,
+/// with that log as its stdout, and the program's own stdout.
+pub fn run_on_zink(
+    mut cmd: Command,
+    home: &TempDir,
+    name: &str,
+    blackbox: Option<&[(&str, &str)]>,
+) -> (Run, String) {
+    let (settings, log) = validation::write_settings_logging_to_file(home.path(), name);
+    cmd.env("LIBGL_ALWAYS_SOFTWARE", "1")
+        .env("GALLIUM_DRIVER", "zink")
+        .env("VK_LAYER_SETTINGS_PATH", &settings);
+    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
+    run(&mut cmd).with_validation_log(&log)
+}
+
 /// bb-testapp with `args` and `vars` through Blackbox's explicit manifest (written under `home`), the
 /// validation layer below it, and reports in `home/reports`.
 pub fn testapp_with_blackbox(home: &TempDir, args: &[&str], vars: &[(&str, &str)]) -> Command {

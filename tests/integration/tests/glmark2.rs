@@ -30,16 +30,9 @@ fn glmark2(
     name: &str,
     blackbox: Option<&[(&str, &str)]>,
 ) -> Glmark2 {
-    let (settings, log) = validation::write_settings_logging_to_file(home.path(), name);
     let mut cmd = vulkan_command("glmark2", home.path());
-    cmd.arg("--validate")
-        .env("DISPLAY", display)
-        // Mesa's GL on Vulkan: zink, on the only Vulkan device here (lavapipe).
-        .env("LIBGL_ALWAYS_SOFTWARE", "1")
-        .env("GALLIUM_DRIVER", "zink")
-        .env("VK_LAYER_SETTINGS_PATH", &settings);
-    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
-    let (run, stdout) = run(&mut cmd).with_validation_log(&log);
+    cmd.arg("--validate").env("DISPLAY", display);
+    let (run, stdout) = run_on_zink(cmd, home, name, blackbox);
     let verdicts = stdout
         .lines()
         .filter_map(|l| l.rsplit_once(": Validation: "))

@@ -97,17 +97,12 @@ fn shader_runner(
     name: &str,
     blackbox: Option<&[(&str, &str)]>,
 ) -> (Run, String) {
-    let (settings, log) = validation::write_settings_logging_to_file(home.path(), name);
     let mut cmd = vulkan_command(format!("{PIGLIT}/bin/shader_runner"), home.path());
     cmd.arg(format!("{PIGLIT}/{test}"))
         .args(["-auto", "-fbo"])
-        // No window: an offscreen EGL context, and Mesa's GL on Vulkan (zink) on lavapipe.
-        .env("PIGLIT_PLATFORM", "surfaceless_egl")
-        .env("LIBGL_ALWAYS_SOFTWARE", "1")
-        .env("GALLIUM_DRIVER", "zink")
-        .env("VK_LAYER_SETTINGS_PATH", &settings);
-    validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
-    let (run, stdout) = run(&mut cmd).with_validation_log(&log);
+        // No window: an offscreen EGL context.
+        .env("PIGLIT_PLATFORM", "surfaceless_egl");
+    let (run, stdout) = run_on_zink(cmd, home, name, blackbox);
     let verdict = stdout
         .lines()
         .find_map(|l| l.strip_prefix("PIGLIT: "))
