@@ -107,22 +107,16 @@ pub fn hang_resumed(device: &Device) {
     let text = model::text::render_in(report, false, Some(&open.dir));
     let written = write_atomic(&open.dir.join("report.json"), report.to_json().as_bytes())
         .and_then(|()| write_atomic(&open.dir.join("report.txt"), text.as_bytes()));
-    let path = open.dir.join("report.txt");
-    match written {
-        Ok(()) => warn!(
-            "GPU work on {} moved again {:.1} s after its last progress: slow work, not a hang; {} says so now",
-            device.description.name,
-            after.as_secs_f64(),
-            path.display()
-        ),
-        Err(e) => warn!(
-            "GPU work on {} moved again {:.1} s after its last progress: slow work, not a hang; {} could not \
-             be written again to say so ({e})",
-            device.description.name,
-            after.as_secs_f64(),
-            path.display()
-        ),
-    }
+    let said = match written {
+        Ok(()) => "says so now".to_owned(),
+        Err(e) => format!("could not be written again to say so ({e})"),
+    };
+    warn!(
+        "GPU work on {} moved again {:.1} s after its last progress: slow work, not a hang; {} {said}",
+        device.description.name,
+        after.as_secs_f64(),
+        open.dir.join("report.txt").display()
+    );
 }
 
 /// Writes a report for a fatal signal, for `device`.
