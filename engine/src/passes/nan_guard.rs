@@ -508,16 +508,16 @@ impl BuiltPowers {
 /// its chain instead, on its result where the selects keep it (0 where they do not), with its own
 /// operands and place: a NaN a select keeps is still reported as made by the operation.
 ///
-/// A chain stays in one block: from the operation, through `OpFMul`, `OpFAdd`, `OpFSub` and
-/// `OpFNegate` (the value one operand), `OpSelect`s (the value one choice, not the condition) and one
-/// variable of the function (a store, then loads in the block: unoptimized compilers keep every local in
-/// one), each of the operation's type, every value but the last used by the next step alone, anywhere in
-/// the function (a phi included; the variable by its store and those loads alone), but for tests that make
-/// a boolean of it (comparisons, `isnan`: `isnan(q) ? 0 : q`) whose boolean, alone or through logical
-/// operations, `any` and `all`, decides the chain's selects and nothing else. It ends where its value has
-/// another use, or at the block's end; only a chain with a select counts. A chain that goes into a
-/// variable after a select also counts as ending there, for where that variable is used elsewhere. Operations checked as part of a shape (see `Fusions`) and selects of a NaN constant
-/// (see `ConstantChoices`) are left as they are.
+/// A chain stays in one block: from the operation, through `OpFMul`, `OpFAdd`, `OpFSub` and `OpFNegate` (the
+/// value one operand), `OpSelect`s (the value one choice, not the condition) and one variable of the function
+/// (a store, then loads in the block: unoptimized compilers keep every local in one), each of the operation's
+/// type, every value but the last used by the next step alone, anywhere in the function (a phi included; the
+/// variable by its store and those loads alone), but for tests that make a boolean of it (comparisons,
+/// `isnan`: `isnan(q) ? 0 : q`) whose boolean, alone or through logical operations, `any` and `all`, decides
+/// the chain's selects and nothing else. It ends where its value has another use, or at the block's end; only
+/// a chain with a select counts. A chain that goes into a variable after a select also counts as ending
+/// there, for where that variable is used elsewhere. Operations checked as part of a shape (see `Fusions`)
+/// and selects of a NaN constant (see `ConstantChoices`) are left as they are.
 #[derive(Default)]
 struct SelectedResults {
     /// The operations whose check waits.
