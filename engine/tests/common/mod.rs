@@ -161,7 +161,11 @@ pub fn assemble(name: &str, env: &str) -> Vec<u32> {
         .join(name);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("asm");
     std::fs::create_dir_all(&dir).expect("creating the output directory");
-    let out = dir.join(format!("{name}.spv"));
+    // A file of its own for each call, removed once read: tests running at once may assemble the same
+    // module, and one would read the file while another rewrote it.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let out = dir.join(format!("{name}.{}.{call}.spv", std::process::id()));
     let status = Command::new(venv_tool("spirv-as"))
         .arg("--target-env")
         .arg(env)
@@ -171,5 +175,7 @@ pub fn assemble(name: &str, env: &str) -> Vec<u32> {
         .status()
         .expect("running spirv-as");
     assert!(status.success(), "spirv-as {}", src.display());
-    read_words(&out)
+    let words = read_words(&out);
+    let _ = std::fs::remove_file(&out);
+    words
 }
