@@ -141,7 +141,7 @@ impl InstrumentArgs {
                 loops: self.loops,
                 loop_limit: self.loop_limit,
                 int_checks: self.int_checks,
-                nan_records_at_end: self.nan_records == "end",
+                records_at_end: self.nan_records == "end",
                 ..Options::default()
             },
             sites: self.sites,

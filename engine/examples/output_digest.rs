@@ -56,7 +56,7 @@ fn main() {
             "outputs-fired",
             Options {
                 nan: NanLevel::Outputs,
-                nan_records_at_end: false,
+                records_at_end: false,
                 ..base.clone()
             },
         ),
@@ -64,7 +64,7 @@ fn main() {
             "ops-fired",
             Options {
                 nan: NanLevel::Ops,
-                nan_records_at_end: false,
+                records_at_end: false,
                 ..base.clone()
             },
         ),
@@ -82,6 +82,16 @@ fn main() {
             Options {
                 loops: LoopMode::Report,
                 int_checks: true,
+                ..base.clone()
+            },
+        ),
+        // Integer records where they fire, as GPUs get them.
+        (
+            "loops-report-int-fired",
+            Options {
+                loops: LoopMode::Report,
+                int_checks: true,
+                records_at_end: false,
                 ..base.clone()
             },
         ),

@@ -84,7 +84,7 @@ fn main() {
         let options = Options {
             nan,
             error_buffer_address: 0x7f00_0000_1000,
-            nan_records_at_end: at_end,
+            records_at_end: at_end,
             ..Options::default()
         };
         measure(name, &|m| {

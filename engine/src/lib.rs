@@ -242,14 +242,14 @@ pub struct Options {
     /// Integer checks: division and remainder by zero, signed `INT_MIN / -1`, shifts by the bit width or
     /// more, and dynamic indices out of range of a vector or fixed-size array. The operations run unchanged.
     pub int_checks: bool,
-    /// NaN checks (at `outputs` and `ops`) keep what they find in the invocation's private memory and
-    /// write their records when it ends, one per site and invocation, counts exact (see
+    /// NaN checks (at `outputs` and `ops`) and integer checks keep what they find in the invocation's
+    /// private memory and write their records when it ends, one per site and invocation, counts exact (see
     /// [`record`]'s "What a site does"), instead of where they fire. Where it is on, the app's code gets no
     /// access to the error buffer, which on llvmpipe keeps the cost of compiling the checks low and the
-    /// float results as they are; a device fault or an endless loop before the invocation ends loses its
-    /// NaN records. On by default; the layer turns it on for CPU devices only (on NVIDIA's compiler the
-    /// flush did not make compiling cheaper).
-    pub nan_records_at_end: bool,
+    /// float results as they are; a device fault or an endless loop before the invocation ends loses these
+    /// records. On by default; the layer turns it on for CPU devices only (on NVIDIA's compiler the flush
+    /// did not make compiling cheaper).
+    pub records_at_end: bool,
     /// Each value a NaN check is handed goes through an `OpSelect` of it on a condition never true at run
     /// time (the invocation's first word is `0xFFFFFFFF`), so that the check is one use of a value the app
     /// also stores, not one per component. Lavapipe of Mesa 22.3 (Debian 12) marks a scalar stored with five
@@ -289,7 +289,7 @@ impl Default for Options {
             loop_limit: DEFAULT_LOOP_LIMIT,
             loop_clock: None,
             int_checks: false,
-            nan_records_at_end: true,
+            records_at_end: true,
             nan_values_through_select: false,
             fragment_output_components: Vec::new(),
         }

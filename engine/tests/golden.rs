@@ -122,8 +122,21 @@ fn goldens() -> Vec<Golden> {
         Golden {
             file: "int_ub.comp.hlsl-1.0.int-checks",
             variant: "int_ub.comp.hlsl vulkan1.0",
-            shows: "compute (HLSL), integer checks: divisions, a remainder, shifts, a dynamic vector index and \
-                    an array index, each checked inline before the operation with a guarded record call",
+            shows: "compute (HLSL), integer checks with records where they fire (GPUs): divisions, a remainder, \
+                    shifts, a dynamic vector index and an array index, each checked inline before the \
+                    operation with a guarded record call",
+            options: Options {
+                int_checks: true,
+                records_at_end: false,
+                ..options(NanLevel::Off)
+            },
+        },
+        Golden {
+            file: "int_ub.comp.hlsl-1.0.int-checks-at-end",
+            variant: "int_ub.comp.hlsl vulkan1.0",
+            shows: "compute (HLSL), integer checks with records at the invocation's end (CPU devices): the same \
+                    checks, each guarded call counting and keeping its operands in bb_pending, one flush \
+                    before main returns",
             options: Options {
                 int_checks: true,
                 ..options(NanLevel::Off)
@@ -211,8 +224,8 @@ fn header(g: &Golden, input: &[u32]) -> String {
         o.error_buffer_address,
     ) + &if o.loops != LoopMode::Off || o.int_checks {
         format!(
-            "; Loops: {}, limit {}, clock {:?}; integer checks {}.\n",
-            o.loops, o.loop_limit, o.loop_clock, o.int_checks
+            "; Loops: {}, limit {}, clock {:?}; integer checks {}, records at the end {}.\n",
+            o.loops, o.loop_limit, o.loop_clock, o.int_checks, o.records_at_end
         )
     } else {
         String::new()

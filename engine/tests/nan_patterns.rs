@@ -383,7 +383,7 @@ fn with_values_through_select_each_checked_value_is_one_select_of_it() {
             "kept_outputs.spvasm",
             Options {
                 nan: NanLevel::Ops,
-                nan_records_at_end: at_end,
+                records_at_end: at_end,
                 nan_values_through_select: through_select,
                 ..Options::default()
             },

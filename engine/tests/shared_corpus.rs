@@ -90,7 +90,7 @@ fn loop_budgets_integer_checks_and_immediate_nan_records_pass_spirv_val() {
         error_buffer_address: 0x0000_7f00_1234_5000,
         site_base: 100,
         nan: NanLevel::Ops,
-        nan_records_at_end: false,
+        records_at_end: false,
         loops: LoopMode::Break,
         loop_clock: Some(LoopClock {
             scope: ClockScope::Device,

@@ -669,7 +669,7 @@ keywords!(Breadcrumbs {
 });
 
 /// `VK_BLACKBOX_NAN_RECORDS`: when NaN checks write their records (the engine's
-/// [`blackbox_engine::Options::nan_records_at_end`]).
+/// [`blackbox_engine::Options::records_at_end`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NanRecords {
     /// At the invocation's end on CPU devices, where they fire on GPUs: on NVIDIA's compiler the

@@ -45,7 +45,7 @@ pub struct DeviceDescription {
     /// The device's Vulkan version.
     pub api_version: u32,
     /// `deviceType` is CPU (llvmpipe): NaN records wait until each invocation ends there (the engine's
-    /// [`blackbox_engine::Options::nan_records_at_end`]), which keeps compile and run time low.
+    /// [`blackbox_engine::Options::records_at_end`]), which keeps compile and run time low.
     pub cpu: bool,
 }
 

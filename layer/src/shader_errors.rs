@@ -242,7 +242,7 @@ impl ErrorBuffer {
             loop_limit: config.loop_limit,
             loop_clock,
             int_checks: config.int_checks,
-            nan_records_at_end: match config.nan_records {
+            records_at_end: match config.nan_records {
                 NanRecords::End => true,
                 NanRecords::Fired => false,
                 // On a GPU, records where the check fires: on NVIDIA's compiler the end-of-invocation flush

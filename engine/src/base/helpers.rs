@@ -478,7 +478,7 @@ impl Base<'_> {
             fb.op_void(Op::BranchConditional, &[fire, record, end]);
             fb.block(record);
         }
-        if let HelperKind::PendingNanCheck { .. } = kind {
+        if let HelperKind::PendingNanCheck { .. } | HelperKind::PendingRecord = kind {
             // The third parameter is the site's slot in bb_pending.
             let mut payload = values::Payload::new();
             for (i, shape) in shapes.iter().enumerate() {

@@ -49,7 +49,7 @@ fn fuzz_input(data: &[u8]) -> Option<(blackbox_engine::Options, Vec<u32>)> {
             budget_ticks: 1 << 20,
         }),
         int_checks: more & 4 != 0,
-        nan_records_at_end: more & 8 == 0,
+        records_at_end: more & 8 == 0,
         nan_values_through_select: more & 8 == 0,
         fragment_output_components: match (more >> 4) & 3 {
             0 => Vec::new(),
