@@ -7,7 +7,8 @@
 #   installs it into a clean Debian 12 root), vkd3d-demos (Direct3D 12 demos on Vulkan) and mesa-utils
 #   (OpenGL ES demos) with libgl1-mesa-dri (Mesa's zink, which runs them on Vulkan), ffmpeg (its Vulkan
 #   filters and libplacebo's), mpv (playing to a Vulkan swapchain) and GStreamer with gst-plugins-bad (its
-#   Vulkan elements), glmark2, piglit (OpenGL shader tests, through zink), MangoHud, vkBasalt, RenderDoc and
+#   Vulkan elements), glmark2, piglit (OpenGL shader tests, through zink), VkFFT with glslang's and
+#   SPIRV-Tools' libraries and g++'s C++ runtime (the FFT app the tests build), MangoHud, vkBasalt, RenderDoc and
 #   PyQt6 with Qt Quick 3D, which the end-to-end tests run through Blackbox, and libtsan2 and libasan8 (gcc's ThreadSanitizer and AddressSanitizer
 #   runtimes, preloaded into the test app by the tests of an app under a sanitizer), and OpenJDK 17, Mono,
 #   and Wine with MinGW-w64 (a Java, a C# and a Windows program with a Vulkan device: the runtimes' own
@@ -26,7 +27,7 @@ packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man vkd3d-demos
   mesa-utils libgl1-mesa-dri ffmpeg mpv gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
-  glmark2-x11 piglit mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick python3-pyqt6.qtquick3d
+  glmark2-x11 piglit libvkfft-dev glslang-dev g++ mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick python3-pyqt6.qtquick3d
   qml6-module-qtquick qml6-module-qtqml-workerscript qml6-module-quick3d libtsan2 libasan8
   openjdk-17-jdk-headless mono-runtime mono-mcs wine64 gcc-mingw-w64-x86-64
 )
