@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The third-party programs of tests/integration/apps/ (wgpu, ncnn, Taichi, pygfx, IREE) on a GPU machine: each without
+# The third-party programs of tests/integration/apps/ (wgpu, ncnn, Taichi, pygfx, IREE, VkFFT) on a GPU machine: each without
 # any layer but the validation layer (the reference), then through Blackbox at the defaults, NaN `outputs`,
 # NaN `ops`, loop and integer checks, `command` breadcrumbs and everything at once, the validation layer
 # below (synchronization validation and best practices on). Prints, per run, whether the results are the
@@ -10,6 +10,8 @@
 #   scripts/gpu-apps.sh run .gpu-apps/wgpu-ncnn wgpu ncnn pygfx   # there, carrying .gpu-apps/wgpu-ncnn
 #   scripts/gpu-apps.sh run .gpu-apps/taichi taichi           # there, carrying .gpu-apps/taichi
 #   scripts/gpu-apps.sh run .gpu-apps/iree iree               # there, carrying .gpu-apps/iree
+#   scripts/gpu-apps.sh pack-vkfft        # .gpu-apps/vkfft alone (no download): apps/vkfft_app.c built here
+#   scripts/gpu-apps.sh run .gpu-apps/vkfft vkfft             # there, carrying .gpu-apps/vkfft
 #
 # IREE's runtime (apps/iree_app.py) runs apps/iree_kernels.mlir, which `pack` compiles here with the pinned
 # IREE compiler of .venv-apps for NVIDIA's GPUs (`--iree-vulkan-target=ampere`: IREE 3.1 knows no later
@@ -57,7 +59,28 @@ pack() {
   git rev-parse --short HEAD > .gpu-apps/wgpu-ncnn/COMMIT
   cp .gpu-apps/wgpu-ncnn/COMMIT .gpu-apps/taichi/COMMIT
   cp .gpu-apps/wgpu-ncnn/COMMIT .gpu-apps/iree/COMMIT
+  pack_vkfft
   du -sh .gpu-apps/*
+}
+
+# .gpu-apps/vkfft: the layer, the debs and apps/vkfft_app.c built here as tests/integration/tests/vkfft.rs
+# builds it (glslang and SPIRV-Tools linked statically, so the machine needs only the loader).
+pack_vkfft() {
+  cargo build --release -q -p blackbox-layer || exit 1
+  local d=.gpu-apps/vkfft
+  rm -rf "$d"
+  mkdir -p "$d/gl" "$d/include"
+  cp target/release/libVkLayer_blackbox.so "$d/" && strip "$d/libVkLayer_blackbox.so"
+  sed 's#"library_path": *"[^"]*"#"library_path": "./libVkLayer_blackbox.so"#' \
+    manifest/VkLayer_blackbox.json > "$d/VkLayer_blackbox.json"
+  cp .gl/*.deb "$d/gl/" || exit 1
+  sed 's/VkCommandBuffer commandBuffer = {};/VkCommandBuffer commandBuffer = VK_NULL_HANDLE;/' \
+    /usr/include/vkFFT.h > "$d/include/vkFFT.h"
+  gcc -O1 -w -I "$d/include" tests/integration/apps/vkfft_app.c -o "$d/vkfft_app" -lvulkan -lglslang \
+    -lMachineIndependent -lOSDependent -lGenericCodeGen -lOGLCompiler -lSPIRV -lglslang-default-resource-limits \
+    -lSPIRV-Tools-opt -lSPIRV-Tools -lstdc++ -lm -lpthread || exit 1
+  rm -r "$d/include"
+  git rev-parse --short HEAD > "$d/COMMIT"
 }
 
 run() {
@@ -68,8 +91,10 @@ run() {
   if [ -z "${LOCAL:-}" ]; then
     for f in "$D"/gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-      "$D"/whl/*.whl || exit 1
+    if ls "$D"/whl/*.whl > /dev/null 2>&1; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        "$D"/whl/*.whl || exit 1
+    fi
     # The loader's standard folders, in case the machine's environment names none.
     mkdir -p /etc/vulkan/icd.d
     cp /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/ 2> /dev/null
@@ -85,13 +110,17 @@ khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG
 khronos_validation.log_filename = stdout
 khronos_validation.enable_message_limit = false
 S
-  one() { # NAME SCRIPT ARGS VAR=VALUE...
-    local name=$1 script=$2 args=$3
+  one() { # NAME SCRIPT ARGS VAR=VALUE... (SCRIPT: a Python script of apps/, or a program's path)
+    local name=$1 script=$2 args=$3 program
     shift 3
+    case $script in
+      /*) program=$script ;;
+      *) program="$PY $PWD/tests/integration/apps/$script" ;;
+    esac
     env -i PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" XDG_DATA_DIRS="${XDG_DATA_DIRS:-}" HOME=$W \
       XDG_RUNTIME_DIR=$W/runtime VK_LAYER_SETTINGS_PATH=$W/vk_layer_settings.txt PYTHONPATH=/tmp/site \
       PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 "$@" \
-      timeout 300 "$PY" "$PWD/tests/integration/apps/$script" $args > "$W/logs/$name.out" 2>&1
+      timeout 300 $program $args > "$W/logs/$name.out" 2>&1
     echo "rc=$?" >> "$W/logs/$name.out"
   }
   ids() { grep -oE '^[A-Za-z0-9_-]+\((ERROR|WARN) / [A-Z]+\)' "$1" | sed 's/(.*//' | sort | uniq -c |
@@ -112,7 +141,8 @@ S
       ncnn) script=ncnn_app.py args= ;;
       pygfx) script=pygfx_app.py args= ;;
       iree) script=iree_app.py args=$D/kernels.vmfb ;;
-      *) echo "gpu-apps: unknown program $n (wgpu, ncnn, taichi, pygfx, iree)" >&2; exit 2 ;;
+      vkfft) script=$D/vkfft_app args= ;;
+      *) echo "gpu-apps: unknown program $n (wgpu, ncnn, taichi, pygfx, iree, vkfft)" >&2; exit 2 ;;
     esac
     ref=$W/logs/${n}_reference.out
     one "${n}_reference" $script "$args" VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
@@ -135,6 +165,7 @@ S
 
 case "${1:-}" in
   pack) pack ;;
-  run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi|pygfx|iree..." >&2; exit 2; }; run "$@" ;;
-  *) echo "usage: $0 pack | run DIR wgpu|ncnn|taichi|pygfx|iree..." >&2; exit 2 ;;
+  pack-vkfft) pack_vkfft ;;
+  run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi|pygfx|iree|vkfft..." >&2; exit 2; }; run "$@" ;;
+  *) echo "usage: $0 pack | pack-vkfft | run DIR wgpu|ncnn|taichi|pygfx|iree|vkfft..." >&2; exit 2 ;;
 esac
