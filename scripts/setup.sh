@@ -8,9 +8,10 @@
 #   (OpenGL ES demos) with libgl1-mesa-dri (Mesa's zink, which runs them on Vulkan), ffmpeg (its Vulkan
 #   filters and libplacebo's), mpv (playing to a Vulkan swapchain) and GStreamer with gst-plugins-bad (its
 #   Vulkan elements), glmark2, piglit (OpenGL shader tests, through zink), VkFFT with glslang's and
-#   SPIRV-Tools' libraries and g++'s C++ runtime (the FFT app the tests build), MangoHud, vkBasalt, RenderDoc and
-#   PyQt6 with Qt Quick 3D, which the end-to-end tests run through Blackbox, and libtsan2 and libasan8 (gcc's ThreadSanitizer and AddressSanitizer
-#   runtimes, preloaded into the test app by the tests of an app under a sanitizer), and OpenJDK 17, Mono,
+#   SPIRV-Tools' libraries and g++'s C++ runtime (the FFT app the tests build), GFXReconstruct (capture
+#   and replay), MangoHud, vkBasalt, RenderDoc and PyQt6 with Qt Quick 3D, which the end-to-end tests run
+#   through Blackbox, and libtsan2 and libasan8 (gcc's ThreadSanitizer and AddressSanitizer runtimes,
+#   preloaded into the test app by the tests of an app under a sanitizer), and OpenJDK 17, Mono,
 #   and Wine with MinGW-w64 (a Java, a C# and a Windows program with a Vulkan device: the runtimes' own
 #   signal handling).
 # Debian's spirv-tools (2023.1) is too old for much current SPIR-V, so the tests validate with SPIRV-Tools
@@ -27,7 +28,7 @@ packages=(
   libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   glslang-tools spirv-tools xvfb xauth python3 python3-venv dpkg-dev debootstrap help2man vkd3d-demos
   mesa-utils libgl1-mesa-dri ffmpeg mpv gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
-  glmark2-x11 piglit libvkfft-dev glslang-dev g++ mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick python3-pyqt6.qtquick3d
+  glmark2-x11 piglit libvkfft-dev glslang-dev g++ gfxreconstruct mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick python3-pyqt6.qtquick3d
   qml6-module-qtquick qml6-module-qtqml-workerscript qml6-module-quick3d libtsan2 libasan8
   openjdk-17-jdk-headless mono-runtime mono-mcs wine64 gcc-mingw-w64-x86-64
 )

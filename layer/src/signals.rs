@@ -52,6 +52,9 @@ static PREVIOUS: Mutex<Option<[libc::sigaction; 5]>> = Mutex::new(None);
 /// thread, and must never wait for one (nor fall to the default action while another thread holds
 /// [`PREVIOUS`]).
 static RUNTIME_FIRST: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+/// For each of [`SIGNALS`], whether that runtime resolves faults on pages it protects
+/// ([`Resolves::ProtectedPages`]) rather than faults in its own code.
+static RUNTIME_PAGES: [AtomicBool; 5] = [const { AtomicBool::new(false) }; 5];
 /// For each of [`SIGNALS`], the runtime handler's `sa_mask`, blocked while it runs as the kernel would have
 /// (the JVM's blocks most signals). Written by [`install`] only while its [`RUNTIME_FIRST`] entry is 0, and
 /// read by the handler only after it found that entry set.
@@ -90,18 +93,36 @@ static RUNTIME_FAULT_SIGNAL: AtomicI32 = AtomicI32::new(0);
 static RUNTIME_FAULT_ADDRESS: AtomicUsize = AtomicUsize::new(0);
 static RUNTIME_FAULT_THREAD: AtomicI32 = AtomicI32::new(0);
 
+/// Which faults a runtime's handler resolves, and so gets first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Resolves {
+    /// Faults in code it may have made: code of no loaded object (what it generated) or its own library.
+    OwnCode,
+    /// Writes to pages it protects to see which it wrote (`SIGSEGV` with `SEGV_ACCERR`), from any code:
+    /// the app's, a driver's, Blackbox's.
+    ProtectedPages,
+}
+
 /// The runtimes whose handlers resolve faults they make on purpose, by a word in their library's file
-/// name, and what to call them.
-const RUNTIMES: [(&str, &str); 6] = [
-    ("libjvm.so", "the Java VM"),
-    ("libj9vm", "the Java VM (OpenJ9)"),
-    ("libcoreclr.so", ".NET"),
+/// name, what to call them, and which faults they resolve.
+const RUNTIMES: [(&str, &str, Resolves); 7] = [
+    ("libjvm.so", "the Java VM", Resolves::OwnCode),
+    ("libj9vm", "the Java VM (OpenJ9)", Resolves::OwnCode),
+    ("libcoreclr.so", ".NET", Resolves::OwnCode),
     // Embedded (libmonosgen-2.0.so, Unity's libmonobdwgc-2.0.so), or linked into Debian's `mono`.
-    ("libmono", "Mono"),
-    ("mono-sgen", "Mono"),
+    ("libmono", "Mono", Resolves::OwnCode),
+    ("mono-sgen", "Mono", Resolves::OwnCode),
     // Windows programs under Wine (and Proton) handle access violations with structured exception
     // handling, which Wine's handler (its Unix-side ntdll) dispatches.
-    ("ntdll.so", "Wine"),
+    ("ntdll.so", "Wine", Resolves::OwnCode),
+    // GFXReconstruct's capture layer protects the memory it hands out for mapped device memory and learns
+    // from each fault which pages the app wrote (its page guard); one it does not resolve, it hands to the
+    // handler before it, or aborts.
+    (
+        "libVkLayer_gfxreconstruct",
+        "GFXReconstruct's page guard",
+        Resolves::ProtectedPages,
+    ),
 ];
 /// Set while a report is being written, so a second fault (or a second thread) does not start another.
 static HANDLING: AtomicBool = AtomicBool::new(false);
@@ -167,11 +188,12 @@ pub fn install() {
             // reported in between.
             let mut current: libc::sigaction = std::mem::zeroed();
             libc::sigaction(sig, std::ptr::null(), &mut current);
-            if let Some(runtime) = runtime_of(sig, &current) {
+            if let Some((runtime, resolves)) = runtime_of(sig, &current) {
                 debug!(
                     "{}'s handler is {runtime}'s: it gets the signal first, and Blackbox reports the faults it does not resolve",
                     name(sig)
                 );
+                RUNTIME_PAGES[i].store(resolves == Resolves::ProtectedPages, Ordering::Release);
                 let object = match find as usize {
                     0 => 0,
                     find => object_of(find, current.sa_sigaction).unwrap_or(0),
@@ -189,7 +211,7 @@ pub fn install() {
 }
 
 /// The managed runtime whose handler `action` is, for a signal a runtime makes faults with (not SIGABRT).
-fn runtime_of(sig: libc::c_int, action: &libc::sigaction) -> Option<&'static str> {
+fn runtime_of(sig: libc::c_int, action: &libc::sigaction) -> Option<(&'static str, Resolves)> {
     if sig == libc::SIGABRT
         || action.sa_flags & libc::SA_SIGINFO == 0
         || action.sa_sigaction == libc::SIG_DFL
@@ -222,13 +244,13 @@ fn runtime_of(sig: libc::c_int, action: &libc::sigaction) -> Option<&'static str
     runtime_named(&library)
 }
 
-/// The runtime whose library or program `path` is, by its file name.
-fn runtime_named(path: &str) -> Option<&'static str> {
+/// The runtime whose library or program `path` is, by its file name, and which faults it resolves.
+fn runtime_named(path: &str) -> Option<(&'static str, Resolves)> {
     let file = path.rsplit('/').next().unwrap_or(path);
     RUNTIMES
         .iter()
-        .find(|(word, _)| file.contains(word))
-        .map(|&(_, runtime)| runtime)
+        .find(|(word, _, _)| file.contains(word))
+        .map(|&(_, runtime, resolves)| (runtime, resolves))
 }
 
 /// Two pipes and the thread that waits on the first: it writes a report for each request and says so on
@@ -309,6 +331,7 @@ pub fn uninstall_if_unused() {
             restore(sig, &saved[i]);
             RUNTIME_FIRST[i].store(0, Ordering::Release);
             RUNTIME_OBJECTS[i].store(0, Ordering::Release);
+            RUNTIME_PAGES[i].store(false, Ordering::Release);
         }
     }
     if let Some(reporter) = REPORTER.lock().take() {
@@ -354,7 +377,13 @@ fn name(sig: libc::c_int) -> &'static str {
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     let index = SIGNALS.iter().position(|&s| s == sig).unwrap_or(0);
     let runtime = RUNTIME_FIRST[index].load(Ordering::Acquire);
-    if runtime != 0 && !native_fault_outside(index, context) {
+    let runtime_first = runtime != 0
+        && if RUNTIME_PAGES[index].load(Ordering::Acquire) {
+            protected_page_fault(sig, info)
+        } else {
+            !native_fault_outside(index, context)
+        };
+    if runtime_first {
         // Noted for a SIGABRT from the runtime's handler on this thread: one slot for all threads (faults
         // of other threads may overwrite it; the report then names the SIGABRT).
         let tid = gettid();
@@ -384,6 +413,14 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
     }
     report(sig, info);
     chain(sig, info, context);
+}
+
+/// Whether the signal is a write or read of a page whose protection forbids it (`SEGV_ACCERR`), which a
+/// page guard makes on purpose; not an access to an address with no mapping (`SEGV_MAPERR`).
+fn protected_page_fault(sig: libc::c_int, info: *const libc::siginfo_t) -> bool {
+    const SEGV_ACCERR: libc::c_int = 2;
+    // SAFETY: the kernel's siginfo for the signal, when there is one.
+    sig == libc::SIGSEGV && unsafe { info.as_ref() }.is_some_and(|i| i.si_code == SEGV_ACCERR)
 }
 
 /// The link map of the loaded object that holds `address`, with `find` (`_dl_find_object`); `None` for
@@ -752,12 +789,22 @@ mod tests {
                 "/usr/lib/x86_64-linux-gnu/wine/x86_64-unix/ntdll.so",
                 Some("Wine"),
             ),
+            (
+                "/usr/lib/x86_64-linux-gnu/libVkLayer_gfxreconstruct.so",
+                Some("GFXReconstruct's page guard"),
+            ),
             ("/usr/lib/x86_64-linux-gnu/libc.so.6", None),
             // A folder's name is not the file's.
             ("/opt/libjvm.so.d/libcrash.so", None),
             ("/usr/bin/python3", None),
         ] {
-            assert_eq!(runtime_named(path), runtime, "{path}");
+            assert_eq!(runtime_named(path).map(|(name, _)| name), runtime, "{path}");
         }
+        let resolves = |path| runtime_named(path).map(|(_, resolves)| resolves);
+        assert!(resolves("/usr/lib/libjvm.so") == Some(Resolves::OwnCode));
+        assert!(
+            resolves("/usr/lib/x86_64-linux-gnu/libVkLayer_gfxreconstruct.so")
+                == Some(Resolves::ProtectedPages)
+        );
     }
 }

@@ -173,6 +173,7 @@ not in `all` (faults and shader errors, for Blackbox to report):
                  LF, U+009B, U+202E through %c), labels, a 100,000-byte label, pipeline and command buffer
                  names; the last command runs long (--hang-groups), for a watchdog report naming them
   crash-in-malloc  frees a 4 KiB block twice: glibc aborts holding its allocator's lock
+  crash-read-only  writes to a page mapped read-only (SIGSEGV, SEGV_ACCERR: a page guard's kind of fault)
   crash-in-blackbox-lock  names an object with address 1 as its name: the fault is inside Blackbox's lock
                  (both crash scenarios install the app's own SIGSEGV/SIGABRT handler before the instance:
                  it prints `bb-testapp: the app's own crash handler ran for signal N`, then the default)

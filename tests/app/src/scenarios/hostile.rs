@@ -150,6 +150,30 @@ pub fn run_crash_in_malloc(_cx: &Context, _options: &Options) -> Result<Outcome>
     ))
 }
 
+pub fn run_crash_read_only(_cx: &Context, _options: &Options) -> Result<Outcome> {
+    eprintln!("bb-testapp: crash-read-only: writing to a read-only page");
+    // SAFETY: none; this is the point: a write to a page mapped read-only is a SIGSEGV with SEGV_ACCERR,
+    // the kind of fault a page guard (GFXReconstruct's) makes on purpose, on a page none protects.
+    unsafe {
+        let page = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if page == libc::MAP_FAILED {
+            return Ok(Outcome::Skipped("mmap failed".into()));
+        }
+        std::ptr::write_volatile(page as *mut u32, 0xdead);
+    }
+    eprintln!("bb-testapp: crash-read-only: the write went through");
+    Ok(Outcome::Skipped(
+        "the write to a read-only page went through".into(),
+    ))
+}
+
 pub fn run_crash_in_blackbox_lock(cx: &Context, options: &Options) -> Result<Outcome> {
     let d = &cx.device;
     let Some(debug_utils) = cx.debug_utils.as_ref() else {

@@ -178,6 +178,12 @@ pub const SCENARIOS: &[Scenario] = &[
         run: hostile::run_crash_in_malloc,
     },
     Scenario {
+        name: "crash-read-only",
+        in_all: false,
+        needs: Needs::NONE,
+        run: hostile::run_crash_read_only,
+    },
+    Scenario {
         name: "crash-in-blackbox-lock",
         in_all: false,
         needs: Needs::NONE,
