@@ -24,6 +24,14 @@ pub const VALIDATION: &str = "VK_LAYER_KHRONOS_validation";
 pub const VALIDATION_MANIFEST_DIR: &str = "/usr/share/vulkan/explicit_layer.d";
 /// What the layer logs once per device when it is active.
 pub const START_UP_LINE: &str = "[blackbox] info: Blackbox ";
+/// Every shader check and the finest breadcrumbs at once: NaN `ops`, integer checks, loop `break`,
+/// `command` breadcrumbs.
+pub const EVERYTHING: &[(&str, &str)] = &[
+    ("VK_BLACKBOX_NAN", "ops"),
+    ("VK_BLACKBOX_INT", "on"),
+    ("VK_BLACKBOX_LOOPS", "break"),
+    ("VK_BLACKBOX_BREADCRUMBS", "command"),
+];
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {

@@ -202,16 +202,7 @@ fn gfxrecon_replay_through_blackbox_draws_the_same_frames() {
     let settings: &[Setting] = &[
         ("defaults", &[], false),
         ("NaN ops", &[("VK_BLACKBOX_NAN", "ops")], false),
-        (
-            "everything",
-            &[
-                ("VK_BLACKBOX_NAN", "ops"),
-                ("VK_BLACKBOX_INT", "on"),
-                ("VK_BLACKBOX_LOOPS", "break"),
-                ("VK_BLACKBOX_BREADCRUMBS", "command"),
-            ],
-            false,
-        ),
+        ("everything", EVERYTHING, false),
         ("frame capture", &[("VK_BLACKBOX_FRAMES", "4")], false),
     ];
     let mut k = 0;
