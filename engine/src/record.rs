@@ -32,14 +32,16 @@
 //! 3. if `off + size <= capacity` the record is written at `records[off .. off + size]`, else
 //!    `atomicAdd(dropped, 1)`.
 //!
-//! A NaN site (at `outputs` and `ops`) does this when its invocation ends, not where it fires: it counts
-//! its firings and keeps the first one's payload in the invocation's `Private` memory, and a flush before
-//! each return of the entry point (and before `OpKill` and the like) adds the count to `counters[site]` in
-//! one `atomicAdd` and, under the cap, writes one record with that payload. So an invocation writes at most
-//! one record per NaN site, and a device fault or an endless loop before it ends loses its NaN records
-//! (see the engine's `base/pending.rs`). Sites beyond the module's room for that write where they fire.
+//! With [`crate::Options::records_at_end`], a NaN site (at `outputs` and `ops`) or an integer check's
+//! site does this when its invocation ends, not where it fires: it counts its firings and keeps the first
+//! one's payload in the invocation's `Private` memory, and a flush before each return of the entry point
+//! (and before `OpKill` and the like) adds the count to `counters[site]` in one `atomicAdd` and, under the
+//! cap, writes one record with that payload. So an invocation writes at most one record per such site, and
+//! a device fault or an endless loop before it ends loses those records (see the engine's
+//! `base/pending.rs`). Sites beyond the module's room for that write where they fire.
 //!
-//! Never a wait, and no loop but the flush's, over a module's NaN sites: a full buffer costs one atomic and a count. Atomics use device scope
+//! Never a wait, and no loop but the flush's, over a module's waiting sites: a full buffer costs one atomic
+//! and a count. Atomics use device scope
 //! (queue-family scope in modules on the Vulkan memory model) and relaxed semantics; plain stores are aligned
 //! to 4 bytes.
 //!
