@@ -51,12 +51,28 @@ pub unsafe fn create(
     let description = unsafe { instance.describe(physical_device) };
     let config = crate::config();
     // SAFETY: the physical device belongs to `instance`, whose next layer the command is.
-    let validation_below = unsafe {
-        crate::validation_below::present(
+    let below = unsafe {
+        crate::validation_below::tools_below(
             instance.next.get_physical_device_tool_properties,
             physical_device,
         )
     };
+    let validation_below = below.validation;
+    if let Some(tracer) = below
+        .tracing
+        .as_deref()
+        .filter(|_| config.instruments_shaders())
+    {
+        // A replay of such a capture without Blackbox crashed (gfxrecon-replay, lavapipe) where a NaN check
+        // had fired: its record went to the error buffer's address of the capture.
+        info!(
+            "{tracer}, a tracing tool, is below Blackbox on {}: its captures hold Blackbox's instrumented \
+             shaders, buffers and commands too, and a replay without Blackbox faults where a shader check \
+             fires (its record goes to an address the replay does not have); capture without Blackbox, or \
+             with its shader checks off, for a capture of the app alone",
+            description.name
+        );
+    }
     let requested = instance.validation_requested;
     debug!(
         "{}: {}",

@@ -135,41 +135,50 @@ impl Requested {
     }
 }
 
-/// Whether a validation tool (a layer that validates: the Khronos validation layer) is below Blackbox on
-/// this physical device.
+/// The tools below Blackbox on a physical device that change what it does or says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolsBelow {
+    /// A validation tool (a layer that validates: the Khronos validation layer).
+    pub validation: bool,
+    /// The name of a tracing tool (a capture layer: GFXReconstruct's), whose captures then hold
+    /// Blackbox's own work too.
+    pub tracing: Option<String>,
+}
+
+/// The tools below Blackbox on this physical device, as they report themselves.
 ///
 /// # Safety
 /// `physical_device` belongs to the instance whose next-layer command `get_tools` is.
-pub unsafe fn present(
+pub unsafe fn tools_below(
     get_tools: Option<vk::PFN_vkGetPhysicalDeviceToolProperties>,
     physical_device: vk::PhysicalDevice,
-) -> bool {
+) -> ToolsBelow {
+    let mut below = ToolsBelow::default();
     let Some(get) = get_tools else {
         debug!("no vkGetPhysicalDeviceToolProperties below");
-        return false;
+        return below;
     };
     let mut count = 0u32;
     // SAFETY: the two-call idiom with valid pointers.
     if unsafe { get(physical_device, &mut count, std::ptr::null_mut()) } != vk::Result::SUCCESS {
-        return false;
+        return below;
     }
     let mut tools = vec![vk::PhysicalDeviceToolProperties::default(); count as usize];
     // SAFETY: room for the `count` tools the first call gave.
     let result = unsafe { get(physical_device, &mut count, tools.as_mut_ptr()) };
     if result != vk::Result::SUCCESS && result != vk::Result::INCOMPLETE {
-        return false;
+        return below;
     }
     for t in tools.iter().take(count as usize) {
-        debug!(
-            "tool below: {} ({:?})",
-            blackbox_report::untrusted::shown(&raw::c_chars(&t.name)),
-            t.purposes
-        );
+        let name = raw::c_chars(&t.name);
+        let name = blackbox_report::untrusted::shown(&name).to_string();
+        debug!("tool below: {name} ({:?})", t.purposes);
+        below.validation |= t.purposes.contains(vk::ToolPurposeFlags::VALIDATION);
+        if t.purposes.contains(vk::ToolPurposeFlags::TRACING) && below.tracing.is_none() {
+            below.tracing = Some(name);
+        }
     }
-    tools
-        .iter()
-        .take(count as usize)
-        .any(|t| t.purposes.contains(vk::ToolPurposeFlags::VALIDATION))
+    below
 }
 
 #[cfg(test)]

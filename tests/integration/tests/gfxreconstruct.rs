@@ -7,8 +7,9 @@
 //!   protecting the pages it hands out and resolving the SIGSEGV of each first write (its page guard).
 //!   Blackbox's fatal-signal handler, installed after it, took those faults for crashes: a fatal-signal
 //!   report and an error line for a healthy capture. Its handler now gets such faults first. Required: the
-//!   same exit as without Blackbox, no report, no Blackbox line but its start-up line, every validation id
-//!   as often, and a capture that replays (without Blackbox) to the same frames as one made without it.
+//!   same exit as without Blackbox, no report, no Blackbox line but its start-up line and the one saying
+//!   that a tracing tool is below it, every validation id as often, and a capture that replays (without
+//!   Blackbox) to the same frames as one made without it.
 //! - Replaying through Blackbox, at the defaults, NaN `ops`, everything at once and frame capture: the same
 //!   frames, bit for bit, as the replay without it, every validation id as often, and no Blackbox line but
 //!   its start-up line and frame capture's.
@@ -128,7 +129,20 @@ fn a_capture_through_blackbox_has_no_report_and_replays_to_the_same_frames() {
     let through_file = home.path().join("through-blackbox.gfxr");
     let through = run(&mut capture(&home, &xvfb.display, &through_file, Some(&[])));
     let mut problems = through.problems_against(&reference, "capture through Blackbox", false);
-    let lines = other_lines(&through, &[]);
+    // One line says what the capture holds: GFXReconstruct reports itself as a tracing tool.
+    let tracing = "[blackbox] info: GFXReconstruct, a tracing tool, is below Blackbox on llvmpipe";
+    if through
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(tracing))
+        .count()
+        != 1
+    {
+        problems.push(format!(
+            "capture through Blackbox: not one `{tracing}` line"
+        ));
+    }
+    let lines = other_lines(&through, &[tracing]);
     if !lines.is_empty() {
         problems.push(format!(
             "capture through Blackbox: Blackbox said {lines:#?}"
