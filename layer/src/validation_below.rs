@@ -4,6 +4,9 @@
 //! (read from where the layer reads them: the app's `VkValidationFeaturesEXT` or
 //! `VkLayerSettingsCreateInfoEXT`, its environment variables, `vk_layer_settings.txt`).
 //!
+//! The same scan of the tools below finds a tracing tool (GFXReconstruct's capture layer), whose captures
+//! then hold Blackbox's own work: the device's creation says so in one line ([`ToolsBelow`]).
+//!
 //! What Blackbox does with it ([`crate::capabilities`], [`crate::breadcrumbs`]): with best practices on, it
 //! enables no special-use extension (`VK_AMD_buffer_marker` and `VK_EXT_device_address_binding_report`,
 //! which best practices warns about; breadcrumbs then take the fill-buffer path); with synchronization
