@@ -12,6 +12,7 @@
 #   scripts/gpu-apps.sh run .gpu-apps/iree iree               # there, carrying .gpu-apps/iree
 #   scripts/gpu-apps.sh pack-vkfft        # .gpu-apps/vkfft alone (no download): apps/vkfft_app.c built here
 #   scripts/gpu-apps.sh run .gpu-apps/vkfft vkfft             # there, carrying .gpu-apps/vkfft
+#   scripts/gpu-apps.sh compile-vkfft .gpu-apps/vkfft         # there: its kernels' pipeline creation
 #
 # IREE's runtime (apps/iree_app.py) runs apps/iree_kernels.mlir, which `pack` compiles here with the pinned
 # IREE compiler of .venv-apps for NVIDIA's GPUs (`--iree-vulkan-target=ampere`: IREE 3.1 knows no later
@@ -80,7 +81,42 @@ pack_vkfft() {
     -lMachineIndependent -lOSDependent -lGenericCodeGen -lOGLCompiler -lSPIRV -lglslang-default-resource-limits \
     -lSPIRV-Tools-opt -lSPIRV-Tools -lstdc++ -lm -lpthread || exit 1
   rm -r "$d/include"
+  cargo build --release -q -p blackbox-testapp || exit 1
+  cp target/release/bb-testapp "$d/" && strip "$d/bb-testapp"
   git rev-parse --short HEAD > "$d/COMMIT"
+}
+
+# The pipeline creation of VkFFT's kernels on the machine (after `run`, which installs the loader): for
+# each setting, the app runs once through Blackbox with VK_BLACKBOX_DUMP_SHADERS, then bb-testapp's
+# pipeline-compile (3 iterations, medians, NVIDIA's disk cache off) creates and first uses each kernel as
+# VkFFT made it and as the layer instrumented it; prints both times per kernel and the geometric mean of
+# the ratios.
+compile_vkfft() {
+  local D W s f b id o i
+  D=$(cd "$1" && pwd) || exit 1
+  W=/tmp/vkfft-compile
+  rm -rf $W
+  mkdir -p $W/dump $W/home
+  export __GL_SHADER_DISK_CACHE=0
+  for s in "VK_BLACKBOX_NAN=ops" "VK_BLACKBOX_INT=on" "VK_BLACKBOX_INT=on VK_BLACKBOX_NAN_RECORDS=end"; do
+    rm -rf $W/dump/*
+    env HOME=$W/home VK_ADD_LAYER_PATH="$D" VK_INSTANCE_LAYERS=VK_LAYER_blackbox VK_BLACKBOX_DUMP_SHADERS=$W/dump $s \
+      timeout 300 "$D/vkfft_app" > $W/app.out 2>&1
+    echo "== $s: rc $?, $(grep -c '^result' $W/app.out) results"
+    local args=()
+    for f in $W/dump/*.instrumented.spv; do
+      b=${f%.instrumented.spv}
+      args+=(--spirv "$b.spv" --spirv "$f")
+    done
+    timeout 300 "$D/bb-testapp" pipeline-compile --iters 3 "${args[@]}" > $W/compile.out 2>&1
+    for b in $W/dump/*.sites.txt; do
+      id=$(basename "$b" .sites.txt)
+      # Creation and first use: llvmpipe compiles a compute shader at its first dispatch.
+      o=$(awk -v m="$id.spv" '$2 == m {printf "%.0f", $5 + $7}' $W/compile.out)
+      i=$(awk -v m="$id.instrumented.spv" '$2 == m {printf "%.0f", $5 + $7}' $W/compile.out)
+      echo "$id $(grep -c '^site' "$b") sites: $o -> $i us"
+    done | awk '{print; if ($4 > 0) {s += log($6 / $4); n++}} END {if (n) printf "geometric mean %.2fx over %d kernels\n", exp(s / n), n}'
+  done
 }
 
 run() {
@@ -166,6 +202,7 @@ S
 case "${1:-}" in
   pack) pack ;;
   pack-vkfft) pack_vkfft ;;
+  compile-vkfft) shift; [ $# -eq 1 ] || { echo "usage: $0 compile-vkfft DIR" >&2; exit 2; }; compile_vkfft "$1" ;;
   run) shift; [ $# -ge 2 ] || { echo "usage: $0 run DIR wgpu|ncnn|taichi|pygfx|iree|vkfft..." >&2; exit 2; }; run "$@" ;;
-  *) echo "usage: $0 pack | pack-vkfft | run DIR wgpu|ncnn|taichi|pygfx|iree|vkfft..." >&2; exit 2 ;;
+  *) echo "usage: $0 pack | pack-vkfft | run DIR wgpu|ncnn|taichi|pygfx|iree|vkfft... | compile-vkfft DIR" >&2; exit 2 ;;
 esac
