@@ -5,7 +5,8 @@
 //
 // Each case (all, or those named on the command line) makes a plan, fills the buffer with the same
 // pseudo-random values, runs the forward transform, compares it with a DFT computed on the CPU in double
-// precision, runs the inverse and compares the round trip with the input. It prints, per case,
+// precision, runs the inverse and compares the round trip with the input (the DCTs: the round trip
+// alone). It prints, per case,
 //   result <case> checksum <FNV-1a of the buffer after both transforms> forward <error> roundtrip <error>
 // (errors relative to the largest value), and exits 1 when an error is past the precision's bound, 2 when
 // Vulkan or VkFFT fails.
@@ -370,6 +371,67 @@ static int run_case(struct gpu *g, const struct fft_case *c) {
     return bad;
 }
 
+// A real-to-real transform: a DCT of `type` (1-4) over `size` (x fastest), in single precision.
+struct dct_case {
+    const char *name;
+    uint64_t dims, size[2];
+    int type;
+};
+
+// Runs one DCT and its inverse (VkFFT's DCT-II's inverse is DCT-III, and so on), and checks the round trip
+// against the input: VkFFT's DCTs carry scale factors of their own, so the forward transform is not
+// compared with a CPU reference. Returns 0 when the round trip is within the bound.
+static int run_dct_case(struct gpu *g, const struct dct_case *c) {
+    uint64_t n = c->size[0] * (c->dims > 1 ? c->size[1] : 1);
+    uint64_t bytes = n * sizeof(float);
+    struct buffer buf = make_buffer(g, bytes);
+    VkFFTConfiguration config = {0};
+    config.FFTdim = c->dims;
+    config.size[0] = c->size[0];
+    config.size[1] = c->dims > 1 ? c->size[1] : 1;
+    config.size[2] = 1;
+    config.performDCT = (uint64_t)c->type;
+    config.normalize = 1;
+    config.physicalDevice = &g->physical;
+    config.device = &g->device;
+    config.queue = &g->queue;
+    config.commandPool = &g->pool;
+    config.fence = &g->fence;
+    config.isCompilerInitialized = 1;
+    config.buffer = &buf.buffer;
+    config.bufferSize = &bytes;
+    VkFFTApplication app = {0};
+    VkFFTResult res = initializeVkFFT(&app, config);
+    if (res != VKFFT_SUCCESS) {
+        fprintf(stderr, "vkfft-app: %s: initializeVkFFT failed: %d\n", c->name, res);
+        exit(2);
+    }
+    float *input = (float *)malloc(bytes);
+    rng_state = 0xdc70000u + n;
+    for (uint64_t i = 0; i < n; i++) {
+        input[i] = (float)next_value();
+        ((float *)buf.mapped)[i] = input[i];
+    }
+    run_transform(g, &app, -1);
+    uint64_t checksum = fnv(buf.mapped, bytes, 14695981039346656037ull);
+    run_transform(g, &app, 1);
+    checksum = fnv(buf.mapped, bytes, checksum);
+    double roundtrip = 0, largest = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        roundtrip = fmax(roundtrip, fabs(((float *)buf.mapped)[i] - input[i]));
+        largest = fmax(largest, fabs(input[i]));
+    }
+    roundtrip /= largest;
+    int bad = !(roundtrip <= 1e-4);
+    printf("result %s checksum %016llx roundtrip %.3g%s\n", c->name, (unsigned long long)checksum,
+           roundtrip, bad ? " PAST THE BOUND" : "");
+    fflush(stdout);
+    deleteVkFFT(&app);
+    free_buffer(g, &buf);
+    free(input);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     static const struct fft_case cases[] = {
         // Radix 2, 4 and 8 (Stockham in shared memory), a batch of 4.
@@ -384,6 +446,13 @@ int main(int argc, char **argv) {
         {"c2c-32x16x12", 3, {32, 16, 12}, 1, 0, 0},
         // Double precision: twiddles from tables VkFFT computes on the CPU.
         {"c2c-f64-2048", 1, {2048}, 1, 0, 1},
+    };
+    // The four DCT types (real to real), each a plan of its own shape.
+    static const struct dct_case dct_cases[] = {
+        {"dct1-129", 1, {129}, 1},
+        {"dct2-512", 1, {512}, 2},
+        {"dct3-256x64", 2, {256, 64}, 3},
+        {"dct4-1000", 1, {1000}, 4},
     };
     struct gpu g = {0};
     open_gpu(&g);
@@ -402,6 +471,12 @@ int main(int argc, char **argv) {
             continue;
         }
         failed |= run_case(&g, c);
+    }
+    for (size_t i = 0; i < sizeof dct_cases / sizeof dct_cases[0]; i++) {
+        const struct dct_case *c = &dct_cases[i];
+        int wanted = argc < 2;
+        for (int a = 1; a < argc; a++) wanted |= strcmp(argv[a], c->name) == 0;
+        if (wanted) failed |= run_dct_case(&g, c);
     }
     glslang_finalize_process();
     vkDestroyFence(g.device, g.fence, NULL);

@@ -1,8 +1,9 @@
 //! VkFFT (Debian 12's `libvkfft-dev` 1.2.26), a GPU FFT library that writes GLSL for each plan at run time
 //! and compiles it with glslang: compute shaders nobody here wrote, of a shape no other test has (radix
 //! 2-13 butterflies unrolled over dozens of registers, shared-memory transposes, the four-step algorithm,
-//! double precision from tables), with hundreds of dynamic array indices each. `apps/vkfft_app.c` runs six
-//! transforms (see its cases) and checks each against a DFT on the CPU; the test builds it, runs it without
+//! double precision from tables, the four DCT types), with up to 192 dynamic array indices each.
+//! `apps/vkfft_app.c` runs six transforms (see its cases), each checked against a DFT on the CPU, and
+//! four DCTs, each checked by its round trip; the test builds it, runs it without
 //! Blackbox (the reference), then through it at the defaults, NaN `outputs`, NaN `ops`, integer checks,
 //! and everything on at once, with the validation layer below it. Required at each: the same results, bit
 //! for bit, every validation id as often as in the reference, one start-up line, and no line from
@@ -83,8 +84,9 @@ fn vkfft_transforms_are_bit_for_bit_the_same_and_blackbox_says_nothing() {
     let reference = run(&mut program(None));
     reference.assert_success().assert_validation_on();
     let expected = results(&reference);
-    // Six transforms, each within its precision's bound of the DFT (the app fails otherwise).
-    assert_eq!(expected.len(), 6, "{}", reference.dump());
+    // Six transforms, each within its precision's bound of the DFT, and four DCTs, each within it of the
+    // input after its inverse (the app fails otherwise).
+    assert_eq!(expected.len(), 10, "{}", reference.dump());
     let settings: &[Setting] = &[
         ("defaults", &[], false),
         ("NaN outputs", &[("VK_BLACKBOX_NAN", "outputs")], false),
