@@ -209,6 +209,27 @@ static void run_transform(struct gpu *g, VkFFTApplication *app, int inverse) {
     vkFreeCommandBuffers(g->device, g->pool, 1, &cmd);
 }
 
+// The plan of `config` (its sizes and kind set) on `g`, normalized, over `buf` of `*bytes`; exits on failure.
+static VkFFTApplication plan(struct gpu *g, VkFFTConfiguration *config, struct buffer *buf, uint64_t *bytes,
+                             const char *name) {
+    config->normalize = 1;
+    config->physicalDevice = &g->physical;
+    config->device = &g->device;
+    config->queue = &g->queue;
+    config->commandPool = &g->pool;
+    config->fence = &g->fence;
+    config->isCompilerInitialized = 1;
+    config->buffer = &buf->buffer;
+    config->bufferSize = bytes;
+    VkFFTApplication app = {0};
+    VkFFTResult res = initializeVkFFT(&app, *config);
+    if (res != VKFFT_SUCCESS) {
+        fprintf(stderr, "vkfft-app: %s: initializeVkFFT failed: %d\n", name, res);
+        exit(2);
+    }
+    return app;
+}
+
 // A transform to run: its sizes (x fastest), complex-to-complex or real-to-complex, and its precision.
 struct fft_case {
     const char *name;
@@ -282,21 +303,7 @@ static int run_case(struct gpu *g, const struct fft_case *c) {
     config.numberBatches = c->batches;
     config.performR2C = c->r2c;
     config.doublePrecision = c->f64;
-    config.normalize = 1;
-    config.physicalDevice = &g->physical;
-    config.device = &g->device;
-    config.queue = &g->queue;
-    config.commandPool = &g->pool;
-    config.fence = &g->fence;
-    config.isCompilerInitialized = 1;
-    config.buffer = &buf.buffer;
-    config.bufferSize = &bytes;
-    VkFFTApplication app = {0};
-    VkFFTResult res = initializeVkFFT(&app, config);
-    if (res != VKFFT_SUCCESS) {
-        fprintf(stderr, "vkfft-app: %s: initializeVkFFT failed: %d\n", c->name, res);
-        exit(2);
-    }
+    VkFFTApplication app = plan(g, &config, &buf, &bytes, c->name);
 
     // The input, as doubles, in the buffer's layout (R2C: real values, nx to a row of 2*row scalars).
     uint64_t scalars = complex_count * 2;
@@ -391,21 +398,7 @@ static int run_dct_case(struct gpu *g, const struct dct_case *c) {
     config.size[1] = c->dims > 1 ? c->size[1] : 1;
     config.size[2] = 1;
     config.performDCT = (uint64_t)c->type;
-    config.normalize = 1;
-    config.physicalDevice = &g->physical;
-    config.device = &g->device;
-    config.queue = &g->queue;
-    config.commandPool = &g->pool;
-    config.fence = &g->fence;
-    config.isCompilerInitialized = 1;
-    config.buffer = &buf.buffer;
-    config.bufferSize = &bytes;
-    VkFFTApplication app = {0};
-    VkFFTResult res = initializeVkFFT(&app, config);
-    if (res != VKFFT_SUCCESS) {
-        fprintf(stderr, "vkfft-app: %s: initializeVkFFT failed: %d\n", c->name, res);
-        exit(2);
-    }
+    VkFFTApplication app = plan(g, &config, &buf, &bytes, c->name);
     float *input = (float *)malloc(bytes);
     rng_state = 0xdc70000u + n;
     for (uint64_t i = 0; i < n; i++) {
