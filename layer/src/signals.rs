@@ -377,13 +377,7 @@ fn name(sig: libc::c_int) -> &'static str {
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     let index = SIGNALS.iter().position(|&s| s == sig).unwrap_or(0);
     let runtime = RUNTIME_FIRST[index].load(Ordering::Acquire);
-    let runtime_first = runtime != 0
-        && if RUNTIME_PAGES[index].load(Ordering::Acquire) {
-            protected_page_fault(sig, info)
-        } else {
-            !native_fault_outside(index, context)
-        };
-    if runtime_first {
+    if runtime != 0 && runtime_may_resolve(index, sig, info, context) {
         // Noted for a SIGABRT from the runtime's handler on this thread: one slot for all threads (faults
         // of other threads may overwrite it; the report then names the SIGABRT).
         let tid = gettid();
@@ -413,6 +407,21 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
     }
     report(sig, info);
     chain(sig, info, context);
+}
+
+/// Whether the runtime at `index` may have made this fault on purpose, and so gets it first: for a page
+/// guard, an access a page's protection forbids, from any code; for the others, a fault in their own code.
+fn runtime_may_resolve(
+    index: usize,
+    sig: libc::c_int,
+    info: *const libc::siginfo_t,
+    context: *mut libc::c_void,
+) -> bool {
+    if RUNTIME_PAGES[index].load(Ordering::Acquire) {
+        protected_page_fault(sig, info)
+    } else {
+        !native_fault_outside(index, context)
+    }
 }
 
 /// Whether the signal is a write or read of a page whose protection forbids it (`SEGV_ACCERR`), which a
