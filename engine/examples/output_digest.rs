@@ -8,6 +8,7 @@
 //!
 //! A tool, not a test: it prints and asserts nothing.
 
+use blackbox_engine::record::BufferLayout;
 use blackbox_engine::{
     fnv1a64, instrument, needs_instrumentation, shader_info, LoopMode, NanLevel, Options,
 };
@@ -99,6 +100,19 @@ fn main() {
             "loops-break",
             Options {
                 loops: LoopMode::Break,
+                ..base.clone()
+            },
+        ),
+        // The layer's own: the buffer's sizes baked in, NaN records where they fire (its GPU setting).
+        (
+            "ops-fired-layout",
+            Options {
+                nan: NanLevel::Ops,
+                records_at_end: false,
+                buffer_layout: Some(BufferLayout {
+                    counter_count: 64 * 1024,
+                    records_capacity: 1024 * 1024,
+                }),
                 ..base.clone()
             },
         ),

@@ -4,7 +4,9 @@
 //!
 //! The layer allocates one error buffer per device, with a buffer device address, and writes its header
 //! ([`init_header`]). The engine bakes the buffer's address into every instrumented module; the shader code
-//! reads the offsets from the header, so the layer alone decides the sizes.
+//! reads the offsets from the header, so the layer alone decides the sizes. A caller that knows them (the
+//! layer, through [`crate::Options::buffer_layout`]) has them baked in as constants too: a site then reads
+//! no header word but the ones records change.
 //!
 //! Header, in 32-bit words ([`HEADER_WORDS`] of them):
 //!
@@ -182,6 +184,41 @@ pub fn init_header(counter_count: u32, records_capacity: u32) -> [u32; HEADER_WO
 /// The size in words of a buffer laid out by [`init_header`].
 pub fn buffer_words(counter_count: u32, records_capacity: u32) -> usize {
     HEADER_WORDS + counter_count as usize + records_capacity as usize
+}
+
+/// The sizes of an error buffer laid out by [`init_header`], for [`crate::Options::buffer_layout`]: the
+/// header words they fix are then constants in the instrumented code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufferLayout {
+    /// Site counters, right after the header.
+    pub counter_count: u32,
+    /// Words of the record area, right after the counters.
+    pub records_capacity: u32,
+}
+
+impl BufferLayout {
+    /// The header of a fresh buffer of this layout ([`init_header`]).
+    pub fn header(&self) -> [u32; HEADER_WORDS] {
+        init_header(self.counter_count, self.records_capacity)
+    }
+
+    /// The buffer's size in words ([`buffer_words`]).
+    pub fn words(&self) -> usize {
+        buffer_words(self.counter_count, self.records_capacity)
+    }
+
+    /// The value of header word `word` where the layout fixes it (the counters' offset and count, the
+    /// record area's offset and size); `None` for the words that change as records are written, and the
+    /// others.
+    pub fn fixed_word(&self, word: usize) -> Option<u32> {
+        match word {
+            header::COUNTERS_OFFSET
+            | header::COUNTER_COUNT
+            | header::RECORDS_OFFSET
+            | header::RECORDS_CAPACITY => Some(self.header()[word]),
+            _ => None,
+        }
+    }
 }
 
 /// What a record reports (bits 16..23 of its first word).

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use blackbox_engine::module::Module;
+use blackbox_engine::record::BufferLayout;
 use blackbox_engine::{instrument, ClockScope, LoopClock, LoopMode, NanLevel, Options};
 use spirv::{Op, StorageClass};
 
@@ -82,8 +83,8 @@ fn instrumented_modules_pass_spirv_val() {
 }
 
 /// Loop budgets at `break` (the rewrite of every loop header's branch) with a clock, integer checks, and
-/// NaN checks of operations whose records are written where they fire (as the layer has them on GPUs):
-/// the glslang and DXC loops of the corpus.
+/// NaN checks of operations whose records are written where they fire, the buffer's sizes baked in (as
+/// the layer has them on GPUs): the glslang and DXC loops of the corpus.
 #[test]
 fn loop_budgets_integer_checks_and_immediate_nan_records_pass_spirv_val() {
     let options = Options {
@@ -91,6 +92,10 @@ fn loop_budgets_integer_checks_and_immediate_nan_records_pass_spirv_val() {
         site_base: 100,
         nan: NanLevel::Ops,
         records_at_end: false,
+        buffer_layout: Some(BufferLayout {
+            counter_count: 64 * 1024,
+            records_capacity: 1024 * 1024,
+        }),
         loops: LoopMode::Break,
         loop_clock: Some(LoopClock {
             scope: ClockScope::Device,

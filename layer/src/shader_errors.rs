@@ -26,6 +26,11 @@ use crate::site_map::SiteMap;
 pub const SITES: u32 = 64 * 1024;
 /// Words of record area per device (4 MiB).
 pub const RECORD_WORDS: u32 = 1024 * 1024;
+/// Every device's error buffer: the engine bakes these sizes into the modules it instruments.
+const LAYOUT: record::BufferLayout = record::BufferLayout {
+    counter_count: SITES,
+    records_capacity: RECORD_WORDS,
+};
 /// Shader clock ticks per millisecond, as the loop time budget assumes them: the device clock counts
 /// nanoseconds on the drivers measured (NVIDIA's and lavapipe's); Vulkan leaves the unit to the driver, so
 /// on others the budget is only as good as this guess (a subgroup clock counts core cycles, about 1 GHz).
@@ -183,7 +188,7 @@ impl ErrorBuffer {
             .capabilities
             .error_memory_type
             .ok_or("no host-visible coherent memory type")?;
-        let words = record::buffer_words(SITES, RECORD_WORDS);
+        let words = LAYOUT.words();
         let size = (words * 4) as u64;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         // The buffer's address is baked into every instrumented module: on a CPU device (host pointers
@@ -220,7 +225,7 @@ impl ErrorBuffer {
             }
             .map_err(|e| e.to_string())?,
         };
-        for (i, w) in record::init_header(SITES, RECORD_WORDS).iter().enumerate() {
+        for (i, w) in LAYOUT.header().iter().enumerate() {
             buffer.write(i, *w);
         }
         let config = crate::config();
@@ -234,6 +239,7 @@ impl ErrorBuffer {
         let options = Options {
             error_buffer_address: buffer.address.unwrap_or(0),
             site_base: 0,
+            buffer_layout: Some(LAYOUT),
             asserts: config.assert != AssertMode::Off,
             printf: config.printf,
             nan: config.nan,

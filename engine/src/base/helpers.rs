@@ -189,7 +189,12 @@ impl Base<'_> {
         fb.op(&mut self.b, Op::AccessChain, uint_ptr, &[buf, zero, index])
     }
 
+    /// Header word `word` of the error buffer: a constant where [`crate::Options::buffer_layout`] fixes
+    /// it, else read from the buffer.
     fn load_header(&mut self, fb: &mut FnBuilder, buf: u32, word: usize) -> u32 {
+        if let Some(value) = self.options.buffer_layout.and_then(|l| l.fixed_word(word)) {
+            return self.b.const_u32(value);
+        }
         let index = self.b.const_u32(word as u32);
         let p = self.word_ptr(fb, buf, index);
         let uint = self.b.type_uint();

@@ -1,0 +1,151 @@
+//! `Options::buffer_layout`: with the error buffer's sizes given, the record writers take the counters' and
+//! the record area's offsets and sizes as constants and read no such word of the buffer's header; without
+//! them (a module instrumented offline), they read all four. Either way the module validates and has the
+//! same sites. (That the constants are the layer's own is tested end to end: every record the integration
+//! tests read back on lavapipe went through them.)
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+
+use blackbox_engine::record::{header, BufferLayout};
+use blackbox_engine::{instrument, Instrumented, NanLevel, Options};
+use spirv::{Op, StorageClass};
+
+/// The header words a buffer layout fixes.
+const LAYOUT_WORDS: [usize; 4] = [
+    header::COUNTERS_OFFSET,
+    header::COUNTER_COUNT,
+    header::RECORDS_OFFSET,
+    header::RECORDS_CAPACITY,
+];
+
+const LAYOUT: BufferLayout = BufferLayout {
+    counter_count: 4096,
+    records_capacity: 300_000,
+};
+
+/// `exp_pair.spvasm` at NaN `ops`, records written where checks fire (as GPUs get them), with `layout`;
+/// checked with spirv-val.
+fn instrumented(layout: Option<BufferLayout>) -> Instrumented {
+    let words = common::assemble("exp_pair.spvasm", "vulkan1.1");
+    let options = Options {
+        error_buffer_address: 0x0000_7f00_dead_b000,
+        nan: NanLevel::Ops,
+        records_at_end: false,
+        buffer_layout: layout,
+        ..Options::default()
+    };
+    let out = instrument(&words, &options).expect("instruments");
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "buffer_layout.{}.{}.spv",
+        layout.is_some(),
+        std::process::id()
+    ));
+    common::write_words(&path, &out.words);
+    let job = common::ValJob {
+        path,
+        env: "vulkan1.1".into(),
+    };
+    if let Some(e) = &common::validate_all(std::slice::from_ref(&job))[0] {
+        panic!("fails spirv-val ({} kept): {e}", job.path.display());
+    }
+    let _ = std::fs::remove_file(&job.path);
+    out
+}
+
+/// The instructions of a module's words, first word included.
+fn instructions(words: &[u32]) -> impl Iterator<Item = &[u32]> {
+    let mut rest = &words[5..];
+    std::iter::from_fn(move || {
+        let count = ((*rest.first()? >> 16) as usize).clamp(1, rest.len());
+        let (inst, after) = rest.split_at(count);
+        rest = after;
+        Some(inst)
+    })
+}
+
+/// What `words` reads from the error buffer's header: the header words (by their constant index) loaded
+/// through a physical-storage-buffer pointer; and the values of its 32-bit integer constants.
+fn header_reads_and_constants(words: &[u32]) -> (Vec<usize>, HashSet<u32>) {
+    let is = |inst: &[u32], op: Op| inst[0] & 0xffff == op as u32;
+    let mut psb_pointers = HashSet::new();
+    let mut constants: HashMap<u32, u32> = HashMap::new();
+    let mut header_pointers: HashMap<u32, usize> = HashMap::new();
+    let mut reads = Vec::new();
+    for inst in instructions(words) {
+        if is(inst, Op::TypePointer) && inst[2] == StorageClass::PhysicalStorageBuffer as u32 {
+            psb_pointers.insert(inst[1]);
+        } else if is(inst, Op::Constant) && inst.len() == 4 {
+            constants.insert(inst[2], inst[3]);
+        } else if is(inst, Op::AccessChain) && psb_pointers.contains(&inst[1]) {
+            // `buffer.words[i]`: the struct's member 0, then the word index.
+            if let Some(&index) = inst.last().and_then(|i| constants.get(i)) {
+                if inst.len() == 6 {
+                    header_pointers.insert(inst[2], index as usize);
+                }
+            }
+        } else if is(inst, Op::Load) {
+            if let Some(&word) = header_pointers.get(&inst[3]) {
+                reads.push(word);
+            }
+        }
+    }
+    (reads, constants.into_values().collect())
+}
+
+#[test]
+fn with_the_layout_writers_read_no_header_word_it_fixes() {
+    let read_header = instrumented(None);
+    let constant = instrumented(Some(LAYOUT));
+    assert_eq!(
+        read_header.info.sites, constant.info.sites,
+        "the layout changes no site"
+    );
+    assert!(!constant.info.sites.is_empty());
+
+    let (reads, _) = header_reads_and_constants(&read_header.words);
+    for word in LAYOUT_WORDS {
+        assert!(
+            reads.contains(&word),
+            "without a layout, header word {word} is read: {reads:?}"
+        );
+    }
+
+    let (reads, constants) = header_reads_and_constants(&constant.words);
+    for word in LAYOUT_WORDS {
+        assert!(
+            !reads.contains(&word),
+            "with a layout, header word {word} is still read: {reads:?}"
+        );
+        let value = LAYOUT.fixed_word(word).expect("a word the layout fixes");
+        assert!(
+            constants.contains(&value),
+            "header word {word} ({value}) is no constant of the module"
+        );
+    }
+    assert!(
+        constant.words.len() < read_header.words.len(),
+        "the constant form is shorter: {} against {} words",
+        constant.words.len(),
+        read_header.words.len()
+    );
+}
+
+#[test]
+fn the_layout_fixes_the_words_init_header_writes() {
+    let header = LAYOUT.header();
+    for word in LAYOUT_WORDS {
+        assert_eq!(LAYOUT.fixed_word(word), Some(header[word]));
+    }
+    assert_eq!(header[header::COUNTER_COUNT], 4096);
+    assert_eq!(header[header::RECORDS_CAPACITY], 300_000);
+    assert_eq!(
+        header[header::RECORDS_OFFSET],
+        header[header::COUNTERS_OFFSET] + 4096
+    );
+    for word in [header::CURSOR, header::DROPPED, header::ZERO, header::MAGIC] {
+        assert_eq!(LAYOUT.fixed_word(word), None, "header word {word}");
+    }
+    assert_eq!(LAYOUT.words(), 16 + 4096 + 300_000);
+}
