@@ -37,20 +37,12 @@ fn instrumented(layout: Option<BufferLayout>) -> Instrumented {
         ..Options::default()
     };
     let out = instrument(&words, &options).expect("instruments");
-    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+    let name = format!(
         "buffer_layout.{}.{}.spv",
         layout.is_some(),
         std::process::id()
-    ));
-    common::write_words(&path, &out.words);
-    let job = common::ValJob {
-        path,
-        env: "vulkan1.1".into(),
-    };
-    if let Some(e) = &common::validate_all(std::slice::from_ref(&job))[0] {
-        panic!("fails spirv-val ({} kept): {e}", job.path.display());
-    }
-    let _ = std::fs::remove_file(&job.path);
+    );
+    common::assert_valid(&out.words, &name, "vulkan1.1");
     out
 }
 

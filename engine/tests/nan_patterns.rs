@@ -28,25 +28,16 @@ fn instrumented(asm: &str, options: Options) -> Instrumented {
         ..options
     };
     let out = instrument(&words, &options).expect("instruments");
-    // A file of its own for each call, kept only where spirv-val fails: tests running at once instrument
-    // the same module alike.
+    // A file of its own for each call: tests running at once instrument the same module alike.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+    let name = format!(
         "{asm}.{:?}.{:x?}.{}.{call}.spv",
         options.nan,
         options.fragment_output_components,
         std::process::id()
-    ));
-    common::write_words(&path, &out.words);
-    let job = common::ValJob {
-        path,
-        env: "vulkan1.1".into(),
-    };
-    if let Some(e) = &common::validate_all(std::slice::from_ref(&job))[0] {
-        panic!("{asm} fails spirv-val ({} kept): {e}", job.path.display());
-    }
-    let _ = std::fs::remove_file(&job.path);
+    );
+    common::assert_valid(&out.words, &name, "vulkan1.1");
     out
 }
 

@@ -86,6 +86,21 @@ pub struct ValJob {
     pub env: String,
 }
 
+/// Writes `words` to `name` in the tests' scratch folder and checks the file with spirv-val for `env`;
+/// panics with spirv-val's message, the file kept, where it fails, and removes it otherwise. Each caller
+/// names its file apart (tests running at once instrument the same module alike).
+pub fn assert_valid(words: &[u32], name: &str, env: &str) {
+    let job = ValJob {
+        path: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name),
+        env: env.into(),
+    };
+    write_words(&job.path, words);
+    if let Some(e) = &validate_all(std::slice::from_ref(&job))[0] {
+        panic!("{name} fails spirv-val ({} kept): {e}", job.path.display());
+    }
+    let _ = std::fs::remove_file(&job.path);
+}
+
 /// Runs spirv-val over the jobs on all CPUs; returns, per job, `None` when valid or the error text.
 pub fn validate_all(jobs: &[ValJob]) -> Vec<Option<String>> {
     let val = spirv_val();
