@@ -11,7 +11,8 @@
 //!   exit and validation ids as without Blackbox (bb-testapp enables `VK_KHR_shader_non_semantic_info`,
 //!   which lavapipe lacks, and best practices warns that Vulkan 1.3 deprecates it, with or without
 //!   Blackbox);
-//! - a dispatch that runs past the watchdog gets a hang report that names it in flight.
+//! - a dispatch that runs past the watchdog gets a hang report that names it in flight, and one that writes
+//!   through a bad address (SwiftShader's thread faults) a fatal-signal report that names it in flight.
 
 use blackbox_integration::*;
 
@@ -169,6 +170,40 @@ fn a_long_dispatch_on_swiftshader_gets_a_hang_report_that_names_it() {
         "vkCmdDispatch(1500, 1, 1)  in flight  pipeline \"long-pipeline\"",
         "<- first unfinished",
         "[5] vkCmdDispatch(8, 8, 1)  finished",
+    ] {
+        assert!(text.contains(expected), "`{expected}` not in\n{text}");
+    }
+}
+
+#[test]
+fn a_write_through_a_bad_address_on_swiftshader_gets_a_signal_report_that_names_the_dispatch() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let home = TempDir::new("swiftshader-bad-address");
+    let mut cmd = on_swiftshader(testapp_with_blackbox(&home, &["bad-address"], &[]));
+    let run = run(without_core_dumps(&mut cmd));
+    // SwiftShader's worker thread faults; Blackbox reports, then the process dies of the SIGSEGV.
+    assert_eq!(run.status.signal(), Some(11), "SIGSEGV\n{}", run.dump());
+    run.assert_no_validation_messages();
+    let reports = reports_in(&home.path().join("reports"));
+    assert_eq!(reports.len(), 1, "{}", run.dump());
+    let (dir, report) = &reports[0];
+    let text = std::fs::read_to_string(dir.join("report.txt")).expect("report.txt");
+    let signal = report.signal.as_ref().expect("a signal report");
+    let address = signal
+        .address
+        .as_deref()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+    assert!(
+        signal.name == "SIGSEGV"
+            && address.is_some_and(|a| (0xdead_0000..0xdead_0100).contains(&a)),
+        "{text}"
+    );
+    for expected in [
+        "device     SwiftShader Device",
+        "[0] vkCmdDispatch(1, 1, 1)  finished  pipeline \"address-writer\"",
+        "[2] vkCmdDispatch(1, 1, 1)  in flight  pipeline \"address-writer\"",
+        "<- first unfinished",
+        "[4] vkCmdDispatch(1, 1, 1)  not started",
     ] {
         assert!(text.contains(expected), "`{expected}` not in\n{text}");
     }
