@@ -279,7 +279,7 @@ pub const DEFAULT_LOOP_LIMIT: u32 = 1 << 24;
 impl Default for Options {
     /// Asserts and printf on, NaN checks off, 8 full records per site, 1024 per printf site, stripping on,
     /// loop counters and integer checks off (a loop limit of [`DEFAULT_LOOP_LIMIT`], no clock), error
-    /// buffer at address 0, site base 0 and the buffer's layout read from its header (the layer sets all three).
+    /// buffer at address 0, site base 0, the buffer's sizes read from its header (the layer sets all three).
     fn default() -> Self {
         Options {
             error_buffer_address: 0,
