@@ -13,6 +13,8 @@
 //!   Blackbox);
 //! - a dispatch that runs past the watchdog gets a hang report that names it in flight, and one that writes
 //!   through a bad address (SwiftShader's thread faults) a fatal-signal report that names it in flight.
+//! - vkcube, a Vulkan 1.0 app, on SwiftShader, which has buffer device addresses only in Vulkan 1.2: one line
+//!   says its shaders are not instrumented, and breadcrumbs stay on.
 
 use blackbox_integration::*;
 
@@ -207,4 +209,63 @@ fn a_write_through_a_bad_address_on_swiftshader_gets_a_signal_report_that_names_
     ] {
         assert!(text.contains(expected), "`{expected}` not in\n{text}");
     }
+}
+
+/// vkcube asks for Vulkan 1.0, and SwiftShader has buffer device addresses only as Vulkan 1.2's feature (no
+/// `VK_KHR_buffer_device_address`, which lavapipe has): Blackbox, which never raises an app's Vulkan
+/// version, cannot give its shaders the error buffer there. It says so in one line, keeps its breadcrumbs,
+/// and vkcube runs as without it.
+#[test]
+fn a_vulkan_1_0_app_on_swiftshader_keeps_breadcrumbs_and_is_told_its_shaders_are_not_instrumented()
+{
+    let xvfb = Xvfb::start();
+    let home = TempDir::new("swiftshader-vkcube");
+    let vkcube = |blackbox: Option<&[(&str, &str)]>| {
+        let mut cmd = on_swiftshader(vulkan_command("vkcube", home.path()));
+        cmd.args(["--c", "30"]).env("DISPLAY", &xvfb.display);
+        validation_alone_or_through_blackbox(&mut cmd, &home, blackbox);
+        cmd
+    };
+    let reference = run(&mut vkcube(None));
+    reference.assert_success().assert_validation_on();
+    assert!(
+        reference
+            .stdout
+            .contains("Selected GPU 0: SwiftShader Device")
+            || reference
+                .stderr
+                .contains("Selected GPU 0: SwiftShader Device"),
+        "not on SwiftShader:\n{}",
+        reference.dump()
+    );
+    let through = run(&mut vkcube(Some(&[("VK_BLACKBOX_NAN", "ops")])));
+    through
+        .assert_success()
+        .assert_validation_messages_unchanged(&reference);
+    assert_eq!(
+        through.warnings(),
+        [
+            "[blackbox] warn: SwiftShader Device (Subzero) does not support bufferDeviceAddress (Vulkan 1.2): \
+             shader instrumentation (asserts, printf, NaN checks) is off on this device"
+        ],
+        "{}",
+        through.dump()
+    );
+    let start_up: Vec<&str> = through
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(START_UP_LINE))
+        .collect();
+    assert!(
+        start_up.len() == 1
+            && start_up[0].contains("features: breadcrumbs command (fill-buffer)")
+            && start_up[0].contains("shader instrumentation off"),
+        "{}",
+        through.dump()
+    );
+    assert!(
+        reports_in(&home.path().join("reports")).is_empty(),
+        "{}",
+        through.dump()
+    );
 }
