@@ -538,12 +538,17 @@ impl Run {
             .collect()
     }
 
-    /// How many start-up lines Blackbox logged (one per device).
-    pub fn start_up_lines(&self) -> usize {
+    /// Blackbox's start-up lines (one per device).
+    pub fn start_ups(&self) -> Vec<&str> {
         self.stderr
             .lines()
             .filter(|l| l.starts_with(START_UP_LINE))
-            .count()
+            .collect()
+    }
+
+    /// How many start-up lines Blackbox logged (one per device).
+    pub fn start_up_lines(&self) -> usize {
+        self.start_ups().len()
     }
 
     /// The `scenario NAME checksum HEX` lines of the test app.

@@ -37,11 +37,7 @@ fn nan_compute(home: &TempDir, file_lines: &str, args: &[&str], vars: &[(&str, &
 }
 
 fn start_up_line(run: &Run) -> &str {
-    let lines: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with(START_UP_LINE))
-        .collect();
+    let lines = run.start_ups();
     assert_eq!(lines.len(), 1, "one start-up line\n{}", run.dump());
     lines[0]
 }

@@ -12,7 +12,7 @@
 //!   which lavapipe lacks, and best practices warns that Vulkan 1.3 deprecates it, with or without
 //!   Blackbox);
 //! - a dispatch that runs past the watchdog gets a hang report that names it in flight, and one that writes
-//!   through a bad address (SwiftShader's thread faults) a fatal-signal report that names it in flight.
+//!   through a bad address (SwiftShader's thread faults) a fatal-signal report that names it in flight;
 //! - vkcube, a Vulkan 1.0 app, on SwiftShader, which has buffer device addresses only in Vulkan 1.2: one line
 //!   says its shaders are not instrumented, and breadcrumbs stay on.
 
@@ -68,11 +68,7 @@ fn every_scenario_computes_the_same_on_swiftshader_through_blackbox() {
             through.status, reference.status
         ));
     }
-    let start_up: Vec<&str> = through
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with(START_UP_LINE))
-        .collect();
+    let start_up = through.start_ups();
     if start_up.is_empty()
         || start_up
             .iter()
@@ -251,11 +247,7 @@ fn a_vulkan_1_0_app_on_swiftshader_keeps_breadcrumbs_and_is_told_its_shaders_are
         "{}",
         through.dump()
     );
-    let start_up: Vec<&str> = through
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with(START_UP_LINE))
-        .collect();
+    let start_up = through.start_ups();
     assert!(
         start_up.len() == 1
             && start_up[0].contains("features: breadcrumbs command (fill-buffer)")
