@@ -8,6 +8,7 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 
+use blackbox_engine::module::Module;
 use blackbox_engine::record::{header, BufferLayout};
 use blackbox_engine::{instrument, Instrumented, NanLevel, Options};
 use spirv::{Op, StorageClass};
@@ -46,41 +47,36 @@ fn instrumented(layout: Option<BufferLayout>) -> Instrumented {
     out
 }
 
-/// The instructions of a module's words, first word included.
-fn instructions(words: &[u32]) -> impl Iterator<Item = &[u32]> {
-    let mut rest = &words[5..];
-    std::iter::from_fn(move || {
-        let count = ((*rest.first()? >> 16) as usize).clamp(1, rest.len());
-        let (inst, after) = rest.split_at(count);
-        rest = after;
-        Some(inst)
-    })
-}
-
 /// What `words` reads from the error buffer's header: the header words (by their constant index) loaded
 /// through a physical-storage-buffer pointer; and the values of its 32-bit integer constants.
 fn header_reads_and_constants(words: &[u32]) -> (Vec<usize>, HashSet<u32>) {
-    let is = |inst: &[u32], op: Op| inst[0] & 0xffff == op as u32;
+    let module = Module::parse(words).expect("the output parses");
     let mut psb_pointers = HashSet::new();
     let mut constants: HashMap<u32, u32> = HashMap::new();
     let mut header_pointers: HashMap<u32, usize> = HashMap::new();
     let mut reads = Vec::new();
-    for inst in instructions(words) {
-        if is(inst, Op::TypePointer) && inst[2] == StorageClass::PhysicalStorageBuffer as u32 {
-            psb_pointers.insert(inst[1]);
-        } else if is(inst, Op::Constant) && inst.len() == 4 {
-            constants.insert(inst[2], inst[3]);
-        } else if is(inst, Op::AccessChain) && psb_pointers.contains(&inst[1]) {
+    for inst in module.all_instructions() {
+        let (Some(op), id, ops) = (inst.op(), inst.result_id, &inst.operands) else {
+            continue;
+        };
+        match op {
+            Op::TypePointer if ops[0] == StorageClass::PhysicalStorageBuffer as u32 => {
+                psb_pointers.extend(id);
+            }
+            Op::Constant if ops.len() == 1 => {
+                constants.extend(id.map(|id| (id, ops[0])));
+            }
             // `buffer.words[i]`: the struct's member 0, then the word index.
-            if let Some(&index) = inst.last().and_then(|i| constants.get(i)) {
-                if inst.len() == 6 {
-                    header_pointers.insert(inst[2], index as usize);
+            Op::AccessChain
+                if ops.len() == 3
+                    && inst.result_type.is_some_and(|t| psb_pointers.contains(&t)) =>
+            {
+                if let (Some(id), Some(&index)) = (id, constants.get(&ops[2])) {
+                    header_pointers.insert(id, index as usize);
                 }
             }
-        } else if is(inst, Op::Load) {
-            if let Some(&word) = header_pointers.get(&inst[3]) {
-                reads.push(word);
-            }
+            Op::Load => reads.extend(header_pointers.get(&ops[0]).copied()),
+            _ => {}
         }
     }
     (reads, constants.into_values().collect())
