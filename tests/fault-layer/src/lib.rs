@@ -25,6 +25,11 @@
 //! - `BB_FAULT_LOG_MARKERS=1` (with the fake buffer marker): each faked marker write and each
 //!   `vkCmdDispatch` is logged as it is recorded (`[fault-layer] vkCmdWriteBufferMarkerAMD TOP_OF_PIPE 3`,
 //!   `[fault-layer] vkCmdDispatch`), so a test sees where the layer above puts its markers.
+//! - `BB_FAULT_LOG_SUBMITS=1`: no fault: each batch of a `vkQueueSubmit` whose `pWaitSemaphores` is set
+//!   with a `waitSemaphoreCount` of 0 is logged (`[fault-layer] vkQueueSubmit: pSubmits[0].pWaitSemaphores
+//!   set, waitSemaphoreCount 0`). Placed *above* Blackbox, it counts what the app submits in that shape,
+//!   which best practices warns about once per batch: a test compares the two counts exactly where the
+//!   app's own number of submits varies from run to run.
 //!
 //! Each injected fault is logged on stderr: `[fault-layer] injected VK_ERROR_DEVICE_LOST in vkWaitForFences
 //! after 300 ms`.
@@ -83,6 +88,7 @@ struct Config {
     fake_buffer_marker: bool,
     log_markers: bool,
     log_swapchains: bool,
+    log_submits: bool,
 }
 
 fn config() -> &'static Config {
@@ -121,6 +127,7 @@ fn config() -> &'static Config {
             fake_buffer_marker: var("BB_FAULT_FAKE_BUFFER_MARKER").as_deref() == Some("1"),
             log_markers: var("BB_FAULT_LOG_MARKERS").as_deref() == Some("1"),
             log_swapchains: var("BB_FAULT_LOG_SWAPCHAINS").as_deref() == Some("1"),
+            log_submits: var("BB_FAULT_LOG_SUBMITS").as_deref() == Some("1"),
         }
     })
 }
@@ -725,8 +732,37 @@ macro_rules! fail_when_lost {
     )*};
 }
 
+/// `vkQueueSubmit`: fails once the device is lost; with `BB_FAULT_LOG_SUBMITS=1`, logs each batch whose
+/// `pWaitSemaphores` is set with a count of 0.
+unsafe extern "system" fn queue_submit(
+    queue: vk::Queue,
+    count: u32,
+    submits: *const vk::SubmitInfo<'_>,
+    fence: vk::Fence,
+) -> vk::Result {
+    guarded("vkQueueSubmit", vk::Result::ERROR_UNKNOWN, || {
+        let state = device_of(queue)?;
+        if state.is_lost() {
+            return Some(state.still_lost("vkQueueSubmit"));
+        }
+        if config().log_submits && count > 0 && !submits.is_null() {
+            // SAFETY: the caller's array of `count` valid batches.
+            let batches = unsafe { std::slice::from_raw_parts(submits, count as usize) };
+            for (i, batch) in batches.iter().enumerate() {
+                if !batch.p_wait_semaphores.is_null() && batch.wait_semaphore_count == 0 {
+                    log(format_args!(
+                        "vkQueueSubmit: pSubmits[{i}].pWaitSemaphores set, waitSemaphoreCount 0"
+                    ));
+                }
+            }
+        }
+        let next = state.next::<vk::PFN_vkQueueSubmit>(c"vkQueueSubmit")?;
+        // SAFETY: the caller's arguments, unchanged.
+        Some(unsafe { next(queue, count, submits, fence) })
+    })
+}
+
 fail_when_lost! {
-    queue_submit = c"vkQueueSubmit" as PFN_vkQueueSubmit(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo<'_>, fence: vk::Fence);
     queue_submit2 = c"vkQueueSubmit2" as PFN_vkQueueSubmit2(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo2<'_>, fence: vk::Fence);
     queue_submit2_khr = c"vkQueueSubmit2KHR" as PFN_vkQueueSubmit2(queue: vk::Queue, count: u32, submits: *const vk::SubmitInfo2<'_>, fence: vk::Fence);
     queue_present = c"vkQueuePresentKHR" as PFN_vkQueuePresentKHR(queue: vk::Queue, info: *const vk::PresentInfoKHR<'_>);

@@ -43,14 +43,11 @@ const FILTERS: &str = "format=yuv420p,hwupload,avgblur_vulkan,chromaber_vulkan,t
     flip_vulkan,scale_vulkan=w=160:h=120,hwdownload,format=yuv420p";
 
 /// Best practices' warning for a submit whose `pWaitSemaphores` is set with a count of 0: FFmpeg's own
-/// submits, whose number varies from run to run. In 24 runs of the libplacebo chain: 60-79 messages, 67-76
-/// without Blackbox, 60-72 through it, and 68-78 with the validation layer *above* Blackbox, where it
-/// sees FFmpeg's calls alone. So a run through Blackbox may differ by up to [`SEMAPHORE_COUNT_VARIES`].
+/// submits, once per such batch, and their number varies from run to run (60-79 in 24 runs of the
+/// libplacebo chain; 87 once, through Blackbox on a loaded machine). So every run counts those batches
+/// itself, above all the layers ([`count_submits_above_the_layers`]), and the warning must come exactly
+/// that often: Blackbox adds none and loses none.
 const SEMAPHORE_COUNT: &str = "UNASSIGNED-BestPractices-SemaphoreCount";
-
-/// How far the count of [`SEMAPHORE_COUNT`] messages through Blackbox may be from the one without it: a
-/// little over the spread seen (19).
-const SEMAPHORE_COUNT_VARIES: usize = 25;
 
 /// The validation layer's error for a command of an extension the app did not enable.
 const EXTENSION_NOT_ENABLED: &str = "UNASSIGNED-GeneralParameterError-ExtensionNotEnabled";
@@ -86,7 +83,47 @@ fn ffmpeg(home: &TempDir, chain: &str, blackbox: Option<&[(&str, &str)]>) -> Com
         "-",
     ]);
     validation_alone_or_through_blackbox(&mut cmd, home, blackbox);
+    count_submits_above_the_layers(&mut cmd, home);
     cmd
+}
+
+/// Puts the test-only fault layer above every other layer, logging each batch FFmpeg submits with
+/// `pWaitSemaphores` set and a count of 0 (`BB_FAULT_LOG_SUBMITS`, no fault): the batches
+/// [`SEMAPHORE_COUNT`] is about, counted where nothing of Blackbox's is seen.
+fn count_submits_above_the_layers(cmd: &mut Command, home: &TempDir) {
+    let dir = home.path().join("fault-manifest");
+    write_fault_manifest(&dir);
+    let env = |key: &str| {
+        cmd.get_envs()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v)
+            .map(|v| v.to_string_lossy().into_owned())
+    };
+    let layers = env("VK_INSTANCE_LAYERS").expect("the validation layer is enabled");
+    let paths = match env("VK_ADD_LAYER_PATH") {
+        Some(paths) => format!("{}:{paths}", dir.display()),
+        None => dir.display().to_string(),
+    };
+    cmd.env("VK_INSTANCE_LAYERS", format!("{FAULT_LAYER}:{layers}"))
+        .env("VK_ADD_LAYER_PATH", paths)
+        .env("BB_FAULT_LOG_SUBMITS", "1");
+}
+
+/// How many batches FFmpeg submitted with `pWaitSemaphores` set and a count of 0 (the fault layer's
+/// lines), and how many times the validation layer warned of it ([`SEMAPHORE_COUNT`]).
+fn waits_set_without_count(run: &Run) -> (usize, usize) {
+    let submitted = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[fault-layer] vkQueueSubmit: "))
+        .count();
+    let warned = run
+        .validation()
+        .counts()
+        .get(SEMAPHORE_COUNT)
+        .copied()
+        .unwrap_or(0);
+    (submitted, warned)
 }
 
 /// The frames' MD5s (`framemd5`'s lines: stream, timestamps, size, MD5).
@@ -106,6 +143,15 @@ fn reference(home: &TempDir, chain: &str) -> Run {
     let reference = run(&mut ffmpeg(home, chain, None));
     reference.assert_success().assert_validation_on();
     assert_eq!(frames(&reference).len(), FRAMES, "{}", reference.dump());
+    // The count above the layers is the validation layer's, without Blackbox: it counts what the
+    // warning is about.
+    let (submitted, warned) = waits_set_without_count(&reference);
+    assert_eq!(
+        warned,
+        submitted,
+        "{SEMAPHORE_COUNT} against batches submitted so\n{}",
+        reference.dump()
+    );
     reference
 }
 
@@ -126,10 +172,19 @@ fn through_blackbox(
             frames(reference)
         ));
     }
+    // Exactly one warning per batch FFmpeg submitted so in this run; between the runs, its count may
+    // differ by what FFmpeg's own number of such batches did.
+    let (submitted, warned) = waits_set_without_count(&run);
+    if warned != submitted {
+        problems.push(format!(
+            "{vars:?}: {SEMAPHORE_COUNT} {warned} times, for {submitted} batches FFmpeg submitted so"
+        ));
+    }
+    let ffmpeg_varied = submitted.abs_diff(waits_set_without_count(reference).0);
     if let Err(e) = run.validation_messages_changed_beyond(
         reference,
         &[
-            (SEMAPHORE_COUNT, SEMAPHORE_COUNT_VARIES),
+            (SEMAPHORE_COUNT, ffmpeg_varied),
             (EXTENSION_NOT_ENABLED, EXTENSION_NOT_ENABLED_VARIES),
         ],
     ) {
