@@ -64,6 +64,17 @@ fn compiled_kernels(home: &TempDir) -> Vec<PathBuf> {
     modules
 }
 
+/// `cmd` with llvmpipe running the workgroups of a dispatch one after another (`LP_NUM_THREADS=1`).
+/// spirv-run launches a 64x64 grid for 2D workgroups, where IREE's matmul expects 2 workgroups in x: the
+/// rest write over other rows of its output (`8 * WorkgroupId.x + LocalInvocationId.x` past the row's 16
+/// vectors) with other values, a write-write race whose winner changes with how llvmpipe's threads
+/// interleave. Without any layer its checksum came out two ways (19 runs and 1 in 20), and once a run
+/// through Blackbox differed from the one without it on a fresh machine. In one thread the same values win
+/// in every run (30 runs of 30 gave one checksum, as with `LP_NUM_THREADS=0`).
+fn one_thread(cmd: &mut Command) -> &mut Command {
+    cmd.env("LP_NUM_THREADS", "1")
+}
+
 /// The `spirv <file> checksum <hex>` lines of a spirv-run, and its scenario checksum.
 fn results(run: &Run) -> Vec<String> {
     run.stdout
@@ -103,7 +114,7 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
         args.extend(["--spirv".to_string(), m.display().to_string()]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let reference = run(&mut testapp_with_validation_only(&home, &args));
+    let reference = run(one_thread(&mut testapp_with_validation_only(&home, &args)));
     reference.assert_success().assert_validation_on();
     let expected = results(&reference);
     assert_eq!(
@@ -120,7 +131,7 @@ fn iree_kernels_compute_the_same_and_their_nans_are_named_where_they_start() {
         ("NaN ops", Some("ops")),
     ] {
         let vars: Vec<(&str, &str)> = value.map(|v| ("VK_BLACKBOX_NAN", v)).into_iter().collect();
-        let run = run(&mut testapp_with_blackbox(&home, &args, &vars));
+        let run = run(one_thread(&mut testapp_with_blackbox(&home, &args, &vars)));
         // No warning at the defaults; at the NaN levels the lines are checked below.
         problems.extend(run.problems_against(&reference, level, value.is_some()));
         if results(&run) != expected {
