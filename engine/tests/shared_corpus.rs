@@ -71,20 +71,29 @@ fn every_module_round_trips() {
     );
 }
 
+/// The error buffer's sizes as the layer has them (`shader_errors::LAYOUT`).
+const LAYOUT: BufferLayout = BufferLayout {
+    counter_count: 64 * 1024,
+    records_capacity: 1024 * 1024,
+};
+
+/// NaN checks of operations whose records are kept to the invocation's end, the buffer's sizes baked in:
+/// what the layer gives CPU devices.
 #[test]
 fn instrumented_modules_pass_spirv_val() {
     let options = Options {
         error_buffer_address: 0x0000_7f00_1234_5000,
         site_base: 100,
         nan: NanLevel::Ops,
+        buffer_layout: Some(LAYOUT),
         ..Options::default()
     };
     instrumented_modules_pass_spirv_val_with(&options, "shared_corpus");
 }
 
 /// Loop budgets at `break` (the rewrite of every loop header's branch) with a clock, integer checks, and
-/// NaN checks of operations whose records are written where they fire, the buffer's sizes baked in (as
-/// the layer has them on GPUs): the glslang and DXC loops of the corpus.
+/// NaN checks of operations whose records are written where they fire, the buffer's sizes read from its
+/// header (as the layer has them on GPUs): the glslang and DXC loops of the corpus.
 #[test]
 fn loop_budgets_integer_checks_and_immediate_nan_records_pass_spirv_val() {
     let options = Options {
@@ -92,10 +101,6 @@ fn loop_budgets_integer_checks_and_immediate_nan_records_pass_spirv_val() {
         site_base: 100,
         nan: NanLevel::Ops,
         records_at_end: false,
-        buffer_layout: Some(BufferLayout {
-            counter_count: 64 * 1024,
-            records_capacity: 1024 * 1024,
-        }),
         loops: LoopMode::Break,
         loop_clock: Some(LoopClock {
             scope: ClockScope::Device,
