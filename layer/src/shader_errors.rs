@@ -240,7 +240,7 @@ impl ErrorBuffer {
             error_buffer_address: buffer.address.unwrap_or(0),
             site_base: 0,
             // The sizes as constants in the record writers on CPU devices only: on llvmpipe each header
-            // read is a loop over the lanes, and pipelines compiled 10-20% faster without them; on an H100
+            // read is a loop over the lanes, and pipelines compiled 10-20% faster with constants; on an H100
             // the same writers, though never run, made NVIDIA's fragment code slower (NaN `ops` 1.227x ->
             // 1.289x, asserts 1.026x -> 1.029x; README).
             buffer_layout: device.description.cpu.then_some(LAYOUT),
