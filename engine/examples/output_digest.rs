@@ -103,7 +103,8 @@ fn main() {
                 ..base.clone()
             },
         ),
-        // The layer's own: the buffer's sizes baked in, NaN records where they fire (its GPU setting).
+        // The buffer's sizes baked in, as the layer has them on CPU devices, with NaN records where they
+        // fire (there `VK_BLACKBOX_NAN_RECORDS=fired`; GPUs get `ops-fired`'s form).
         (
             "ops-fired-layout",
             Options {

@@ -215,7 +215,8 @@ pub struct Options {
     pub error_buffer_address: u64,
     /// The global index of this module's first site: its sites count into `counters[site_base + local]`.
     pub site_base: u32,
-    /// The error buffer's sizes, where the caller knows them (the layer does): the record writers then take
+    /// The error buffer's sizes, where the caller knows them (the layer passes them on CPU devices; on
+    /// NVIDIA's GPUs the constants made fragment code slower): the record writers then take
     /// the counters' offset and count and the record area's offset and size as constants instead of reading
     /// them from the header for each record. The check of a site's counter index then folds away, and
     /// llvmpipe, where each read through a device address is a loop over the lanes, compiles a writer
@@ -279,7 +280,8 @@ pub const DEFAULT_LOOP_LIMIT: u32 = 1 << 24;
 impl Default for Options {
     /// Asserts and printf on, NaN checks off, 8 full records per site, 1024 per printf site, stripping on,
     /// loop counters and integer checks off (a loop limit of [`DEFAULT_LOOP_LIMIT`], no clock), error
-    /// buffer at address 0, site base 0, the buffer's sizes read from its header (the layer sets all three).
+    /// buffer at address 0, site base 0, the buffer's sizes read from its header (the layer sets the
+    /// address and base, and the sizes on CPU devices).
     fn default() -> Self {
         Options {
             error_buffer_address: 0,

@@ -5,8 +5,8 @@
 //! The layer allocates one error buffer per device, with a buffer device address, and writes its header
 //! ([`init_header`]). The engine bakes the buffer's address into every instrumented module; the shader code
 //! reads the offsets from the header, so the layer alone decides the sizes. A caller that knows them (the
-//! layer, through [`crate::Options::buffer_layout`]) has them baked in as constants too: a site then reads
-//! no header word but the ones records change.
+//! layer on CPU devices, through [`crate::Options::buffer_layout`]) has them baked in as constants too: a
+//! site then reads no header word but the ones records change.
 //!
 //! Header, in 32-bit words ([`HEADER_WORDS`] of them):
 //!
